@@ -1,0 +1,47 @@
+# foldgate: `make run` serves the gateway locally, `make test` installs everything and runs every check.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+SHARED ?= ../shared
+CORPORA := $(SHARED)/corpora
+
+.PHONY: venv lint format typecheck unit test bench clean
+
+$(STAMP): pyproject.toml
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[dev]'
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+lint: venv
+	$(BIN)/ruff check shared tests functions
+	$(BIN)/ruff format --check shared tests functions
+
+format: venv
+	$(BIN)/ruff check --fix shared tests functions
+	$(BIN)/ruff format shared tests functions
+
+typecheck: venv
+	$(BIN)/mypy
+
+unit: venv
+	$(BIN)/pytest tests/unit -q
+
+# pytest exits 5 when it collected nothing: that is a failure here, never a pass.
+test: lint typecheck
+	@$(BIN)/pytest -q; rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing"; exit 1; fi; exit $$rc
+
+bench: venv
+	$(BIN)/foldgate bench tokens --corpus $(CORPORA)/mcpproxy/corpus_v2.tools.json
+	$(BIN)/foldgate bench tokens --corpus $(CORPORA)/mcpproxy/corpus_v2.tools.json --mcpproxy-rendering
+	$(BIN)/foldgate bench tokens --corpus $(CORPORA)/mcpproxy/livemcptool_snapshot/tools.json
+	$(BIN)/foldgate bench tokens --corpus $(CORPORA)/mcpproxy/livemcptool_snapshot/tools.json --mcpproxy-rendering
+	$(BIN)/foldgate bench tokens --corpus $(CORPORA)/github-mcp-server/tools.jsonl
+	$(BIN)/foldgate bench tokens --corpus $(CORPORA)/mcp-flow/tools.jsonl
+
+clean:
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .aws-sam

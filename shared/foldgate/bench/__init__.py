@@ -1,0 +1,1 @@
+"""Benchmark helpers: reproductions of third-party token figures and comparison tooling."""

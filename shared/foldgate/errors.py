@@ -1,0 +1,70 @@
+"""One error tree for the whole product; the edges (HTTP, MCP, CLI) map it to their protocols once."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class FoldgateError(Exception):
+    """Base of every error foldgate raises on purpose. ``code`` is a stable machine-readable tag."""
+
+    code = "internal_error"
+
+    def __init__(self, message: str, **details: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details = details
+
+
+class ConfigError(FoldgateError):
+    """Tenant or process configuration is invalid; the message names the field and the fix."""
+
+    code = "invalid_config"
+
+
+class CorpusError(FoldgateError):
+    """A recorded catalog or query file cannot be read."""
+
+    code = "invalid_corpus"
+
+
+class NotFoundError(FoldgateError):
+    """A tool, server, cache entry or tenant is unknown or invisible to this caller (never says which)."""
+
+    code = "not_found"
+
+
+class InvalidRequestError(FoldgateError):
+    """The caller's request is malformed: wrong types, too many ids, bad JSON."""
+
+    code = "invalid_request"
+
+
+class InvalidArgumentsError(FoldgateError):
+    """Tool arguments fail the tool's real input schema (answered with the schema: self-healing)."""
+
+    code = "invalid_params"
+
+
+class UpstreamError(FoldgateError):
+    """An upstream MCP server failed: unreachable, timed out, protocol error or tool error."""
+
+    code = "upstream_error"
+
+
+class UpstreamTimeoutError(UpstreamError):
+    """An upstream did not answer within its deadline."""
+
+    code = "upstream_timeout"
+
+
+class StoreError(FoldgateError):
+    """The catalog store failed to read or write."""
+
+    code = "store_error"
+
+
+class ConflictError(StoreError):
+    """A concurrent writer won a race (e.g. two indexers flipping the same tenant's pointer)."""
+
+    code = "conflict"

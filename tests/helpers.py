@@ -1,0 +1,141 @@
+"""Test helpers: read a compact signature back and build the call an agent would build from it."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from jsonschema import Draft202012Validator
+
+VALUE_KEYWORDS = {
+    "pattern", "format", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf",
+    "minLength", "maxLength", "minItems", "maxItems", "uniqueItems", "minProperties", "maxProperties",
+    "contentEncoding", "contentMediaType",
+}  # fmt: skip
+NAME_MAPS = {"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"}
+
+
+def split_top(text: str, sep: str) -> list[str]:
+    """Split on sep outside double quotes and brackets."""
+    parts: list[str] = []
+    cur: list[str] = []
+    depth, quoted, i = 0, False, 0
+    while i < len(text):
+        c = text[i]
+        if quoted:
+            cur.append(c)
+            if c == "\\":
+                cur.append(text[i + 1])
+                i += 1
+            elif c == '"':
+                quoted = False
+        elif c == '"':
+            quoted = True
+            cur.append(c)
+        elif c in "[(":
+            depth += 1
+            cur.append(c)
+        elif c in "])":
+            depth -= 1
+            cur.append(c)
+        elif depth == 0 and text.startswith(sep, i):
+            parts.append("".join(cur))
+            cur = []
+            i += len(sep)
+            continue
+        else:
+            cur.append(c)
+        i += 1
+    parts.append("".join(cur))
+    return parts
+
+
+def _head(raw: str) -> tuple[str, str]:
+    if raw.startswith('"'):
+        end = 1
+        while raw[end] != '"':
+            end += 2 if raw[end] == "\\" else 1
+        colon = raw.index(":", end)
+    else:
+        colon = raw.index(":")
+    return raw[:colon], raw[colon + 1 :]
+
+
+def parse_params(params: str) -> list[tuple[str, bool, bool, str]]:
+    """(name, required, lossy, type) per param of a bare parameter list."""
+    assert params.startswith("("), params
+    assert params.endswith(")"), params
+    inner = params[1:-1]
+    if not inner:
+        return []
+    out = []
+    for raw in split_top(inner, ", "):
+        if raw == "~":
+            continue
+        head, rest = _head(raw)
+        lossy = head.endswith("~")
+        head = head.removesuffix("~")
+        required = head.endswith("*")
+        head = head.removesuffix("*")
+        name = json.loads(head) if head.startswith('"') else head
+        typ = split_top(rest, "=")[0]
+        out.append((name, required, lossy, typ))
+    return out
+
+
+def literal(tok: str) -> Any:
+    """A literal as an agent reads it: quoted → string, else JSON scalar when it parses, else string."""
+    if tok.startswith('"'):
+        return json.loads(tok)
+    try:
+        return json.loads(tok)
+    except ValueError:
+        return tok
+
+
+def example_value(typ: str) -> Any:
+    """The value an agent reading only the type would send."""
+    if typ.startswith("enum[") and typ.endswith("]") and len(split_top(typ, "|")) == 1:
+        return literal(split_top(typ[5:-1], "|")[0])
+    members = split_top(typ, "|")
+    if len(members) > 1:
+        return example_value(members[0])
+    if typ.startswith("["):
+        return [example_value(typ[1:-1])]
+    return {"str": "x", "int": 1, "num": 1.5, "bool": True}[typ]
+
+
+def strip_value_keywords(node: Any) -> Any:
+    """Drop value-level keywords (the signature does not carry them), keeping property names."""
+    if isinstance(node, dict):
+        return {
+            k: ({n: strip_value_keywords(s) for n, s in v.items()} if k in NAME_MAPS and isinstance(v, dict)
+                else strip_value_keywords(v))
+            for k, v in node.items()
+            if k not in VALUE_KEYWORDS
+        }  # fmt: skip
+    if isinstance(node, list):
+        return [strip_value_keywords(v) for v in node]
+    return node
+
+
+def soundness_problems(schema: Any, params: str) -> list[str]:
+    """Why a non-lossy signature would mislead an agent (empty when it is sound)."""
+    parsed = parse_params(params)
+    validator = Draft202012Validator(strip_value_keywords(schema))
+    props = schema.get("properties") or {}
+    required = [r for r in dict.fromkeys(schema.get("required") or []) if isinstance(r, str)]
+    problems = []
+    if {p[0] for p in parsed} != set(props) | set(required):
+        problems.append("listed names differ from the schema")
+    if [p[0] for p in parsed if p[1]] != required:
+        problems.append("required marks differ from the schema")
+    req_args = {name: example_value(typ) for name, req, _, typ in parsed if req}
+    all_args = {name: example_value(typ) for name, _, _, typ in parsed}
+    for label, args in (("required-only", req_args), ("all-params", all_args)):
+        if not validator.is_valid(args):
+            problems.append(f"{label} call {args!r} invalid: {next(validator.iter_errors(args)).message}")
+    for name in req_args:
+        if validator.is_valid({k: v for k, v in req_args.items() if k != name}):
+            problems.append(f"dropping required {name} still validates")
+    return problems
