@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from foldgate.errors import FoldgateError
+from foldgate.errors import ConfigError, FoldgateError
 
 __all__ = ["main"]
 
@@ -46,6 +47,86 @@ def _cmd_bench_tokens(args: argparse.Namespace) -> int:
     return 0
 
 
+def _configs(args: argparse.Namespace) -> Any:
+    from foldgate.config import parse_tenant_config
+    from foldgate.config_source import FileConfigSource, StaticConfigSource
+
+    if args.config:
+        return FileConfigSource(args.config, tenant=args.tenant)
+    if not args.upstream:
+        raise ConfigError("give --config FILE or at least one --upstream NAME=URL")
+    servers = []
+    for spec in args.upstream:
+        name, sep, url = spec.partition("=")
+        if not sep:
+            raise ConfigError(f"--upstream {spec!r}: expected NAME=URL")
+        servers.append({"name": name, "url": url})
+    doc: dict[str, Any] = {"servers": servers}
+    if args.response_mode:
+        doc["direct_tool_response_mode"] = args.response_mode
+    return StaticConfigSource({args.tenant: parse_tenant_config(doc, source="--upstream")})
+
+
+def _settings(args: argparse.Namespace) -> Any:
+    from foldgate.config import Settings
+
+    settings = Settings.from_env()
+    return settings.model_copy(
+        update={"sqlite_path": args.db or settings.sqlite_path, "default_tenant": args.tenant}
+    )
+
+
+def _cmd_serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from foldgate.local import build_local
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    for noisy in ("httpx", "httpx2", "mcp"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+    hosts = [f"{args.host}:{args.port}", f"localhost:{args.port}", f"127.0.0.1:{args.port}"]
+    local = build_local(_configs(args), _settings(args), interval_s=args.interval, allowed_hosts=hosts)
+    base = f"http://{args.host}:{args.port}"
+    print(f"foldgate {base}/mcp (routed) · {base}/mcp/all (direct) · {base}/healthz", flush=True)
+    uvicorn.run(local.app, host=args.host, port=args.port, log_level="warning")
+    return 0
+
+
+def _cmd_index(args: argparse.Namespace) -> int:
+    import asyncio
+    import dataclasses
+
+    from foldgate.local import build_local
+
+    local = build_local(_configs(args), _settings(args))
+
+    async def run() -> list[Any]:
+        try:
+            return await local.index_all()
+        finally:
+            await local.indexer.upstream.aclose()
+
+    reports = asyncio.run(run())
+    for report in reports:
+        print(json.dumps(dataclasses.asdict(report), ensure_ascii=False))
+    return 0 if all(r.error is None for r in reports) else 1
+
+
+def _cmd_replay(args: argparse.Namespace) -> int:
+    from foldgate.replay import run_replay
+
+    run_replay(args.catalog, host=args.host, port=args.port, server=args.server)
+    return 0
+
+
+def _add_tenant_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--config", help="tenant config file (YAML or JSON)")
+    p.add_argument("--upstream", action="append", metavar="NAME=URL", help="quick start: an upstream server")
+    p.add_argument("--response-mode", choices=["full", "deferred", "auto"], help="with --upstream")
+    p.add_argument("--tenant", default="default", help="tenant id (default: default)")
+    p.add_argument("--db", help="SQLite file (default: .foldgate/foldgate.sqlite3)")
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="foldgate", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -73,6 +154,24 @@ def _parser() -> argparse.ArgumentParser:
         help="listing token budget for the budget row (default: halfway between deferred and full)",
     )
     tok.set_defaults(func=_cmd_bench_tokens)
+
+    serve = sub.add_parser("serve", help="serve the gateway locally (embedded store, indexer on a timer)")
+    _add_tenant_args(serve)
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8080)
+    serve.add_argument("--interval", type=float, default=300.0, help="seconds between index runs")
+    serve.set_defaults(func=_cmd_serve)
+
+    index = sub.add_parser("index", help="index the configured upstreams once and print a report")
+    _add_tenant_args(index)
+    index.set_defaults(func=_cmd_index)
+
+    replay = sub.add_parser("replay", help="serve a recorded catalog as real MCP servers on loopback")
+    replay.add_argument("catalog", help="tools.jsonl or an mcpproxy corpus file")
+    replay.add_argument("--host", default="127.0.0.1")
+    replay.add_argument("--port", type=int, default=8765)
+    replay.add_argument("--server", help="serve only this server of the catalog")
+    replay.set_defaults(func=_cmd_replay)
     return parser
 
 

@@ -1,0 +1,161 @@
+"""The gateway service: per-tenant views of the cached catalog, describe_tool and validated calls.
+
+Protocol-free: the MCP and HTTP layers call these methods and map results and errors to the wire.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from foldgate.config import TenantConfig
+from foldgate.config_source import ConfigSource
+from foldgate.describe import describe_tools, parse_describe_arguments
+from foldgate.errors import FoldgateError, InvalidRequestError, NotFoundError, UpstreamError
+from foldgate.indexed import CatalogVersion, IndexedTool
+from foldgate.store.base import CatalogStore
+from foldgate.upstream import UpstreamClient
+from foldgate.validation import ValidatorCache
+from foldgate.views import DESCRIBE_TOOL_NAME, TenantView, build_view
+
+__all__ = ["Gateway", "error_result", "json_result"]
+
+log = logging.getLogger(__name__)
+
+HINT = "Call describe_tool with this tool's id for its full definition, then retry with valid arguments."
+
+
+def json_result(body: dict[str, Any], *, is_error: bool = False) -> dict[str, Any]:
+    """A CallToolResult (wire dict) carrying a JSON body as text and as structured content."""
+    return {
+        "content": [{"type": "text", "text": json.dumps(body, ensure_ascii=False)}],
+        "structuredContent": body,
+        "isError": is_error,
+    }
+
+
+def error_result(error: FoldgateError, **extra: Any) -> dict[str, Any]:
+    """A tool-level error result: the message, a stable error_type and any extra fields."""
+    return json_result({"error": error.message, "error_type": error.code, **extra}, is_error=True)
+
+
+@dataclass
+class _Cached:
+    catalog: CatalogVersion
+    checked: float
+
+
+class Gateway:
+    """Serves tenants from a catalog store. Catalogs are cached in memory by version; the pointer is
+    re-read at most every ``catalog_ttl`` seconds, so a new version is picked up within that bound."""
+
+    def __init__(
+        self,
+        store: CatalogStore,
+        configs: ConfigSource,
+        upstream: UpstreamClient,
+        *,
+        catalog_ttl: float = 5.0,
+    ) -> None:
+        self.store = store
+        self.configs = configs
+        self.upstream = upstream
+        self.catalog_ttl = catalog_ttl
+        self.validators = ValidatorCache()
+        self._catalogs: dict[str, _Cached] = {}
+        self._views: dict[tuple[str, str, int], TenantView] = {}
+        self._lock = threading.Lock()
+
+    def catalog(self, tenant: str) -> CatalogVersion | None:
+        """The tenant's current catalog (None before its first index)."""
+        now = time.monotonic()
+        cached = self._catalogs.get(tenant)
+        if cached is not None and now - cached.checked < self.catalog_ttl:
+            return cached.catalog
+        version = self.store.current_version(tenant)
+        if version is None:
+            return None
+        if cached is not None and cached.catalog.version == version:
+            cached.checked = now
+            return cached.catalog
+        catalog = self.store.load_version(tenant, version)
+        if catalog is None:
+            return cached.catalog if cached else None
+        self._catalogs[tenant] = _Cached(catalog, now)
+        return catalog
+
+    def config(self, tenant: str) -> TenantConfig:
+        """The tenant's current config (cached by its source)."""
+        return self.configs.get(tenant)
+
+    def view(self, tenant: str) -> TenantView:
+        """What this tenant's agents see now; an empty view before the first index."""
+        config = self.config(tenant)
+        catalog = self.catalog(tenant) or CatalogVersion(tenant, "none", 0.0, ())
+        key = (tenant, catalog.version, id(config))
+        view = self._views.get(key)
+        if view is None:
+            view = build_view(catalog, config)
+            with self._lock:
+                # Keep only the newest view per tenant: old versions and configs are garbage.
+                for stale in [k for k in self._views if k[0] == tenant]:
+                    del self._views[stale]
+                self._views[key] = view
+        return view
+
+    async def call(self, tenant: str, name: str, arguments: Any) -> dict[str, Any]:
+        """Handle a tools/call on the direct surface; always returns a CallToolResult wire dict."""
+        view = self.view(tenant)
+        if name == DESCRIBE_TOOL_NAME:
+            try:
+                ids, check = parse_describe_arguments(arguments if arguments is not None else {})
+            except InvalidRequestError as exc:
+                return error_result(exc)
+            return json_result(describe_tools(view, ids, check))
+        tool = view.resolve(name)
+        if tool is None:
+            return error_result(
+                NotFoundError(f"unknown tool: {name}"), hint="tools/list shows every callable tool"
+            )
+        return await self.call_tool(view, tool, arguments)
+
+    def check_arguments(self, tool: IndexedTool, arguments: Any) -> dict[str, Any] | None:
+        """The self-healing error result when arguments fail the real schema, None when they pass."""
+        if arguments is None:
+            arguments = {}
+        schema = tool.tool.input_schema
+        if not isinstance(arguments, dict):
+            detail = f"arguments must be a JSON object, got {type(arguments).__name__}"
+        else:
+            errors = self.validators.errors(tool.tool.content_hash, schema, arguments)
+            if not errors:
+                return None  # valid, or the schema is uncompilable (fail-open, counted)
+            detail = "; ".join(errors)
+        return json_result(
+            {
+                "error": f"invalid arguments for {tool.published}: {detail}",
+                "error_type": "invalid_params",
+                "tool": tool.published,
+                "input_schema": schema,
+                "hint": HINT,
+            },
+            is_error=True,
+        )
+
+    async def call_tool(self, view: TenantView, tool: IndexedTool, arguments: Any) -> dict[str, Any]:
+        """Validate against the stored schema, then proxy to the tool's upstream."""
+        invalid = self.check_arguments(tool, arguments)
+        if invalid is not None:
+            return invalid
+        server = view.config.server(tool.server)
+        if server is None:  # visibility already requires a configured server
+            return error_result(NotFoundError(f"unknown tool: {tool.published}"))
+        try:
+            return await self.upstream.call_tool(server, tool.tool.name, arguments or {})
+        except UpstreamError as exc:
+            log.warning("tenant %s: %s", view.catalog.tenant, exc.message)
+            return error_result(exc, tool=tool.published)

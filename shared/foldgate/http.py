@@ -1,0 +1,228 @@
+"""The FastAPI app: MCP endpoints over stateless Streamable HTTP (JSON responses), health, admin.
+
+Per request: cap the body, resolve the tenant, answer a plain ``tools/list`` straight from the
+pre-rendered listing (the hot path: no model building, no re-serialization), and hand everything
+else to the SDK's session manager with the caller's scope set.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import AsyncIterator, Callable
+from typing import Any, Final
+
+from fastapi import FastAPI
+from fastapi.responses import JSONResponse
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
+from starlette.requests import Request
+from starlette.types import Message, Receive, Scope, Send
+
+from foldgate import __version__
+from foldgate.errors import FoldgateError
+from foldgate.gateway import Gateway
+from foldgate.mcp_server import SERVER_NAME, RequestScope, build_mcp_server, current_scope
+
+__all__ = ["TENANT_HEADER", "create_app"]
+
+TENANT_HEADER: Final = "x-foldgate-tenant"
+_PROTOCOL_META: Final = "io.modelcontextprotocol/protocolVersion"
+_SERVER_INFO: Final = json.dumps(
+    {"io.modelcontextprotocol/serverInfo": {"name": SERVER_NAME, "version": __version__}},
+    separators=(",", ":"),
+)
+
+TenantResolver = Callable[[Request], str]
+
+
+def _jsonrpc_error(status: int, code: int, message: str) -> JSONResponse:
+    return JSONResponse({"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}, status)
+
+
+def _plain_tools_list(body: bytes, request: Request) -> tuple[Any, bool] | None:
+    """(id, modern) when the body is a single, plain tools/list request the fast path may answer."""
+    if b"tools/list" not in body:
+        return None
+    accept = request.headers.get("accept", "")
+    if "application/json" not in accept and "*/*" not in accept:
+        return None
+    try:
+        msg = json.loads(body)
+    except ValueError:
+        return None
+    if not isinstance(msg, dict) or msg.get("jsonrpc") != "2.0" or msg.get("method") != "tools/list":
+        return None
+    rid = msg.get("id")
+    if (
+        isinstance(rid, bool)
+        or not isinstance(rid, int | str)
+        or not set(msg) <= {"jsonrpc", "id", "method", "params"}
+    ):
+        return None
+    params = msg.get("params") or {}
+    if (
+        not isinstance(params, dict)
+        or params.get("cursor") is not None
+        or not set(params) <= {"_meta", "cursor"}
+    ):
+        return None
+    version = request.headers.get("mcp-protocol-version")
+    if version in MODERN_PROTOCOL_VERSIONS:
+        meta = params.get("_meta")
+        if request.headers.get("mcp-method") != "tools/list" or not isinstance(meta, dict):
+            return None
+        if meta.get(_PROTOCOL_META) != version:
+            return None  # let the SDK answer the mismatch with its own error
+        return rid, True
+    if version is None or version in HANDSHAKE_PROTOCOL_VERSIONS:
+        return rid, False
+    return None
+
+
+class McpEndpoint:
+    """ASGI endpoint for one MCP surface."""
+
+    def __init__(self, app: FastAPI, surface: str, resolve_tenant: TenantResolver, max_body: int) -> None:
+        self.app = app
+        self.surface = surface
+        self.resolve_tenant = resolve_tenant
+        self.max_body = max_body
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        request = Request(scope, receive)
+        body = b""
+        if scope["method"] == "POST":
+            declared = request.headers.get("content-length")
+            if declared is not None and declared.isdigit() and int(declared) > self.max_body:
+                await _jsonrpc_error(413, -32600, f"request body exceeds {self.max_body} bytes")(
+                    scope, receive, send
+                )
+                return
+            chunks = []
+            size = 0
+            async for chunk in request.stream():
+                size += len(chunk)
+                if size > self.max_body:
+                    await _jsonrpc_error(413, -32600, f"request body exceeds {self.max_body} bytes")(
+                        scope, receive, send
+                    )
+                    return
+                chunks.append(chunk)
+            body = b"".join(chunks)
+        try:
+            tenant = self.resolve_tenant(request)
+            gateway: Gateway = self.app.state.gateway
+            plain = _plain_tools_list(body, request) if body else None
+            if plain is not None:
+                security = TransportSecurityMiddleware(self.app.state.security)
+                rejection = await security.validate_request(request, is_post=True)
+                if rejection is not None:
+                    await rejection(scope, receive, send)
+                    return
+                listing = gateway.view(tenant).listing_json
+                await self._send_listing(plain[0], plain[1], listing, send)
+                return
+            # Validates the tenant before the SDK runs (unknown tenants fail here, clearly).
+            gateway.config(tenant)
+        except FoldgateError as exc:
+            await _jsonrpc_error(404 if exc.code == "not_found" else 400, -32600, exc.message)(
+                scope, receive, send
+            )
+            return
+        token = current_scope.set(RequestScope(tenant, self.surface))
+        try:
+            await self.app.state.mgr.handle_request(scope, _replay(body), send)
+        finally:
+            current_scope.reset(token)
+
+    @staticmethod
+    async def _send_listing(rid: Any, modern: bool, listing: str, send: Send) -> None:
+        head = '{"jsonrpc":"2.0","id":' + json.dumps(rid) + ',"result":{'
+        if modern:
+            text = (
+                head + '"cacheScope":"private","resultType":"complete","tools":' + listing
+                + ',"ttlMs":0,"_meta":' + _SERVER_INFO + "}}"
+            )  # fmt: skip
+        else:
+            text = head + '"tools":' + listing + "}}"
+        payload = text.encode("utf-8")
+        headers = [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": payload})
+
+
+def _replay(body: bytes) -> Receive:
+    sent = False
+
+    async def receive() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return {"type": "http.disconnect"}
+
+    return receive
+
+
+def _default_tenant(default: str, allow_header: bool) -> TenantResolver:
+    def resolve(request: Request) -> str:
+        if allow_header:
+            tenant = request.headers.get(TENANT_HEADER)
+            if tenant:
+                return tenant
+        return default
+
+    return resolve
+
+
+def create_app(
+    gateway: Gateway,
+    *,
+    default_tenant: str = "default",
+    allow_tenant_header: bool = True,
+    allowed_hosts: list[str] | None = None,
+    max_body_bytes: int = 1_048_576,
+    ready: Callable[[], bool] | None = None,
+) -> FastAPI:
+    """Build the HTTP app around a Gateway.
+
+    ``allowed_hosts`` enables the SDK's DNS-rebinding protection for those Host values (local serve);
+    None disables it (behind API Gateway the Host is the API's domain, and auth is by token).
+    """
+    server = build_mcp_server(gateway)
+    if allowed_hosts:
+        security = TransportSecuritySettings(
+            enable_dns_rebinding_protection=True, allowed_hosts=allowed_hosts
+        )
+    else:
+        security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        # A new manager per lifespan cycle: Mangum runs the lifespan per invocation and a manager's
+        # run() may only be entered once.
+        mgr = StreamableHTTPSessionManager(
+            app=server, stateless=True, json_response=True, security_settings=security,
+            max_request_body_size=max_body_bytes,
+        )  # fmt: skip
+        app.state.mgr = mgr
+        async with mgr.run():
+            yield
+
+    app = FastAPI(title="foldgate", version=__version__, lifespan=lifespan)
+    app.state.gateway = gateway
+    app.state.security = security
+    resolve = _default_tenant(default_tenant, allow_tenant_header)
+    for path, surface in (("/mcp", "routed"), ("/mcp/all", "direct")):
+        endpoint = McpEndpoint(app, surface, resolve, max_body_bytes)
+        # A class instance is routed as a raw ASGI app (mounting would answer 307 to /mcp).
+        app.router.add_route(path, endpoint, methods=["GET", "POST", "DELETE"])  # type: ignore[arg-type]
+
+    @app.get("/healthz")
+    def healthz() -> JSONResponse:
+        ok = ready() if ready is not None else True
+        return JSONResponse({"status": "ok" if ok else "starting"}, 200 if ok else 503)
+
+    return app

@@ -1,0 +1,169 @@
+"""The indexer: list every upstream, pre-compute everything, write a new catalog version, flip.
+
+All the expensive work (listing, hashing, signatures, rendering, token counts) happens here, once,
+never on the request path. A server that fails keeps its last good tools, marked unhealthy; a run
+that changes nothing an agent can see writes no new version.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from foldgate.catalog import Tool, tool_from_wire
+from foldgate.config import ServerConfig, TenantConfig
+from foldgate.errors import ConflictError, StoreError, UpstreamError
+from foldgate.indexed import CatalogVersion, IndexedTool, ServerStatus, new_version_id
+from foldgate.listing import fragments_for
+from foldgate.naming import assign_names
+from foldgate.store.base import CatalogStore
+from foldgate.tokens import TokenCounter, get_counter
+from foldgate.upstream import Listing, UpstreamClient
+
+__all__ = ["IndexReport", "Indexer"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class IndexReport:
+    """What one index run did, for logs, metrics and the admin API."""
+
+    tenant: str
+    version: str | None
+    changed: bool
+    tools: int = 0
+    catalog_bytes: int = 0
+    duration_s: float = 0.0
+    servers: dict[str, dict[str, Any]] = field(default_factory=dict)
+    error: str | None = None
+
+    @property
+    def failed_servers(self) -> int:
+        """How many upstreams could not be listed this run."""
+        return sum(1 for s in self.servers.values() if not s["healthy"])
+
+
+class Indexer:
+    """Indexes tenants into a store. ``max_concurrency`` bounds upstreams listed at once."""
+
+    def __init__(
+        self,
+        store: CatalogStore,
+        upstream: UpstreamClient,
+        *,
+        counter: TokenCounter | None = None,
+        max_concurrency: int = 8,
+    ) -> None:
+        self.store = store
+        self.upstream = upstream
+        self.count = counter or get_counter("cl100k", exact=False)
+        self.max_concurrency = max_concurrency
+
+    async def _list_all(self, servers: list[ServerConfig]) -> dict[str, Listing | UpstreamError]:
+        gate = asyncio.Semaphore(self.max_concurrency)
+
+        async def one(server: ServerConfig) -> Listing | UpstreamError:
+            async with gate:
+                try:
+                    return await self.upstream.list_tools(server)
+                except UpstreamError as exc:
+                    return exc
+
+        results = await asyncio.gather(*(one(s) for s in servers))
+        return {s.name: r for s, r in zip(servers, results, strict=True)}
+
+    def _index_tool(
+        self, tool: Tool, published: str, renamed: str | None, reuse: IndexedTool | None
+    ) -> IndexedTool:
+        if (
+            reuse is not None
+            and reuse.published == published
+            and reuse.tool.content_hash == tool.content_hash
+        ):
+            return reuse
+        frags = fragments_for(tool, published)
+        return IndexedTool(
+            published=published,
+            tool=tool,
+            signature=tool.signature.params,
+            lossy=tool.signature.lossy,
+            full_fragment=frags.full,
+            deferred_fragment=frags.deferred,
+            tokens_full=self.count(frags.full),
+            tokens_deferred=self.count(frags.deferred),
+            renamed=renamed,
+        )
+
+    def _load_previous(self, tenant: str) -> CatalogVersion | None:
+        try:
+            return self.store.load_current(tenant)
+        except StoreError as exc:
+            log.error("tenant %s: last catalog unreadable, indexing from scratch: %s", tenant, exc.message)
+            return None
+
+    async def index_tenant(self, tenant: str, config: TenantConfig) -> IndexReport:
+        """Index one tenant: list its enabled upstreams and publish a new version if anything changed."""
+        started = time.monotonic()
+        previous = self._load_previous(tenant)
+        servers = [s for s in config.servers if s.enabled]
+        listings = await self._list_all(servers)
+        now = time.time()
+        old_by_server: dict[str, list[IndexedTool]] = {}
+        if previous is not None:
+            for t in previous.tools:
+                old_by_server.setdefault(t.server, []).append(t)
+        tools: list[Tool] = []
+        statuses: dict[str, ServerStatus] = {}
+        for server in servers:
+            result = listings[server.name]
+            old_status = previous.servers.get(server.name) if previous else None
+            if isinstance(result, UpstreamError):
+                kept = [t.tool for t in old_by_server.get(server.name, [])]
+                tools.extend(kept)  # the last good catalog keeps serving
+                statuses[server.name] = ServerStatus(
+                    server.name,
+                    False,
+                    len(kept),
+                    result.message,
+                    now,
+                    old_status.indexed_at if old_status else None,
+                )
+                log.warning("tenant %s: %s (kept %d tools)", tenant, result.message, len(kept))
+                continue
+            tools.extend(tool_from_wire(server.name, raw) for raw in result.tools)
+            statuses[server.name] = ServerStatus(
+                server.name, True, len(result.tools), None, now, now, tuple(result.skipped)
+            )
+        names = assign_names((t.server, t.name) for t in tools)
+        by_pair = {(t.server, t.name): t for t in tools}
+        reuse = previous.by_key if previous else {}
+        indexed = []
+        for pub in names:
+            tool = by_pair[(pub.server, pub.tool)]
+            indexed.append(self._index_tool(tool, pub.published, pub.renamed, reuse.get(tool.key)))
+        catalog = CatalogVersion(tenant, new_version_id(now), now, tuple(indexed), statuses)
+        report = IndexReport(tenant, previous.version if previous else None, False, len(indexed))
+        report.servers = {
+            name: {
+                "healthy": s.healthy,
+                "tools": s.tool_count,
+                "error": s.error,
+                "skipped": [list(x) for x in s.skipped],
+            }
+            for name, s in statuses.items()
+        }
+        if previous is None or previous.fingerprint != catalog.fingerprint:
+            try:
+                self.store.publish(catalog, expected_current=previous.version if previous else None)
+                report.version, report.changed = catalog.version, True
+            except ConflictError as exc:
+                report.error = exc.message  # another indexer won the race; its version is current
+            except StoreError as exc:
+                report.error = exc.message
+        report.catalog_bytes = sum(len(t.full_fragment) + len(t.deferred_fragment) for t in indexed)
+        report.duration_s = round(time.monotonic() - started, 4)
+        return report
