@@ -6,7 +6,11 @@ STAMP := $(VENV)/.installed
 SHARED ?= ../shared
 CORPORA := $(SHARED)/corpora
 
-.PHONY: venv lint format typecheck unit test bench clean
+DEMO_VENV := .demo/venv
+NODE_BIN := demo/node_modules/.bin
+PY_SERVERS := mcp-server-git==2026.10.19 mcp-server-time==2026.10.19
+
+.PHONY: venv demo-deps run lint format typecheck unit test bench clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -15,6 +19,22 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 venv: $(STAMP)
+
+# The demo fleet (also used by the end-to-end tests): npm servers pinned by demo/package-lock.json,
+# PyPI servers in their own virtualenv so their pins never touch foldgate's.
+$(NODE_BIN)/mcp-server-everything: demo/package.json demo/package-lock.json
+	cd demo && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+$(DEMO_VENV)/.installed:
+	$(PY) -m venv $(DEMO_VENV)
+	$(DEMO_VENV)/bin/pip install -q $(PY_SERVERS)
+	touch $@
+
+demo-deps: $(NODE_BIN)/mcp-server-everything $(DEMO_VENV)/.installed
+
+run: venv demo-deps
+	bash demo/run.sh
 
 lint: venv
 	$(BIN)/ruff check shared tests functions
@@ -31,7 +51,7 @@ unit: venv
 	$(BIN)/pytest tests/unit -q
 
 # pytest exits 5 when it collected nothing: that is a failure here, never a pass.
-test: lint typecheck
+test: lint typecheck demo-deps
 	@$(BIN)/pytest -q; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing"; exit 1; fi; exit $$rc
 
@@ -44,4 +64,4 @@ bench: venv
 	$(BIN)/foldgate bench tokens --corpus $(CORPORA)/mcp-flow/tools.jsonl
 
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .aws-sam
+	rm -rf $(VENV) .demo demo/node_modules .mypy_cache .ruff_cache .pytest_cache .aws-sam

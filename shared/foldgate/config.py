@@ -181,7 +181,10 @@ class Settings(_Strict):
     config_prefix: str = "/foldgate"
     store: Literal["sqlite", "dynamodb"] = "sqlite"
     sqlite_path: str = ".foldgate/foldgate.sqlite3"
+    config_source: Literal["file", "ssm"] = "file"
+    config_file: str = "foldgate.yaml"
     default_tenant: str = "default"
+    allow_tenant_header: bool = True
     config_cache_seconds: float = 30.0
     catalog_cache_seconds: float = 10.0
     max_body_bytes: int = 1_048_576

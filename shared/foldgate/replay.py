@@ -157,16 +157,11 @@ def _cursor(offset: int) -> str:
 
 
 def _offset(cursor: str, total: int) -> int:
-    try:
-        text = base64.urlsafe_b64decode(cursor.encode()).decode()
-        prefix, _, number = text.partition(":")
-        offset = int(number)
-    except ValueError:
-        offset = -1
-        prefix = ""
-    if prefix != "replay" or not 0 < offset < total:
-        raise MCPError(code=types.INVALID_PARAMS, message="invalid cursor")
-    return offset
+    with contextlib.suppress(ValueError):  # binascii.Error and UnicodeDecodeError are ValueErrors
+        prefix, _, number = base64.urlsafe_b64decode(cursor.encode()).decode().partition(":")
+        if prefix == "replay" and 0 < (offset := int(number)) < total:
+            return offset
+    raise MCPError(code=types.INVALID_PARAMS, message="invalid cursor")
 
 
 def _text(text: str, *, is_error: bool = False) -> types.CallToolResult:
@@ -375,7 +370,3 @@ def run_replay(
         uvicorn.Server(config).run(sockets=[sock])
     finally:
         sock.close()
-
-
-if __name__ == "__main__":  # pragma: no cover - convenience: python -m foldgate.replay CATALOG [PORT]
-    run_replay(sys.argv[1], port=int(sys.argv[2]) if len(sys.argv) > 2 else 0)

@@ -16,6 +16,8 @@ from typing import Any
 
 import anyio
 import mcp_types as types
+from mcp_types.methods import serialize_server_result
+from mcp_types.version import SUPPORTED_PROTOCOL_VERSIONS
 from pydantic import TypeAdapter, ValidationError
 
 from foldgate.config import ServerConfig
@@ -59,10 +61,17 @@ def check_tool_entry(raw: Any) -> str | None:
         return "entry has no name"
     try:
         types.Tool.model_validate(raw)
+        # The SDK re-checks every tools/list answer per protocol version (e.g. inputSchema must be an
+        # object schema there); one such tool would fail a whole page, so it is caught here.
+        page = {"tools": [raw], "ttlMs": 0, "cacheScope": "private", "resultType": "complete"}
+        for version in SUPPORTED_PROTOCOL_VERSIONS:
+            serialize_server_result("tools/list", version, page)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
         return f"rejected by the MCP types: {where}: {first['msg']}"
+    except Exception as exc:  # any other refusal of the SDK's serializer is the same verdict
+        return f"rejected by the MCP types: {_describe(exc)}"
     return None
 
 
