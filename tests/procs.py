@@ -74,7 +74,9 @@ class Replay:
 
     def clear(self) -> None:
         """Forget received calls."""
-        urllib.request.urlopen(urllib.request.Request(self.base + "/_calls", method="DELETE"), timeout=5).close()
+        urllib.request.urlopen(
+            urllib.request.Request(self.base + "/_calls", method="DELETE"), timeout=5
+        ).close()
 
     def stop(self) -> None:
         """Kill the upstream (to simulate one that dies)."""
@@ -145,14 +147,27 @@ def stdio_fleet(scratch: Path) -> list[dict[str, Any]]:
         (repo / "README.md").write_text("# scratch\n")
         subprocess.run(["git", "-C", str(repo), "add", "README.md"], check=True)
         subprocess.run(
-            ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-qm", "init"],
+            [
+                "git",
+                "-C",
+                str(repo),
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@example.invalid",
+                "commit",
+                "-qm",
+                "init",
+            ],
             check=True,
         )
     (scratch / "hello.txt").write_text("hello from foldgate\n")
+    fs = [str(NODE_BIN / "mcp-server-filesystem"), str(scratch)]
+    git = [str(DEMO_BIN / "mcp-server-git"), "--repository", str(repo)]
     return [
-        {"name": "filesystem", "transport": "stdio", "command": [str(NODE_BIN / "mcp-server-filesystem"), str(scratch)]},
+        {"name": "filesystem", "transport": "stdio", "command": fs},
         {"name": "memory", "transport": "stdio", "command": [str(NODE_BIN / "mcp-server-memory")],
          "env": {"MEMORY_FILE_PATH": str(scratch / "memory.jsonl")}},
-        {"name": "git", "transport": "stdio", "command": [str(DEMO_BIN / "mcp-server-git"), "--repository", str(repo)]},
+        {"name": "git", "transport": "stdio", "command": git},
         {"name": "time", "transport": "stdio", "command": [str(DEMO_BIN / "mcp-server-time")]},
     ]  # fmt: skip

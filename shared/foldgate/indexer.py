@@ -23,7 +23,7 @@ from foldgate.store.base import CatalogStore
 from foldgate.tokens import TokenCounter, get_counter
 from foldgate.upstream import Listing, UpstreamClient
 
-__all__ = ["IndexReport", "Indexer"]
+__all__ = ["IndexReport", "Indexer", "catalog_from_tools", "index_tool"]
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +45,55 @@ class IndexReport:
     def failed_servers(self) -> int:
         """How many upstreams could not be listed this run."""
         return sum(1 for s in self.servers.values() if not s["healthy"])
+
+
+def index_tool(
+    tool: Tool, published: str, renamed: str | None, count: TokenCounter, reuse: IndexedTool | None = None
+) -> IndexedTool:
+    """Pre-compute one tool: signature, both rendered entries and their token costs."""
+    if reuse is not None and reuse.published == published and reuse.tool.content_hash == tool.content_hash:
+        return reuse
+    frags = fragments_for(tool, published)
+    return IndexedTool(
+        published=published,
+        tool=tool,
+        signature=tool.signature.params,
+        lossy=tool.signature.lossy,
+        full_fragment=frags.full,
+        deferred_fragment=frags.deferred,
+        tokens_full=count(frags.full),
+        tokens_deferred=count(frags.deferred),
+        renamed=renamed,
+    )
+
+
+def catalog_from_tools(
+    tenant: str,
+    tools: list[Tool],
+    statuses: dict[str, ServerStatus] | None = None,
+    *,
+    count: TokenCounter | None = None,
+    previous: CatalogVersion | None = None,
+    now: float | None = None,
+) -> CatalogVersion:
+    """Name, pre-compute and assemble a catalog version from tools in listing order."""
+    now = time.time() if now is None else now
+    count = count or get_counter("cl100k", exact=False)
+    names = assign_names((t.server, t.name) for t in tools)
+    by_pair = {(t.server, t.name): t for t in tools}
+    reuse = previous.by_key if previous else {}
+    indexed = []
+    for pub in names:
+        tool = by_pair[(pub.server, pub.tool)]
+        indexed.append(index_tool(tool, pub.published, pub.renamed, count, reuse.get(tool.key)))
+    if statuses is None:
+        statuses = {}
+        for t in tools:
+            old = statuses.get(t.server)
+            statuses[t.server] = ServerStatus(
+                t.server, True, (old.tool_count if old else 0) + 1, None, now, now
+            )
+    return CatalogVersion(tenant, new_version_id(now), now, tuple(indexed), statuses)
 
 
 class Indexer:
@@ -75,28 +124,6 @@ class Indexer:
 
         results = await asyncio.gather(*(one(s) for s in servers))
         return {s.name: r for s, r in zip(servers, results, strict=True)}
-
-    def _index_tool(
-        self, tool: Tool, published: str, renamed: str | None, reuse: IndexedTool | None
-    ) -> IndexedTool:
-        if (
-            reuse is not None
-            and reuse.published == published
-            and reuse.tool.content_hash == tool.content_hash
-        ):
-            return reuse
-        frags = fragments_for(tool, published)
-        return IndexedTool(
-            published=published,
-            tool=tool,
-            signature=tool.signature.params,
-            lossy=tool.signature.lossy,
-            full_fragment=frags.full,
-            deferred_fragment=frags.deferred,
-            tokens_full=self.count(frags.full),
-            tokens_deferred=self.count(frags.deferred),
-            renamed=renamed,
-        )
 
     def _load_previous(self, tenant: str) -> CatalogVersion | None:
         try:
@@ -138,14 +165,8 @@ class Indexer:
             statuses[server.name] = ServerStatus(
                 server.name, True, len(result.tools), None, now, now, tuple(result.skipped)
             )
-        names = assign_names((t.server, t.name) for t in tools)
-        by_pair = {(t.server, t.name): t for t in tools}
-        reuse = previous.by_key if previous else {}
-        indexed = []
-        for pub in names:
-            tool = by_pair[(pub.server, pub.tool)]
-            indexed.append(self._index_tool(tool, pub.published, pub.renamed, reuse.get(tool.key)))
-        catalog = CatalogVersion(tenant, new_version_id(now), now, tuple(indexed), statuses)
+        catalog = catalog_from_tools(tenant, tools, statuses, count=self.count, previous=previous, now=now)
+        indexed = catalog.tools
         report = IndexReport(tenant, previous.version if previous else None, False, len(indexed))
         report.servers = {
             name: {

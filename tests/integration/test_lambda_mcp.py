@@ -10,7 +10,6 @@ import importlib.util
 import json
 import os
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -47,11 +46,16 @@ def lambda_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Handl
     with replay() as rp:
         doc = {
             "direct_tool_response_mode": "deferred",
-            "servers": [{"name": "crm", "url": rp.urls["crm"]}, {"name": "tickets", "url": rp.urls["tickets"]}],
+            "servers": [
+                {"name": "crm", "url": rp.urls["crm"]},
+                {"name": "tickets", "url": rp.urls["tickets"]},
+            ],
         }
         (tmp / "foldgate.json").write_text(json.dumps(doc))
         store = SqliteStore(tmp / "store.sqlite3")
-        report = asyncio.run(Indexer(store, UpstreamClient()).index_tenant("default", parse_tenant_config(doc)))
+        report = asyncio.run(
+            Indexer(store, UpstreamClient()).index_tenant("default", parse_tenant_config(doc))
+        )
         assert report.changed
         store.close()
         env = {
@@ -63,7 +67,9 @@ def lambda_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Handl
         saved = {k: os.environ.get(k) for k in env}
         os.environ.update(env)
         try:
-            spec = importlib.util.spec_from_file_location("mcp_function_app", REPO / "functions" / "mcp" / "app.py")
+            spec = importlib.util.spec_from_file_location(
+                "mcp_function_app", REPO / "functions" / "mcp" / "app.py"
+            )
             assert spec is not None
             assert spec.loader is not None
             module = importlib.util.module_from_spec(spec)
@@ -103,7 +109,8 @@ def test_tools_list_is_deferred_in_both_protocol_eras(lambda_env: tuple[Handler,
     create = tools["crm__create_contact"]
     assert create["inputSchema"] == {"type": "object"}
     assert create["description"] == (
-        "[crm] Create a contact.\ncreate_contact(name*:str, email*:str, address~:obj, tags:[enum[lead|customer|partner]])"
+        "[crm] Create a contact.\n"
+        "create_contact(name*:str, email*:str, address~:obj, tags:[enum[lead|customer|partner]])"
     )
     assert create["annotations"] == {"readOnlyHint": False, "destructiveHint": False}
     assert tools["describe_tool"]["inputSchema"]["required"] == ["tool_ids"]
@@ -147,7 +154,12 @@ def test_invalid_call_answers_with_the_schema_and_never_reaches_the_upstream(
 def test_warm_invocations_keep_working(lambda_env: tuple[Handler, Replay]) -> None:
     # Mangum runs the app lifespan per invocation: each must get a fresh session manager.
     for _ in range(3):
-        for name in ("mcp_initialize.json", "mcp_tools_list.json", "mcp_describe_tool.json", "mcp_tools_call.json"):
+        for name in (
+            "mcp_initialize.json",
+            "mcp_tools_list.json",
+            "mcp_describe_tool.json",
+            "mcp_tools_call.json",
+        ):
             assert invoke(lambda_env[0], name)[0] == 200
 
 
