@@ -8,6 +8,5 @@ from mangum import Mangum
 from foldgate.config import Settings
 from foldgate.wiring import build_mcp_app
 
-# lifespan="auto": Mangum enters the app lifespan per invocation, and the app builds a fresh
-# session manager each time (a manager can only be started once).
-handler = Mangum(build_mcp_app(Settings.from_env()), lifespan="auto")
+# No lifespan: the app starts a stateless SDK session manager per MCP request that needs one.
+handler = Mangum(build_mcp_app(Settings.from_env()), lifespan="off")

@@ -47,6 +47,15 @@ def _cmd_bench_tokens(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_bench_serve(args: argparse.Namespace) -> int:
+    from foldgate.bench.serve import format_serve_report, run_serve_bench
+
+    app_py = Path(__file__).resolve().parents[2] / "functions" / "mcp" / "app.py"
+    report = run_serve_bench(args.corpus, requests=args.requests, app_py=app_py)
+    print(json.dumps(report) if args.json else format_serve_report(report))
+    return 0
+
+
 def _configs(args: argparse.Namespace) -> Any:
     from foldgate.config import parse_tenant_config
     from foldgate.config_source import FileConfigSource, StaticConfigSource
@@ -154,6 +163,11 @@ def _parser() -> argparse.ArgumentParser:
         help="listing token budget for the budget row (default: halfway between deferred and full)",
     )
     tok.set_defaults(func=_cmd_bench_tokens)
+    srv = bench_sub.add_parser("serve", help="warm MCP request latency and Lambda init time")
+    srv.add_argument("--corpus", required=True, help="catalog to serve deferred (e.g. the 527-tool snapshot)")
+    srv.add_argument("--requests", type=int, default=200)
+    srv.add_argument("--json", action="store_true")
+    srv.set_defaults(func=_cmd_bench_serve)
 
     serve = sub.add_parser("serve", help="serve the gateway locally (embedded store, indexer on a timer)")
     _add_tenant_args(serve)

@@ -2,32 +2,38 @@
 
 Per request: cap the body, resolve the tenant, answer a plain ``tools/list`` straight from the
 pre-rendered listing (the hot path: no model building, no re-serialization), and hand everything
-else to the SDK's session manager with the caller's scope set.
+else to the SDK with the caller's scope set.
+
+The SDK (~0.4 s to import) is loaded on the first request that needs it, not at init: in the
+stateless protocol era a new Lambda instance often serves a tools/list first, and that never needs
+it. Each SDK request runs in its own stateless session manager, so there is no lifespan to manage
+(Mangum can run with ``lifespan="off"``).
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
-from collections.abc import AsyncIterator, Callable
+import threading
+from collections.abc import Callable
 from typing import Any, Final
 
 from fastapi import FastAPI
 from fastapi.responses import JSONResponse
-from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
-from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
-from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 from starlette.requests import Request
 from starlette.types import Message, Receive, Scope, Send
 
 from foldgate import __version__
 from foldgate.errors import FoldgateError
 from foldgate.gateway import Gateway
-from foldgate.mcp_server import SERVER_NAME, RequestScope, build_mcp_server, current_scope
 
 __all__ = ["TENANT_HEADER", "create_app"]
 
 TENANT_HEADER: Final = "x-foldgate-tenant"
+SERVER_NAME: Final = "foldgate"
+# The protocol versions of mcp 2.3 (mcp_types.version), spelled out so the hot path never imports the
+# SDK; a unit test keeps them equal to the SDK's.
+MODERN_PROTOCOL_VERSIONS: Final = ("2026-07-28",)
+HANDSHAKE_PROTOCOL_VERSIONS: Final = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 _PROTOCOL_META: Final = "io.modelcontextprotocol/protocolVersion"
 _SERVER_INFO: Final = json.dumps(
     {"io.modelcontextprotocol/serverInfo": {"name": SERVER_NAME, "version": __version__}},
@@ -47,6 +53,8 @@ def _plain_tools_list(body: bytes, request: Request) -> tuple[Any, bool] | None:
         return None
     accept = request.headers.get("accept", "")
     if "application/json" not in accept and "*/*" not in accept:
+        return None
+    if not request.headers.get("content-type", "").startswith("application/json"):
         return None
     try:
         msg = json.loads(body)
@@ -81,6 +89,42 @@ def _plain_tools_list(body: bytes, request: Request) -> tuple[Any, bool] | None:
     return None
 
 
+class _Sdk:
+    """The SDK half of the edge, built on first use: the MCP server and its transport settings."""
+
+    def __init__(self, gateway: Gateway, allowed_hosts: list[str] | None, max_body: int) -> None:
+        from mcp.server.transport_security import TransportSecuritySettings
+
+        from foldgate.mcp_server import build_mcp_server
+
+        self.server = build_mcp_server(gateway)
+        self.max_body = max_body
+        if allowed_hosts:
+            self.security = TransportSecuritySettings(
+                enable_dns_rebinding_protection=True, allowed_hosts=allowed_hosts
+            )
+        else:
+            # Behind API Gateway the Host is the API's own domain and callers authenticate by token.
+            self.security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+
+    async def check_transport(self, request: Request) -> Any:
+        """The SDK's DNS-rebinding/content-type verdict for a request (None when it passes)."""
+        from mcp.server.transport_security import TransportSecurityMiddleware
+
+        return await TransportSecurityMiddleware(self.security).validate_request(request, is_post=True)
+
+    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Serve one request with a fresh stateless session manager (cheap; no state to keep)."""
+        from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+
+        mgr = StreamableHTTPSessionManager(
+            app=self.server, stateless=True, json_response=True, security_settings=self.security,
+            max_request_body_size=self.max_body,
+        )  # fmt: skip
+        async with mgr.run():
+            await mgr.handle_request(scope, receive, send)
+
+
 class McpEndpoint:
     """ASGI endpoint for one MCP surface."""
 
@@ -89,6 +133,17 @@ class McpEndpoint:
         self.surface = surface
         self.resolve_tenant = resolve_tenant
         self.max_body = max_body
+
+    def _sdk(self) -> _Sdk:
+        sdk: _Sdk | None = self.app.state.sdk
+        if sdk is None:
+            with self.app.state.sdk_lock:
+                sdk = self.app.state.sdk
+                if sdk is None:
+                    sdk = self.app.state.sdk = _Sdk(
+                        self.app.state.gateway, self.app.state.allowed_hosts, self.max_body
+                    )
+        return sdk
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         request = Request(scope, receive)
@@ -116,11 +171,11 @@ class McpEndpoint:
             gateway: Gateway = self.app.state.gateway
             plain = _plain_tools_list(body, request) if body else None
             if plain is not None:
-                security = TransportSecurityMiddleware(self.app.state.security)
-                rejection = await security.validate_request(request, is_post=True)
-                if rejection is not None:
-                    await rejection(scope, receive, send)
-                    return
+                if self.app.state.allowed_hosts:  # local serve: the SDK's DNS-rebinding check applies
+                    rejection = await self._sdk().check_transport(request)
+                    if rejection is not None:
+                        await rejection(scope, receive, send)
+                        return
                 listing = gateway.view(tenant).listing_json
                 await self._send_listing(plain[0], plain[1], listing, send)
                 return
@@ -131,9 +186,12 @@ class McpEndpoint:
                 scope, receive, send
             )
             return
+        sdk = self._sdk()
+        from foldgate.mcp_server import RequestScope, current_scope
+
         token = current_scope.set(RequestScope(tenant, self.surface))
         try:
-            await self.app.state.mgr.handle_request(scope, _replay(body), send)
+            await sdk.handle(scope, _replay(body), send)
         finally:
             current_scope.reset(token)
 
@@ -191,29 +249,11 @@ def create_app(
     ``allowed_hosts`` enables the SDK's DNS-rebinding protection for those Host values (local serve);
     None disables it (behind API Gateway the Host is the API's domain, and auth is by token).
     """
-    server = build_mcp_server(gateway)
-    if allowed_hosts:
-        security = TransportSecuritySettings(
-            enable_dns_rebinding_protection=True, allowed_hosts=allowed_hosts
-        )
-    else:
-        security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
-
-    @contextlib.asynccontextmanager
-    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        # A new manager per lifespan cycle: Mangum runs the lifespan per invocation and a manager's
-        # run() may only be entered once.
-        mgr = StreamableHTTPSessionManager(
-            app=server, stateless=True, json_response=True, security_settings=security,
-            max_request_body_size=max_body_bytes,
-        )  # fmt: skip
-        app.state.mgr = mgr
-        async with mgr.run():
-            yield
-
-    app = FastAPI(title="foldgate", version=__version__, lifespan=lifespan)
+    app = FastAPI(title="foldgate", version=__version__)
     app.state.gateway = gateway
-    app.state.security = security
+    app.state.allowed_hosts = allowed_hosts
+    app.state.sdk = None
+    app.state.sdk_lock = threading.Lock()
     resolve = _default_tenant(default_tenant, allow_tenant_header)
     for path, surface in (("/mcp", "routed"), ("/mcp/all", "direct")):
         endpoint = McpEndpoint(app, surface, resolve, max_body_bytes)

@@ -19,13 +19,12 @@ from pydantic import ValidationError
 from foldgate import __version__
 from foldgate.errors import UpstreamError
 from foldgate.gateway import Gateway, error_result
+from foldgate.http import SERVER_NAME
 from foldgate.listing import instructions_text
 
-__all__ = ["SERVER_NAME", "RequestScope", "build_mcp_server", "current_scope"]
+__all__ = ["RequestScope", "build_mcp_server", "current_scope"]
 
 log = logging.getLogger(__name__)
-
-SERVER_NAME = "foldgate"
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,9 +15,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
-import mcp_types as types
-from mcp_types.methods import serialize_server_result
-from mcp_types.version import SUPPORTED_PROTOCOL_VERSIONS
 from pydantic import TypeAdapter, ValidationError
 
 from foldgate.config import ServerConfig
@@ -55,6 +52,11 @@ def _describe(exc: BaseException) -> str:
 
 def check_tool_entry(raw: Any) -> str | None:
     """Why an upstream tool entry cannot be published (None when it can)."""
+    # The per-version serializers are heavy to import and only the indexer needs them.
+    import mcp_types as types
+    from mcp_types.methods import serialize_server_result
+    from mcp_types.version import SUPPORTED_PROTOCOL_VERSIONS
+
     if not isinstance(raw, dict):
         return "entry is not an object"
     if not isinstance(raw.get("name"), str) or not raw["name"]:
@@ -120,6 +122,8 @@ class UpstreamClient:
             raise UpstreamError(f"{server.name}: cannot list tools: {_describe(exc)}") from exc
 
     async def _list(self, server: ServerConfig) -> Listing:
+        import mcp_types as types
+
         listing = Listing()
         seen_cursors: set[str] = set()
         names: set[str] = set()
@@ -151,6 +155,8 @@ class UpstreamClient:
 
     async def call_tool(self, server: ServerConfig, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         """Call a tool; returns the raw CallToolResult dict. Transport failures raise UpstreamError."""
+        import mcp_types as types
+
         try:
             with anyio.fail_after(server.timeout_s):
                 async with self._session(server) as session:

@@ -7,11 +7,10 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from jsonschema import Draft202012Validator, validators
-from jsonschema.exceptions import SchemaError
-from jsonschema.protocols import Validator
+if TYPE_CHECKING:
+    from jsonschema.protocols import Validator
 
 __all__ = ["ValidatorCache", "format_error"]
 
@@ -49,6 +48,9 @@ class ValidatorCache:
         return validator
 
     def _compile(self, schema: Any) -> Validator | None:
+        # jsonschema is imported on the first call, not at init: listing never needs it.
+        from jsonschema import Draft202012Validator, validators
+
         if not isinstance(schema, dict):
             self.skipped += 1
             return None
@@ -58,7 +60,7 @@ class ValidatorCache:
             validator: Validator = cls(schema)
             # Probe once: some malformed schemas only fail when used (e.g. unresolvable $ref).
             validator.is_valid({})
-        except (SchemaError, Exception):
+        except Exception:  # SchemaError, unresolvable refs, anything: the schema is skipped
             self.skipped += 1
             return None
         return validator

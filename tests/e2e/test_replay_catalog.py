@@ -9,7 +9,6 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import ExitStack
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -65,7 +64,9 @@ def _has_value_keywords(node: Any) -> bool:
     return False
 
 
-async def test_every_tool_is_listed_deferred_under_a_valid_name(gateway: tuple[str, dict[str, str], Replay]) -> None:
+async def test_every_tool_is_listed_deferred_under_a_valid_name(
+    gateway: tuple[str, dict[str, str], Replay],
+) -> None:
     url, _, _ = gateway
     async with Client(url) as client:
         page = await client.list_tools()
@@ -92,7 +93,9 @@ async def test_calls_built_from_flat_signatures_alone_are_accepted(
                 n for n, t in listed.items() if n.startswith(names[tool.server] + "__") and
                 t.description.endswith("\n" + tool.name + tool.signature.params)
             )  # fmt: skip
-            args = {name: example_value(typ) for name, req, _, typ in parse_params(tool.signature.params) if req}
+            args = {
+                name: example_value(typ) for name, req, _, typ in parse_params(tool.signature.params) if req
+            }
             result = await client.call_tool(published, args)
             assert not result.is_error, (published, args, result.content[0])
     assert len(rp.calls()) == len(sample)

@@ -85,8 +85,10 @@ async def call(url: str, name: str, args: dict[str, Any], mode: str = "auto") ->
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
 async def test_full_listing_of_the_real_fleet(served: Served, mode: str) -> None:
     tools = await listing(served.url, mode)
-    for name in ("everything__echo", "filesystem__read_text_file", "memory__create_entities",
-                 "git__git_status", "time__get_current_time", "crm__create_contact", "describe_tool"):  # fmt: skip
+    expected = ("everything__echo", "filesystem__read_text_file", "memory__create_entities",
+                "git__git_status", "time__get_current_time", "crm__create_contact",
+                "describe_tool")  # fmt: skip
+    for name in expected:
         assert name in tools, name
     assert tools["everything__echo"].input_schema["properties"]["message"]["type"] == "string"
     assert tools["everything__echo"].description.startswith("[everything] ")
@@ -104,7 +106,9 @@ async def test_valid_calls_reach_real_upstreams(served: Served, mode: str) -> No
     assert "UTC" in now.content[0].text
     text = await call(served.url, "filesystem__read_text_file", {"path": "hello.txt"}, mode)
     assert "hello from foldgate" in text.content[0].text or text.is_error  # path policy is the server's
-    status = await call(served.url, "git__git_status", {"repo_path": served.config["servers"][3]["command"][-1]}, mode)
+    status = await call(
+        served.url, "git__git_status", {"repo_path": served.config["servers"][3]["command"][-1]}, mode
+    )
     assert not status.is_error
 
 

@@ -234,3 +234,27 @@ async def test_unknown_tenant_header_is_refused() -> None:
         )  # fmt: skip
         assert r.status_code == 404
         assert r.json()["error"]["message"] == "unknown tenant 'other'"
+
+
+def test_protocol_versions_spelled_out_for_the_hot_path_match_the_sdk() -> None:
+    from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
+
+    from foldgate import http
+
+    assert http.MODERN_PROTOCOL_VERSIONS == MODERN_PROTOCOL_VERSIONS
+    assert http.HANDSHAKE_PROTOCOL_VERSIONS == HANDSHAKE_PROTOCOL_VERSIONS
+
+
+async def test_modern_era_fast_listing_has_the_sdk_envelope() -> None:
+    meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}
+    headers = {**H, "mcp-protocol-version": "2026-07-28", "mcp-method": "tools/list"}
+    async with gateway_client() as (client, *_):
+        msg = {"jsonrpc": "2.0", "id": 7, "method": "tools/list", "params": {"_meta": meta}}
+        r = await client.post("/mcp/all", json=msg, headers=headers)
+        result = r.json()["result"]
+        assert result["resultType"] == "complete"
+        assert result["_meta"]["io.modelcontextprotocol/serverInfo"]["name"] == "foldgate"
+        # A version mismatch between header and _meta is left to the SDK, which refuses it.
+        bad = {**msg, "params": {"_meta": {"io.modelcontextprotocol/protocolVersion": "2025-11-25"}}}
+        r = await client.post("/mcp/all", json=bad, headers=headers)
+        assert "error" in r.json()
