@@ -10,7 +10,14 @@ DEMO_VENV := .demo/venv
 NODE_BIN := demo/node_modules/.bin
 PY_SERVERS := mcp-server-git==2026.10.19 mcp-server-time==2026.10.19
 
+# The SAM CLI lives in its own virtualenv: it pins older boto3/pydantic than foldgate's.
+SAM_VENV := .sam/venv
+SAM_CLI_VERSION := 1.170.0
+SAM := SAM_CLI_TELEMETRY=0 $(SAM_VENV)/bin/sam
+SAM_BUILD_DIR := .aws-sam/build
+
 .PHONY: venv demo-deps run lint format typecheck unit test bench clean
+.PHONY: sam-cli sam-validate sam-build
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -37,12 +44,12 @@ run: venv demo-deps
 	bash demo/run.sh
 
 lint: venv
-	$(BIN)/ruff check shared tests functions
-	$(BIN)/ruff format --check shared tests functions
+	$(BIN)/ruff check shared tests functions tools
+	$(BIN)/ruff format --check shared tests functions tools
 
 format: venv
-	$(BIN)/ruff check --fix shared tests functions
-	$(BIN)/ruff format shared tests functions
+	$(BIN)/ruff check --fix shared tests functions tools
+	$(BIN)/ruff format shared tests functions tools
 
 typecheck: venv
 	$(BIN)/mypy
@@ -51,9 +58,26 @@ unit: venv
 	$(BIN)/pytest tests/unit -q
 
 # pytest exits 5 when it collected nothing: that is a failure here, never a pass.
-test: lint typecheck demo-deps
+test: lint typecheck demo-deps sam-validate sam-build
 	@$(BIN)/pytest -q; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing"; exit 1; fi; exit $$rc
+
+# SAM: lint the template offline, then build the functions and the dependency layer (Lambda arm64
+# wheels via layers/deps/Makefile: no Docker, no local python3.13) and check the 250 MB limit.
+$(SAM_VENV)/.installed:
+	$(PY) -m venv $(SAM_VENV)
+	$(SAM_VENV)/bin/pip install -q --upgrade pip
+	$(SAM_VENV)/bin/pip install -q aws-sam-cli==$(SAM_CLI_VERSION)
+	touch $@
+
+sam-cli: $(SAM_VENV)/.installed
+
+sam-validate: sam-cli
+	$(SAM) validate --lint --region us-east-1
+
+sam-build: sam-cli
+	LAYER_PIP="$(CURDIR)/$(SAM_VENV)/bin/python -m pip" $(SAM) build --build-dir $(SAM_BUILD_DIR)
+	$(SAM_VENV)/bin/python tools/lambda_size.py $(SAM_BUILD_DIR)
 
 bench: venv
 	$(BIN)/foldgate bench tokens --corpus $(CORPORA)/mcpproxy/corpus_v2.tools.json
@@ -64,4 +88,4 @@ bench: venv
 	$(BIN)/foldgate bench tokens --corpus $(CORPORA)/mcp-flow/tools.jsonl
 
 clean:
-	rm -rf $(VENV) .demo demo/node_modules .mypy_cache .ruff_cache .pytest_cache .aws-sam
+	rm -rf $(VENV) .demo demo/node_modules .mypy_cache .ruff_cache .pytest_cache .aws-sam .sam

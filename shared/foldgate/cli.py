@@ -47,6 +47,14 @@ def _cmd_bench_tokens(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_bench_cloud(args: argparse.Namespace) -> int:
+    from foldgate.bench.cloud import format_cloud_report, run_cloud_bench
+
+    report = run_cloud_bench(args.corpus, requests=args.requests)
+    print(json.dumps(report) if args.json else format_cloud_report(report))
+    return 0
+
+
 def _cmd_bench_serve(args: argparse.Namespace) -> int:
     from foldgate.bench.serve import format_serve_report, run_serve_bench
 
@@ -168,6 +176,15 @@ def _parser() -> argparse.ArgumentParser:
     srv.add_argument("--requests", type=int, default=200)
     srv.add_argument("--json", action="store_true")
     srv.set_defaults(func=_cmd_bench_serve)
+    cloud = bench_sub.add_parser(
+        "cloud", help="indexer throughput and MCP Lambda latency on DynamoDB (moto) vs SQLite"
+    )
+    cloud.add_argument(
+        "--corpus", action="append", required=True, help="catalog to index (repeat; latency on the first)"
+    )
+    cloud.add_argument("--requests", type=int, default=100)
+    cloud.add_argument("--json", action="store_true")
+    cloud.set_defaults(func=_cmd_bench_cloud)
 
     serve = sub.add_parser("serve", help="serve the gateway locally (embedded store, indexer on a timer)")
     _add_tenant_args(serve)

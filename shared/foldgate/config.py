@@ -186,6 +186,9 @@ class Settings(_Strict):
     default_tenant: str = "default"
     allow_tenant_header: bool = True
     config_cache_seconds: float = 30.0
+    secrets_cache_seconds: float = 300.0
+    indexer_function: str | None = None
+    index_concurrency: int = 8
     catalog_cache_seconds: float = 10.0
     max_body_bytes: int = 1_048_576
     log_level: str = "INFO"

@@ -23,12 +23,16 @@ class ConfigSource(ABC):
     """Tenant configs by tenant id."""
 
     @abstractmethod
-    def get(self, tenant: str) -> TenantConfig:
-        """The tenant's config; NotFoundError for an unknown tenant."""
+    def get(self, tenant: str, *, force: bool = False) -> TenantConfig:
+        """The tenant's config; NotFoundError for an unknown tenant. ``force`` bypasses any cache."""
 
     @abstractmethod
     def tenants(self) -> list[str]:
         """Every configured tenant."""
+
+    def problem(self, tenant: str) -> str | None:
+        """Why the tenant's live document is not in use (a last good config is), None when it is."""
+        return None
 
 
 class StaticConfigSource(ConfigSource):
@@ -37,7 +41,7 @@ class StaticConfigSource(ConfigSource):
     def __init__(self, configs: dict[str, TenantConfig]) -> None:
         self.configs = dict(configs)
 
-    def get(self, tenant: str) -> TenantConfig:
+    def get(self, tenant: str, *, force: bool = False) -> TenantConfig:
         """The tenant's config."""
         try:
             return self.configs[tenant]
@@ -67,12 +71,12 @@ class FileConfigSource(ConfigSource):
         except OSError:
             return -1.0
 
-    def get(self, tenant: str) -> TenantConfig:
+    def get(self, tenant: str, *, force: bool = False) -> TenantConfig:
         """The tenant's config, reloaded when the file changed; a bad edit keeps the last good one."""
         if tenant != self.tenant:
             raise NotFoundError(f"unknown tenant {tenant!r}")
         now = time.monotonic()
-        if now - self._checked >= self.max_age:
+        if force or now - self._checked >= self.max_age:
             self._checked = now
             mtime = self._stat()
             if mtime != self._mtime:
@@ -84,6 +88,10 @@ class FileConfigSource(ConfigSource):
                     self.last_error = exc.message
                     log.error("keeping the last good config: %s", exc.message)
         return self._config
+
+    def problem(self, tenant: str) -> str | None:
+        """The last reload error, if the file's current content is rejected."""
+        return self.last_error if tenant == self.tenant else None
 
     def tenants(self) -> list[str]:
         """The one tenant this file configures."""

@@ -12,10 +12,17 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from foldgate.config import TenantConfig
+from foldgate.config import TenantConfig, parse_tenant_config
 from foldgate.config_source import ConfigSource
 from foldgate.describe import describe_tools, parse_describe_arguments
-from foldgate.errors import FoldgateError, InvalidRequestError, NotFoundError, UpstreamError
+from foldgate.errors import (
+    ConfigError,
+    FoldgateError,
+    InvalidRequestError,
+    NotFoundError,
+    StoreError,
+    UpstreamError,
+)
 from foldgate.indexed import CatalogVersion, IndexedTool
 from foldgate.store.base import CatalogStore
 from foldgate.upstream import UpstreamClient
@@ -68,6 +75,7 @@ class Gateway:
         self.validators = ValidatorCache()
         self._catalogs: dict[str, _Cached] = {}
         self._views: dict[tuple[str, str, int], TenantView] = {}
+        self._indexed_configs: dict[str, tuple[str, TenantConfig]] = {}
         self._lock = threading.Lock()
 
     def catalog(self, tenant: str) -> CatalogVersion | None:
@@ -76,7 +84,14 @@ class Gateway:
         cached = self._catalogs.get(tenant)
         if cached is not None and now - cached.checked < self.catalog_ttl:
             return cached.catalog
-        version = self.store.current_version(tenant)
+        try:
+            version = self.store.current_version(tenant)
+        except StoreError as exc:
+            if cached is None:
+                raise
+            # The store is unreachable: keep serving what this instance already holds.
+            log.warning("tenant %s: serving cached catalog %s: %s", tenant, cached.catalog.version, exc)
+            return cached.catalog
         if version is None:
             return None
         if cached is not None and cached.catalog.version == version:
@@ -87,6 +102,22 @@ class Gateway:
             return cached.catalog if cached else None
         self._catalogs[tenant] = _Cached(catalog, now)
         return catalog
+
+    def indexed_config(self, tenant: str) -> TenantConfig | None:
+        """The config the tenant's current catalog was indexed with (the last good one), if any."""
+        catalog = self.catalog(tenant)
+        if catalog is None or catalog.config is None:
+            return None
+        cached = self._indexed_configs.get(tenant)
+        if cached is not None and cached[0] == catalog.version:
+            return cached[1]
+        try:
+            config = parse_tenant_config(catalog.config, source=f"catalog {catalog.version}")
+        except ConfigError as exc:
+            log.error("tenant %s: stored config unusable: %s", tenant, exc.message)
+            return None
+        self._indexed_configs[tenant] = (catalog.version, config)
+        return config
 
     def config(self, tenant: str) -> TenantConfig:
         """The tenant's current config (cached by its source)."""

@@ -140,13 +140,16 @@ class CatalogVersion:
     created_at: float
     tools: tuple[IndexedTool, ...]
     servers: dict[str, ServerStatus] = field(default_factory=dict)
+    # The validated tenant config this version was indexed with: what a fresh instance serves with when
+    # the live config document is invalid (the last good config travels with the last good catalog).
+    config: dict[str, Any] | None = None
 
     @cached_property
     def fingerprint(self) -> str:
         """Hash of the published content: equal fingerprints mean nothing an agent sees changed."""
         rows = sorted((t.published, t.tool.content_hash) for t in self.tools)
         health = sorted((s.name, s.healthy) for s in self.servers.values())
-        return sha256_hex(canonical({"tools": rows, "health": health}))
+        return sha256_hex(canonical({"tools": rows, "health": health, "config": self.config}))
 
     @cached_property
     def by_published(self) -> dict[str, IndexedTool]:
@@ -170,6 +173,7 @@ class CatalogVersion:
             "created_at": self.created_at,
             "servers": [s.to_doc() for s in self.servers.values()],
             "tools": [t.to_doc() for t in self.tools],
+            "config": self.config,
         }
 
     @classmethod
@@ -182,4 +186,5 @@ class CatalogVersion:
             created_at=doc["created_at"],
             tools=tuple(IndexedTool.from_doc(t) for t in doc.get("tools", [])),
             servers={s.name: s for s in servers},
+            config=doc.get("config"),
         )

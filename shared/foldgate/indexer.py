@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from foldgate.catalog import Tool, tool_from_wire
@@ -166,6 +166,7 @@ class Indexer:
                 server.name, True, len(result.tools), None, now, now, tuple(result.skipped)
             )
         catalog = catalog_from_tools(tenant, tools, statuses, count=self.count, previous=previous, now=now)
+        catalog = replace(catalog, config=config.model_dump(mode="json"))
         indexed = catalog.tools
         report = IndexReport(tenant, previous.version if previous else None, False, len(indexed))
         report.servers = {

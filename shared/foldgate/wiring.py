@@ -15,7 +15,9 @@ from foldgate.store.base import CatalogStore
 if TYPE_CHECKING:
     from fastapi import FastAPI
 
-__all__ = ["build_mcp_app", "open_configs", "open_store"]
+    from foldgate.upstream import UpstreamClient
+
+__all__ = ["build_mcp_app", "open_configs", "open_store", "open_upstream"]
 
 
 def open_store(settings: Settings) -> CatalogStore:
@@ -24,6 +26,10 @@ def open_store(settings: Settings) -> CatalogStore:
         from foldgate.store.sqlite import SqliteStore
 
         return SqliteStore(settings.sqlite_path)
+    if settings.store == "dynamodb":
+        from foldgate.store.dynamodb import DynamoStore
+
+        return DynamoStore(settings.table_name)
     raise ConfigError(f"store {settings.store!r} is not available in this build")
 
 
@@ -33,21 +39,42 @@ def open_configs(settings: Settings) -> ConfigSource:
         return FileConfigSource(
             settings.config_file, tenant=settings.default_tenant, max_age=settings.config_cache_seconds
         )
+    if settings.config_source == "ssm":
+        from foldgate.ssm_config import SsmConfigSource
+
+        return SsmConfigSource(settings.config_prefix, max_age=settings.config_cache_seconds)
     raise ConfigError(f"config source {settings.config_source!r} is not available in this build")
+
+
+def open_upstream(settings: Settings) -> UpstreamClient:
+    """The upstream client; in the cloud, servers' ``headers_secret`` come from Parameter Store."""
+    from foldgate.upstream import UpstreamClient
+
+    if settings.config_source == "ssm":
+        from foldgate.ssm_config import SecretHeaders
+
+        return UpstreamClient(headers=SecretHeaders(max_age=settings.secrets_cache_seconds))
+    return UpstreamClient()
 
 
 def build_mcp_app(settings: Settings) -> FastAPI:
     """The MCP endpoint app for the settings (the McpFunction's whole dependency graph)."""
     from foldgate.gateway import Gateway
     from foldgate.http import create_app
-    from foldgate.upstream import UpstreamClient
 
+    configs = open_configs(settings)
     gateway = Gateway(
         open_store(settings),
-        open_configs(settings),
-        UpstreamClient(),
+        configs,
+        open_upstream(settings),
         catalog_ttl=settings.catalog_cache_seconds,
     )
+    if settings.config_source == "ssm":
+        from foldgate.ssm_config import SsmConfigSource
+
+        # A fresh instance facing an invalid live config serves with the one its catalog was built from.
+        assert isinstance(configs, SsmConfigSource)
+        configs.fallback = gateway.indexed_config
     return create_app(
         gateway,
         default_tenant=settings.default_tenant,

@@ -17,7 +17,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +30,7 @@ from foldgate.indexer import catalog_from_tools
 from foldgate.store.sqlite import SqliteStore
 from foldgate.upstream import UpstreamClient
 
-__all__ = ["format_serve_report", "run_serve_bench"]
+__all__ = ["format_serve_report", "run_serve_bench", "safe_server_names"]
 
 _HEADERS = {
     "accept": "application/json, text/event-stream",
@@ -60,14 +60,19 @@ def _pct(samples: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def _server_name(raw: str, taken: set[str]) -> str:
-    base = re.sub(r"[^A-Za-z0-9-]+", "-", raw).strip("-")[:20] or "s"
-    name, n = base, 1
-    while name in taken:
-        n += 1
-        name = f"{base[:17]}-{n}"
-    taken.add(name)
-    return name
+def safe_server_names(raw_names: Iterable[str]) -> dict[str, str]:
+    """Valid, unique foldgate server names for a recorded catalog's server names (in first-seen order)."""
+    taken: set[str] = set()
+    out: dict[str, str] = {}
+    for raw in dict.fromkeys(raw_names):
+        base = re.sub(r"[^A-Za-z0-9-]+", "-", raw).strip("-")[:20] or "s"
+        name, n = base, 1
+        while name in taken:
+            n += 1
+            name = f"{base[:17]}-{n}"
+        taken.add(name)
+        out[raw] = name
+    return out
 
 
 async def _time(fn: Callable[[], Awaitable[Any]], n: int) -> list[float]:
@@ -104,8 +109,7 @@ async def _latency(corpus: Path, n: int) -> dict[str, Any]:
     import httpx2
 
     tools = load_catalog(corpus)
-    taken: set[str] = set()
-    names = {s: _server_name(s, taken) for s in dict.fromkeys(t.server for t in tools)}
+    names = safe_server_names(t.server for t in tools)
     renamed = [dataclasses.replace(t, server=names[t.server]) for t in tools]
     servers = [{"name": n, "url": "http://127.0.0.1:9/mcp"} for n in names.values()]
     config = parse_tenant_config({"direct_tool_response_mode": "deferred", "servers": servers})

@@ -1,0 +1,8 @@
+"""IndexerFunction: schedule, Parameter Store change and direct invokes, indexed into DynamoDB.
+
+Everything is built once per Lambda instance; each invocation runs one index job.
+"""
+
+from foldgate.indexer_lambda import build_indexer_handler
+
+handler = build_indexer_handler()
