@@ -16,7 +16,7 @@ SAM_CLI_VERSION := 1.170.0
 SAM := SAM_CLI_TELEMETRY=0 $(SAM_VENV)/bin/sam
 SAM_BUILD_DIR := .aws-sam/build
 
-.PHONY: venv demo-deps run lint format typecheck unit test bench clean
+.PHONY: venv demo-deps run lint format typecheck unit test bench bench-holdout clean
 .PHONY: sam-cli sam-validate sam-build
 
 $(STAMP): pyproject.toml
@@ -86,6 +86,15 @@ bench: venv
 	$(BIN)/foldgate bench tokens --corpus $(CORPORA)/mcpproxy/livemcptool_snapshot/tools.json --mcpproxy-rendering
 	$(BIN)/foldgate bench tokens --corpus $(CORPORA)/github-mcp-server/tools.jsonl
 	$(BIN)/foldgate bench tokens --corpus $(CORPORA)/mcp-flow/tools.jsonl
+	$(BIN)/foldgate bench search --tools $(CORPORA)/mcpproxy/corpus_v2.tools.json --queries $(CORPORA)/mcpproxy/retrieval_golden_v1.json
+	$(BIN)/foldgate bench search --tools $(CORPORA)/mcptoolbench-pp/tools.jsonl --queries $(CORPORA)/mcptoolbench-pp/queries.jsonl
+	$(BIN)/foldgate bench serve --corpus $(CORPORA)/mcpproxy/livemcptool_snapshot/tools.json
+	$(BIN)/foldgate bench cloud --corpus $(CORPORA)/mcpproxy/livemcptool_snapshot/tools.json --corpus $(CORPORA)/mcp-flow/tools.jsonl
 
 clean:
 	rm -rf $(VENV) .demo demo/node_modules .mypy_cache .ruff_cache .pytest_cache .aws-sam .sam
+
+# Aggregate search figures on the evaluation-only holdout sets (never tuned on; prints aggregates only).
+bench-holdout: venv
+	$(BIN)/foldgate bench search --tools $(CORPORA)/livemcpbench/tools.jsonl --queries $(SHARED)/holdout/livemcpbench-queries.jsonl
+	$(BIN)/foldgate bench search --tools $(CORPORA)/mcp-flow/tools.jsonl --queries $(SHARED)/holdout/mcp-flow-queries.jsonl

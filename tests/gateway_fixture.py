@@ -21,6 +21,8 @@ from foldgate.errors import UpstreamError
 from foldgate.gateway import Gateway
 from foldgate.http import create_app
 from foldgate.indexer import catalog_from_tools
+from foldgate.result_cache import ResultPager
+from foldgate.store.results import SqliteResultStore
 from foldgate.store.sqlite import SqliteStore
 from foldgate.upstream import UpstreamClient
 
@@ -63,7 +65,8 @@ async def gateway_client(
     )
     configs = StaticConfigSource({"default": config or demo_config()})
     upstream = RecordingUpstream()
-    gateway = Gateway(store, configs, upstream, catalog_ttl=0.0)
+    results = ResultPager(SqliteResultStore(":memory:"))
+    gateway = Gateway(store, configs, upstream, catalog_ttl=0.0, results=results)
     app = create_app(gateway, **app_kw)
     async with app.router.lifespan_context(app):
         transport = httpx2.ASGITransport(app=app)

@@ -64,6 +64,16 @@ def _cmd_bench_serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_bench_search(args: argparse.Namespace) -> int:
+    from foldgate.bench.search import format_search_report, run_search_bench
+    from foldgate.search import DEFAULT, PLAIN
+
+    config = PLAIN if args.plain else DEFAULT
+    report = run_search_bench(args.tools, args.queries, limit=args.limit, config=config)
+    print(json.dumps(report) if args.json else format_search_report(report))
+    return 0
+
+
 def _configs(args: argparse.Namespace) -> Any:
     from foldgate.config import parse_tenant_config
     from foldgate.config_source import FileConfigSource, StaticConfigSource
@@ -185,6 +195,13 @@ def _parser() -> argparse.ArgumentParser:
     cloud.add_argument("--requests", type=int, default=100)
     cloud.add_argument("--json", action="store_true")
     cloud.set_defaults(func=_cmd_bench_cloud)
+    srch = bench_sub.add_parser("search", help="tool search quality (recall, MRR, nDCG) and query latency")
+    srch.add_argument("--tools", required=True, help="tools.jsonl, a corpus folder, or an mcpproxy file")
+    srch.add_argument("--queries", required=True, help='golden JSON or {"query","expected"} jsonl')
+    srch.add_argument("--limit", type=int, default=10, help="hits per query (default 10)")
+    srch.add_argument("--plain", action="store_true", help="plain BM25 baseline (one field, no extras)")
+    srch.add_argument("--json", action="store_true", help="print one JSON object")
+    srch.set_defaults(func=_cmd_bench_search)
 
     serve = sub.add_parser("serve", help="serve the gateway locally (embedded store, indexer on a timer)")
     _add_tenant_args(serve)

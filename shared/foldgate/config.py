@@ -96,7 +96,7 @@ class ServerConfig(_Strict):
 class TenantConfig(_Strict):
     """Everything one tenant configures. Serialization settings apply on the next request."""
 
-    routing_mode: RoutingMode = "direct"
+    routing_mode: RoutingMode = "retrieve_tools"
     direct_tool_response_mode: ResponseMode = "auto"
     defer_schema_chars: int = Field(
         default=0, ge=0, description="In auto mode, defer any tool whose schema is longer (0 = off)."
@@ -187,6 +187,7 @@ class Settings(_Strict):
     allow_tenant_header: bool = True
     config_cache_seconds: float = 30.0
     secrets_cache_seconds: float = 300.0
+    result_cache_seconds: int = 3600
     indexer_function: str | None = None
     index_concurrency: int = 8
     catalog_cache_seconds: float = 10.0

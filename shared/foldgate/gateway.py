@@ -10,8 +10,20 @@ import logging
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from foldgate.call_surface import (
+    CALL_INSTRUCTIONS,
+    CALL_VARIANTS,
+    READ_CACHE_NAME,
+    RETRIEVE_TOOLS_NAME,
+    VARIANT_OF,
+    call_surface_listing,
+    hit_entry,
+    parse_call_arguments,
+    parse_read_cache_arguments,
+    parse_retrieve_arguments,
+)
 from foldgate.config import TenantConfig, parse_tenant_config
 from foldgate.config_source import ConfigSource
 from foldgate.describe import describe_tools, parse_describe_arguments
@@ -24,12 +36,20 @@ from foldgate.errors import (
     UpstreamError,
 )
 from foldgate.indexed import CatalogVersion, IndexedTool
+from foldgate.listing import instructions_text
+from foldgate.result_cache import ResultPager
 from foldgate.store.base import CatalogStore
 from foldgate.upstream import UpstreamClient
 from foldgate.validation import ValidatorCache
 from foldgate.views import DESCRIBE_TOOL_NAME, TenantView, build_view
 
-__all__ = ["Gateway", "error_result", "json_result"]
+if TYPE_CHECKING:
+    from foldgate.search import SearchIndex
+
+__all__ = ["SURFACES", "Gateway", "error_result", "json_result"]
+
+# Surfaces an endpoint can serve; "routed" (POST /mcp) follows the tenant's routing_mode.
+SURFACES = ("direct", "call", "routed")
 
 log = logging.getLogger(__name__)
 
@@ -67,8 +87,10 @@ class Gateway:
         upstream: UpstreamClient,
         *,
         catalog_ttl: float = 5.0,
+        results: ResultPager | None = None,
     ) -> None:
         self.store = store
+        self.results = results
         self.configs = configs
         self.upstream = upstream
         self.catalog_ttl = catalog_ttl
@@ -76,6 +98,8 @@ class Gateway:
         self._catalogs: dict[str, _Cached] = {}
         self._views: dict[tuple[str, str, int], TenantView] = {}
         self._indexed_configs: dict[str, tuple[str, TenantConfig]] = {}
+        self._search: dict[str, tuple[str, SearchIndex]] = {}
+        self._call_listings: dict[int, str] = {}
         self._lock = threading.Lock()
 
     def catalog(self, tenant: str) -> CatalogVersion | None:
@@ -138,8 +162,53 @@ class Gateway:
                 self._views[key] = view
         return view
 
-    async def call(self, tenant: str, name: str, arguments: Any) -> dict[str, Any]:
-        """Handle a tools/call on the direct surface; always returns a CallToolResult wire dict."""
+    def surface_of(self, tenant: str, surface: str) -> str:
+        """The concrete surface: ``routed`` follows the tenant's routing_mode."""
+        if surface != "routed":
+            return surface
+        # code_execution has no surface of its own yet: its tenants are served the direct one.
+        return "call" if self.config(tenant).routing_mode == "retrieve_tools" else "direct"
+
+    def listing_json(self, tenant: str, surface: str) -> str:
+        """The surface's ``tools`` array as JSON text (pre-rendered; cached per view)."""
+        view = self.view(tenant)
+        if self.surface_of(tenant, surface) == "direct":
+            return view.listing_json
+        limit = view.config.tools_limit
+        listing = self._call_listings.get(limit)
+        if listing is None:
+            listing = self._call_listings[limit] = call_surface_listing(limit)
+        return listing
+
+    def instructions(self, tenant: str, surface: str) -> str:
+        """``initialize`` instructions: the operator's text, else the surface's default, then the legend."""
+        view = self.view(tenant)
+        if self.surface_of(tenant, surface) == "direct" or view.config.instructions:
+            return view.instructions
+        return instructions_text(CALL_INSTRUCTIONS)
+
+    def search_index(self, catalog: CatalogVersion) -> SearchIndex:
+        """The catalog's search index, loaded once per version (built here only for old catalogs)."""
+        cached = self._search.get(catalog.tenant)
+        if cached is not None and cached[0] == catalog.version:
+            return cached[1]
+        from foldgate.search import IndexFormatError, SearchIndex, build_search_index
+
+        index = None
+        if catalog.search is not None:
+            try:
+                index = SearchIndex.from_doc(catalog.search)
+            except IndexFormatError as exc:
+                log.error("tenant %s: stored search index unreadable: %s", catalog.tenant, exc)
+        if index is None:
+            index = build_search_index([t.tool for t in catalog.tools])
+        self._search[catalog.tenant] = (catalog.version, index)
+        return index
+
+    async def call(self, tenant: str, name: str, arguments: Any, surface: str = "direct") -> dict[str, Any]:
+        """Handle a tools/call on a surface; always returns a CallToolResult wire dict."""
+        if self.surface_of(tenant, surface) == "call":
+            return await self._call_surface(tenant, name, arguments)
         view = self.view(tenant)
         if name == DESCRIBE_TOOL_NAME:
             try:
@@ -190,3 +259,63 @@ class Gateway:
         except UpstreamError as exc:
             log.warning("tenant %s: %s", view.catalog.tenant, exc.message)
             return error_result(exc, tool=tool.published)
+
+    async def _call_surface(self, tenant: str, name: str, arguments: Any) -> dict[str, Any]:
+        view = self.view(tenant)
+        try:
+            if name == RETRIEVE_TOOLS_NAME:
+                return json_result(self._retrieve(view, arguments))
+            if name in CALL_VARIANTS:
+                return await self._call_variant(view, name, arguments)
+            if name == DESCRIBE_TOOL_NAME:
+                ids, check = parse_describe_arguments(arguments if arguments is not None else {})
+                return json_result(describe_tools(view, ids, check))
+            if name == READ_CACHE_NAME:
+                return json_result(self._read_cache(view, arguments))
+        except FoldgateError as exc:
+            return error_result(exc)
+        return error_result(
+            NotFoundError(f"unknown tool: {name}"),
+            hint="find tools with retrieve_tools, then call them with the call_tool_* variant it names",
+        )
+
+    def _retrieve(self, view: TenantView, arguments: Any) -> dict[str, Any]:
+        request = parse_retrieve_arguments(arguments, view.config.tools_limit)
+
+        def allowed(key: str) -> bool:
+            tool = view.resolve(key)  # visibility first: nothing invisible is ever scored into a page
+            return tool is not None and request.admits(tool)
+
+        hits = self.search_index(view.catalog).search(request.query, limit=request.limit, allowed=allowed)
+        body: dict[str, Any] = {
+            "query": request.query,
+            "tools": [hit_entry(t, h.score, full=request.full) for h in hits if (t := view.resolve(h.key))],
+        }
+        if not hits:
+            body["hint"] = "no tool matched; try other words or fewer filters"
+        return body
+
+    async def _call_variant(self, view: TenantView, variant: str, arguments: Any) -> dict[str, Any]:
+        tool_name, tool_args = parse_call_arguments(variant, arguments)
+        tool = view.resolve(tool_name)
+        if tool is None:
+            raise NotFoundError(f"unknown tool: {tool_name}")
+        if tool.tier != CALL_VARIANTS[variant]:
+            right = VARIANT_OF[tool.tier]
+            return error_result(
+                InvalidRequestError(
+                    f"{tool.published} is a {tool.tier} tool: call it with {right}, not {variant}"
+                ),
+                error_type="wrong_variant",
+                call_with=right,
+            )
+        result = await self.call_tool(view, tool, tool_args)
+        if self.results is None:
+            return result
+        return self.results.truncate(result, limit=view.config.tool_response_limit, stamp=view.catalog.tenant)
+
+    def _read_cache(self, view: TenantView, arguments: Any) -> dict[str, Any]:
+        key, offset, limit = parse_read_cache_arguments(arguments, view.config.tool_response_limit)
+        if self.results is None:
+            raise NotFoundError("no cached result for this key (it may have expired)")
+        return self.results.read(key, offset, limit, stamp=view.catalog.tenant)

@@ -176,7 +176,7 @@ class McpEndpoint:
                     if rejection is not None:
                         await rejection(scope, receive, send)
                         return
-                listing = gateway.view(tenant).listing_json
+                listing = gateway.listing_json(tenant, self.surface)
                 await self._send_listing(plain[0], plain[1], listing, send)
                 return
             # Validates the tenant before the SDK runs (unknown tenants fail here, clearly).
@@ -255,7 +255,7 @@ def create_app(
     app.state.sdk = None
     app.state.sdk_lock = threading.Lock()
     resolve = _default_tenant(default_tenant, allow_tenant_header)
-    for path, surface in (("/mcp", "routed"), ("/mcp/all", "direct")):
+    for path, surface in (("/mcp", "routed"), ("/mcp/all", "direct"), ("/mcp/call", "call")):
         endpoint = McpEndpoint(app, surface, resolve, max_body_bytes)
         # A class instance is routed as a raw ASGI app (mounting would answer 307 to /mcp).
         app.router.add_route(path, endpoint, methods=["GET", "POST", "DELETE"])  # type: ignore[arg-type]

@@ -143,6 +143,8 @@ class CatalogVersion:
     # The validated tenant config this version was indexed with: what a fresh instance serves with when
     # the live config document is invalid (the last good config travels with the last good catalog).
     config: dict[str, Any] | None = None
+    # The serialized search index (foldgate.search), built by the indexer; derived, so not fingerprinted.
+    search: dict[str, Any] | None = None
 
     @cached_property
     def fingerprint(self) -> str:
@@ -174,6 +176,7 @@ class CatalogVersion:
             "servers": [s.to_doc() for s in self.servers.values()],
             "tools": [t.to_doc() for t in self.tools],
             "config": self.config,
+            "search": self.search,
         }
 
     @classmethod
@@ -187,4 +190,5 @@ class CatalogVersion:
             tools=tuple(IndexedTool.from_doc(t) for t in doc.get("tools", [])),
             servers={s.name: s for s in servers},
             config=doc.get("config"),
+            search=doc.get("search"),
         )

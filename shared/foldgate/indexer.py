@@ -93,7 +93,10 @@ def catalog_from_tools(
             statuses[t.server] = ServerStatus(
                 t.server, True, (old.tool_count if old else 0) + 1, None, now, now
             )
-    return CatalogVersion(tenant, new_version_id(now), now, tuple(indexed), statuses)
+    from foldgate.search import build_search_index  # the indexer's cost, never the request path's
+
+    search = build_search_index([t.tool for t in indexed]).to_doc()
+    return CatalogVersion(tenant, new_version_id(now), now, tuple(indexed), statuses, search=search)
 
 
 class Indexer:

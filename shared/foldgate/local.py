@@ -17,6 +17,7 @@ from foldgate.http import create_app
 from foldgate.indexer import Indexer, IndexReport
 from foldgate.store.sqlite import SqliteStore
 from foldgate.upstream import UpstreamClient
+from foldgate.wiring import open_results
 
 __all__ = ["LocalGateway", "build_local"]
 
@@ -77,7 +78,7 @@ def build_local(
     store = SqliteStore(settings.sqlite_path)
     upstream = UpstreamClient()
     indexer = Indexer(store, upstream)
-    gateway = Gateway(store, configs, upstream, catalog_ttl=1.0)
+    gateway = Gateway(store, configs, upstream, catalog_ttl=1.0, results=open_results(settings))
     holder: list[LocalGateway] = []
     app = create_app(
         gateway,

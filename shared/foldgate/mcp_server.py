@@ -53,7 +53,7 @@ class _GatewayServer(Server[Any]):
         if scope is None:
             return instructions_text(None)
         try:
-            return self._gateway.view(scope.tenant).instructions
+            return self._gateway.instructions(scope.tenant, scope.surface)
         except Exception:  # an unknown tenant still gets the generic text, never an error here
             return instructions_text(None)
 
@@ -71,27 +71,28 @@ def _scope() -> RequestScope:
 
 def build_mcp_server(gateway: Gateway) -> Server[Any]:
     """The SDK server with foldgate's handlers."""
-    listings: dict[tuple[str, str, int], list[types.Tool]] = {}
+    listings: dict[str, list[types.Tool]] = {}
 
     async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
         # The HTTP layer answers plain tools/list from pre-rendered text; this path serves the rest.
-        view = gateway.view(_scope().tenant)
-        key = (view.catalog.tenant, view.catalog.version, id(view.config))
-        tools = listings.get(key)
+        scope = _scope()
+        listing = gateway.listing_json(scope.tenant, scope.surface)
+        tools = listings.get(listing)  # keyed by the text itself (its hash is cached on the str)
         if tools is None:
             tools = []
-            for entry in json.loads(view.listing_json):
+            for entry in json.loads(listing):
                 try:
                     tools.append(types.Tool.model_validate(entry))
                 except ValidationError:
                     log.warning("tool %s is not representable by the MCP types; skipped", entry.get("name"))
-            listings.clear()
-            listings[key] = tools
+            if len(listings) > 64:  # old views' listings are garbage
+                listings.clear()
+            listings[listing] = tools
         return types.ListToolsResult(tools=tools)
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         scope = _scope()
-        result = await gateway.call(scope.tenant, params.name, params.arguments)
+        result = await gateway.call(scope.tenant, params.name, params.arguments, scope.surface)
         try:
             return types.CallToolResult.model_validate(result)
         except ValidationError as exc:

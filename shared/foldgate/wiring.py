@@ -15,9 +15,10 @@ from foldgate.store.base import CatalogStore
 if TYPE_CHECKING:
     from fastapi import FastAPI
 
+    from foldgate.result_cache import ResultPager
     from foldgate.upstream import UpstreamClient
 
-__all__ = ["build_mcp_app", "open_configs", "open_store", "open_upstream"]
+__all__ = ["build_mcp_app", "open_configs", "open_results", "open_store", "open_upstream"]
 
 
 def open_store(settings: Settings) -> CatalogStore:
@@ -46,6 +47,19 @@ def open_configs(settings: Settings) -> ConfigSource:
     raise ConfigError(f"config source {settings.config_source!r} is not available in this build")
 
 
+def open_results(settings: Settings) -> ResultPager:
+    """Where oversized tool results wait for read_cache: the same backend as the catalog store."""
+    from foldgate.result_cache import ResultPager
+
+    if settings.store == "dynamodb":
+        from foldgate.store.dynamodb_results import DynamoResultStore
+
+        return ResultPager(DynamoResultStore(settings.table_name), ttl_seconds=settings.result_cache_seconds)
+    from foldgate.store.results import SqliteResultStore
+
+    return ResultPager(SqliteResultStore(settings.sqlite_path), ttl_seconds=settings.result_cache_seconds)
+
+
 def open_upstream(settings: Settings) -> UpstreamClient:
     """The upstream client; in the cloud, servers' ``headers_secret`` come from Parameter Store."""
     from foldgate.upstream import UpstreamClient
@@ -68,6 +82,7 @@ def build_mcp_app(settings: Settings) -> FastAPI:
         configs,
         open_upstream(settings),
         catalog_ttl=settings.catalog_cache_seconds,
+        results=open_results(settings),
     )
     if settings.config_source == "ssm":
         from foldgate.ssm_config import SsmConfigSource

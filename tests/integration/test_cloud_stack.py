@@ -31,6 +31,7 @@ from tests.aws import create_table_from_template
 from tests.procs import REPO, Replay, everything_server, replay
 
 EVENTS = REPO / "events"
+ACME = {"direct_tool_response_mode": "deferred", "tool_response_limit": 1000}
 Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
 
 
@@ -104,7 +105,7 @@ def stack(moto_endpoint: str, tmp_path_factory: pytest.TempPathFactory) -> Itera
         crm = stack.enter_context(replay())
         huge = stack.enter_context(replay(big_catalog(tmp / "huge.jsonl")))
         everything = stack.enter_context(everything_server())
-        put(ssm, f"{prefix}/tenants/acme/config", {"direct_tool_response_mode": "deferred"})
+        put(ssm, f"{prefix}/tenants/acme/config", ACME)
         put(ssm, f"{prefix}/tenants/acme/servers/crm", {"url": crm.urls["crm"]})
         put(ssm, f"{prefix}/tenants/acme/servers/tickets", {"url": crm.urls["tickets"]})
         put(ssm, f"{prefix}/tenants/acme/servers/everything", {"url": everything})
@@ -224,6 +225,38 @@ async def test_official_client_through_the_same_app(stack: Stack, indexed: dict[
             assert bad.is_error
 
 
+async def mcp_client_call(stack: Stack, tenant: str, path: str, name: str, args: dict[str, Any]) -> Any:
+    transport = httpx2.ASGITransport(app=stack.app)
+    headers = {"x-foldgate-tenant": tenant}
+    async with (
+        httpx2.AsyncClient(transport=transport, base_url="https://api.example", headers=headers) as http,
+        Client(streamable_http_client(f"https://api.example{path}", http_client=http)) as client,
+    ):
+        return await client.call_tool(name, args)
+
+
+async def test_search_surface_and_read_cache_on_dynamodb(stack: Stack, indexed: dict[str, Any]) -> None:
+    found = await mcp_client_call(stack, "acme", "/mcp/call", "retrieve_tools", {"query": "echo message"})
+    echo = next(h for h in found.structured_content["tools"] if h["name"] == "everything__echo")
+    message = "m" * 3000
+    args = {"name": "everything__echo", "arguments": {"message": message}}
+    cut = await mcp_client_call(stack, "acme", "/mcp/call", echo["call_with"], args)
+    text = cut.content[0].text
+    key = text.split('key "', 1)[1].split('"', 1)[0]
+    parts, offset = [], 0
+    while offset is not None:  # pages are at most tool_response_limit (1000) characters
+        args = {"key": key, "offset": offset, "limit": 5000}
+        page = (await mcp_client_call(stack, "acme", "/mcp/call", "read_cache", args)).structured_content
+        assert len(page["text"]) <= 1000
+        parts.append(page["text"])
+        offset = page["next_offset"]
+    assert message in "".join(parts)
+    foreign = await mcp_client_call(stack, "beta", "/mcp/call", "read_cache", {"key": key})
+    missing = await mcp_client_call(stack, "beta", "/mcp/call", "read_cache", {"key": "nope"})
+    assert foreign.is_error
+    assert foreign.structured_content == missing.structured_content
+
+
 def test_a_300_kb_schema_is_stored_and_described_whole(stack: Stack, indexed: dict[str, Any]) -> None:
     tools = listed(stack, "beta")
     assert tools["huge__giant_form"]["inputSchema"] == {"type": "object"}  # deferred by size
@@ -277,7 +310,7 @@ def test_an_invalid_config_is_rejected_and_the_last_catalog_keeps_serving(
         cold = load_handler(REPO / "functions" / "mcp" / "app.py", "mcp_function_app_cold")
         assert listed(stack, handler=cold.handler) == before
     finally:
-        put(stack.ssm, name, {"direct_tool_response_mode": "deferred"})
+        put(stack.ssm, name, ACME)
 
 
 def test_an_unreachable_upstream_keeps_its_last_tools(stack: Stack, indexed: dict[str, Any]) -> None:

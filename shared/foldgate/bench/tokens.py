@@ -6,6 +6,7 @@ mcpproxy's published figures, so both renderings can be compared on the same cor
 
 from __future__ import annotations
 
+import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -69,6 +70,27 @@ def _mode_report(plan: Plan, full_total: int, costs: dict[str, tuple[int, int]])
     }
 
 
+def _search_surface(tools: list[Tool], count: Callable[[str], int], hits: int = 5) -> dict[str, Any]:
+    """The search surface's fixed cost (its tools/list) plus a typical retrieve_tools answer: the
+    envelope and ``hits`` compact hits of median size over the whole catalog."""
+    from foldgate.call_surface import call_surface_listing, hit_entry
+    from foldgate.gateway import json_result
+    from foldgate.indexed import IndexedTool
+
+    listing = count(call_surface_listing(TenantConfig().tools_limit))
+    sizes = []
+    for t in tools:
+        sig = t.signature
+        indexed = IndexedTool(f"{t.server}__{t.name}", t, sig.params, sig.lossy, "", "", 0, 0)
+        sizes.append(count(compact(hit_entry(indexed, 1.0, full=False))))
+    envelope = count(compact(json_result({"query": "a typical request", "tools": []})))
+    median = int(statistics.median(sizes)) if sizes else 0
+    # The hits appear twice on the wire: as text content and as structuredContent.
+    response = envelope + 2 * hits * median
+    return {"listing_tokens": listing, "hit_tokens_median": median, "retrieve_response_tokens": response,
+            "first_search_total": listing + response}  # fmt: skip
+
+
 def run_token_bench(
     corpus: str | Path,
     *,
@@ -113,6 +135,7 @@ def run_token_bench(
     budget_report["budget"] = budget_value
     budget_report["fits"] = budget_plan.fits_budget
     return {
+        "search_surface": _search_surface(tools, count),
         "corpus": str(corpus),
         "tokenizer": tokenizer,
         "rendering": rendering.name,
@@ -154,6 +177,12 @@ def format_token_report(report: dict[str, Any]) -> str:
         f"signatures without ~: {deferred['non_lossy']}/{report['tools']} "
         f"({deferred['non_lossy_share']:.1%}); "
         f"compile {report['compile_us_per_tool']} us/tool"
+    )
+    search = report["search_surface"]
+    lines.append(
+        f"search surface (/mcp/call): tools/list {search['listing_tokens']:,} tokens whatever the fleet; "
+        f"a retrieve_tools answer with 5 compact hits ~{search['retrieve_response_tokens']:,} "
+        f"(first search in all: {search['first_search_total']:,})"
     )
     lines.append("largest entries (full → deferred tokens):")
     for row in report["largest"]:

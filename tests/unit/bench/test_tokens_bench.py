@@ -68,3 +68,14 @@ def test_report_on_a_small_fixture(tmp_path: object) -> None:
     assert report["modes"]["deferred"]["tokens"] < report["modes"]["full"]["tokens"]
     text = format_token_report(report)
     assert "signatures without ~: 3/3" in text
+    search = report["search_surface"]
+    # The search surface costs the same whatever the fleet; an answer costs about five hits.
+    assert search["first_search_total"] == search["listing_tokens"] + search["retrieve_response_tokens"]
+    assert search["retrieve_response_tokens"] > 10 * search["hit_tokens_median"]
+    assert "search surface (/mcp/call)" in text
+
+
+@pytest.mark.corpus
+def test_search_surface_is_far_cheaper_than_any_listing_of_a_big_fleet() -> None:
+    report = run_token_bench(corpus_path("mcpproxy", "livemcptool_snapshot", "tools.json"))
+    assert report["search_surface"]["first_search_total"] * 20 < report["modes"]["deferred"]["tokens"]
