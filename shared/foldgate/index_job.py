@@ -82,6 +82,7 @@ class JobResult:
                     "catalog_bytes": r.catalog_bytes,
                     "duration_s": r.duration_s,
                     "servers": r.servers,
+                    "awaiting_approval": r.awaiting_approval,
                     "error": r.error,
                 }
                 for r in self.reports

@@ -145,13 +145,26 @@ class CatalogVersion:
     config: dict[str, Any] | None = None
     # The serialized search index (foldgate.search), built by the indexer; derived, so not fingerprinted.
     search: dict[str, Any] | None = None
+    # The serialized dense index (foldgate.search.dense), None when no embedding provider ran.
+    dense: dict[str, Any] | None = None
+    # Tools awaiting an operator: canonical key -> "pending" (new, untrusted server) or "changed".
+    approvals: dict[str, str] = field(default_factory=dict)
 
     @cached_property
     def fingerprint(self) -> str:
         """Hash of the published content: equal fingerprints mean nothing an agent sees changed."""
         rows = sorted((t.published, t.tool.content_hash) for t in self.tools)
         health = sorted((s.name, s.healthy) for s in self.servers.values())
-        return sha256_hex(canonical({"tools": rows, "health": health, "config": self.config}))
+        # Which embedding model indexed it: switching providers republishes even if no tool changed.
+        model = self.dense.get("model_id") if self.dense else None
+        doc = {
+            "tools": rows,
+            "health": health,
+            "config": self.config,
+            "approvals": self.approvals,
+            "model": model,
+        }
+        return sha256_hex(canonical(doc))
 
     @cached_property
     def by_published(self) -> dict[str, IndexedTool]:
@@ -177,6 +190,8 @@ class CatalogVersion:
             "tools": [t.to_doc() for t in self.tools],
             "config": self.config,
             "search": self.search,
+            "approvals": self.approvals,
+            "dense": self.dense,
         }
 
     @classmethod
@@ -191,4 +206,6 @@ class CatalogVersion:
             servers={s.name: s for s in servers},
             config=doc.get("config"),
             search=doc.get("search"),
+            approvals=dict(doc.get("approvals") or {}),
+            dense=doc.get("dense"),
         )

@@ -11,7 +11,7 @@ import asyncio
 import logging
 import time
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from foldgate.catalog import Tool, tool_from_wire
 from foldgate.config import ServerConfig, TenantConfig
@@ -19,9 +19,13 @@ from foldgate.errors import ConflictError, StoreError, UpstreamError
 from foldgate.indexed import CatalogVersion, IndexedTool, ServerStatus, new_version_id
 from foldgate.listing import fragments_for
 from foldgate.naming import assign_names
+from foldgate.store.approvals import ApprovalStore
 from foldgate.store.base import CatalogStore
 from foldgate.tokens import TokenCounter, get_counter
 from foldgate.upstream import Listing, UpstreamClient
+
+if TYPE_CHECKING:
+    from foldgate.search.embed import Embedder
 
 __all__ = ["IndexReport", "Indexer", "catalog_from_tools", "index_tool"]
 
@@ -40,6 +44,7 @@ class IndexReport:
     duration_s: float = 0.0
     servers: dict[str, dict[str, Any]] = field(default_factory=dict)
     error: str | None = None
+    awaiting_approval: int = 0
 
     @property
     def failed_servers(self) -> int:
@@ -75,6 +80,7 @@ def catalog_from_tools(
     count: TokenCounter | None = None,
     previous: CatalogVersion | None = None,
     now: float | None = None,
+    embedder: Embedder | None = None,
 ) -> CatalogVersion:
     """Name, pre-compute and assemble a catalog version from tools in listing order."""
     now = time.time() if now is None else now
@@ -95,8 +101,37 @@ def catalog_from_tools(
             )
     from foldgate.search import build_search_index  # the indexer's cost, never the request path's
 
-    search = build_search_index([t.tool for t in indexed]).to_doc()
-    return CatalogVersion(tenant, new_version_id(now), now, tuple(indexed), statuses, search=search)
+    tools_in_order = [t.tool for t in indexed]
+    search = build_search_index(tools_in_order).to_doc()
+    dense = _dense_doc(embedder, tools_in_order, previous) if embedder is not None else None
+    return CatalogVersion(
+        tenant, new_version_id(now), now, tuple(indexed), statuses, search=search, dense=dense
+    )
+
+
+def _dense_doc(
+    embedder: Embedder, tools: list[Tool], previous: CatalogVersion | None
+) -> dict[str, Any] | None:
+    """Embed every tool once (unchanged tools reuse their vectors by content hash); None when the
+    provider is unavailable, so the version is published lexical-only rather than not at all."""
+    if embedder.name == "none":
+        return None
+    from foldgate.search.codec import IndexFormatError
+    from foldgate.search.dense import DenseIndex, build_dense_index
+    from foldgate.search.embed import EmbeddingError
+
+    reuse = None
+    if previous is not None and previous.dense is not None:
+        try:
+            reuse = DenseIndex.from_doc(previous.dense).reusable_for(embedder)
+        except IndexFormatError:
+            reuse = None
+    try:
+        dense = build_dense_index(embedder, tools, reuse)
+    except EmbeddingError as exc:
+        log.error("embedding provider %s failed; publishing lexical search only: %s", embedder.name, exc)
+        return None
+    return None if dense is None else dense.to_doc()
 
 
 class Indexer:
@@ -109,8 +144,12 @@ class Indexer:
         *,
         counter: TokenCounter | None = None,
         max_concurrency: int = 8,
+        approvals: ApprovalStore | None = None,
+        embedder: Embedder | None = None,
     ) -> None:
         self.store = store
+        self.approvals = approvals
+        self.embedder = embedder
         self.upstream = upstream
         self.count = counter or get_counter("cl100k", exact=False)
         self.max_concurrency = max_concurrency
@@ -134,6 +173,29 @@ class Indexer:
         except StoreError as exc:
             log.error("tenant %s: last catalog unreadable, indexing from scratch: %s", tenant, exc.message)
             return None
+
+    def _awaiting(self, catalog: CatalogVersion, config: TenantConfig) -> dict[str, str]:
+        """Tools that wait for an operator: new tools of untrusted servers (``pending``) and tools whose
+        content hash differs from the approved one (``changed``). A trusted server's tools are approved
+        the first time they are seen; a later change is withheld like any other."""
+        if self.approvals is None:
+            return {}
+        approved = self.approvals.approved(catalog.tenant)
+        awaiting: dict[str, str] = {}
+        baseline: dict[str, str] = {}
+        for t in catalog.tools:
+            key, digest = t.tool.key, t.tool.content_hash
+            known = approved.get(key)
+            if known == digest:
+                continue
+            server = config.server(t.server)
+            if known is None and server is not None and server.trusted:
+                baseline[key] = digest
+            else:
+                awaiting[key] = "pending" if known is None else "changed"
+        if baseline:
+            self.approvals.approve(catalog.tenant, baseline)
+        return awaiting
 
     async def index_tenant(self, tenant: str, config: TenantConfig) -> IndexReport:
         """Index one tenant: list its enabled upstreams and publish a new version if anything changed."""
@@ -168,8 +230,16 @@ class Indexer:
             statuses[server.name] = ServerStatus(
                 server.name, True, len(result.tools), None, now, now, tuple(result.skipped)
             )
-        catalog = catalog_from_tools(tenant, tools, statuses, count=self.count, previous=previous, now=now)
-        catalog = replace(catalog, config=config.model_dump(mode="json"))
+        catalog = catalog_from_tools(
+            tenant, tools, statuses, count=self.count, previous=previous, now=now, embedder=self.embedder
+        )
+        try:
+            awaiting = self._awaiting(catalog, config)
+            approvals_error = None
+        except StoreError as exc:
+            # Without the approved hashes a changed tool cannot be told apart: publish nothing.
+            awaiting, approvals_error = {}, exc.message
+        catalog = replace(catalog, config=config.model_dump(mode="json"), approvals=awaiting)
         indexed = catalog.tools
         report = IndexReport(tenant, previous.version if previous else None, False, len(indexed))
         report.servers = {
@@ -181,7 +251,10 @@ class Indexer:
             }
             for name, s in statuses.items()
         }
-        if previous is None or previous.fingerprint != catalog.fingerprint:
+        report.awaiting_approval = len(awaiting)
+        if approvals_error is not None:
+            report.error = approvals_error
+        elif previous is None or previous.fingerprint != catalog.fingerprint:
             try:
                 self.store.publish(catalog, expected_current=previous.version if previous else None)
                 report.version, report.changed = catalog.version, True

@@ -15,7 +15,7 @@ from foldgate.config import Settings
 from foldgate.errors import FoldgateError
 from foldgate.index_job import IndexJob, JobResult, parse_index_event
 from foldgate.indexer import Indexer
-from foldgate.wiring import open_configs, open_store, open_upstream
+from foldgate.wiring import open_approvals, open_configs, open_embedder, open_store, open_upstream
 
 __all__ = ["build_indexer_handler"]
 
@@ -47,7 +47,13 @@ def build_indexer_handler(settings: Settings | None = None) -> LambdaHandler:
     tracer = Tracer(service="foldgate-indexer")
     metrics = Metrics(namespace="foldgate", service="indexer")
     store = open_store(settings)
-    indexer = Indexer(store, open_upstream(settings), max_concurrency=settings.index_concurrency)
+    indexer = Indexer(
+        store,
+        open_upstream(settings),
+        max_concurrency=settings.index_concurrency,
+        approvals=open_approvals(settings),
+        embedder=open_embedder(settings),
+    )
     job = IndexJob(indexer, open_configs(settings))
     # One loop per instance, reused by warm invocations, never installed as the thread's current loop
     # (asyncio.run would close it and leave the thread without one).

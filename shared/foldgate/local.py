@@ -10,14 +10,23 @@ from dataclasses import dataclass
 
 from fastapi import FastAPI
 
+from foldgate.admin import admin_router
 from foldgate.config import Settings
 from foldgate.config_source import ConfigSource
 from foldgate.gateway import Gateway
 from foldgate.http import create_app
 from foldgate.indexer import Indexer, IndexReport
+from foldgate.reindex import local_reindexer
 from foldgate.store.sqlite import SqliteStore
 from foldgate.upstream import UpstreamClient
-from foldgate.wiring import open_results
+from foldgate.wiring import (
+    lazy_embedder,
+    open_access,
+    open_approvals,
+    open_embedder,
+    open_results,
+    optional_secret,
+)
 
 __all__ = ["LocalGateway", "build_local"]
 
@@ -76,13 +85,29 @@ def build_local(
 ) -> LocalGateway:
     """Wire store, upstream client, indexer, gateway and app for one process."""
     store = SqliteStore(settings.sqlite_path)
-    upstream = UpstreamClient()
-    indexer = Indexer(store, upstream)
-    gateway = Gateway(store, configs, upstream, catalog_ttl=1.0, results=open_results(settings))
+    upstream = UpstreamClient(allow_private=settings.allow_private_upstreams)
+    approvals = open_approvals(settings)
+    indexer = Indexer(store, upstream, approvals=approvals, embedder=open_embedder(settings))
+    gateway = Gateway(
+        store,
+        configs,
+        upstream,
+        catalog_ttl=1.0,
+        results=open_results(settings),
+        embedder=lazy_embedder(settings),
+        hybrid_weight=settings.hybrid_weight,
+    )
+    admin = admin_router(
+        gateway,
+        operator_secret=optional_secret(settings, "operator"),
+        approvals=approvals,
+        reindex=local_reindexer(indexer, configs, published=gateway.invalidate),
+    )
     holder: list[LocalGateway] = []
     app = create_app(
         gateway,
-        default_tenant=settings.default_tenant,
+        access=open_access(settings),
+        admin=admin,
         allowed_hosts=allowed_hosts,
         max_body_bytes=settings.max_body_bytes,
         ready=lambda: bool(holder) and holder[0].ready(),

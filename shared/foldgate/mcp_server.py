@@ -21,6 +21,7 @@ from foldgate.errors import UpstreamError
 from foldgate.gateway import Gateway, error_result
 from foldgate.http import SERVER_NAME
 from foldgate.listing import instructions_text
+from foldgate.principal import Principal
 
 __all__ = ["RequestScope", "build_mcp_server", "current_scope"]
 
@@ -31,7 +32,7 @@ log = logging.getLogger(__name__)
 class RequestScope:
     """Who is calling and on which surface."""
 
-    tenant: str
+    principal: Principal
     surface: str = "direct"
 
 
@@ -53,7 +54,7 @@ class _GatewayServer(Server[Any]):
         if scope is None:
             return instructions_text(None)
         try:
-            return self._gateway.instructions(scope.tenant, scope.surface)
+            return self._gateway.instructions(scope.principal, scope.surface)
         except Exception:  # an unknown tenant still gets the generic text, never an error here
             return instructions_text(None)
 
@@ -76,7 +77,7 @@ def build_mcp_server(gateway: Gateway) -> Server[Any]:
     async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
         # The HTTP layer answers plain tools/list from pre-rendered text; this path serves the rest.
         scope = _scope()
-        listing = gateway.listing_json(scope.tenant, scope.surface)
+        listing = gateway.listing_json(scope.principal, scope.surface)
         tools = listings.get(listing)  # keyed by the text itself (its hash is cached on the str)
         if tools is None:
             tools = []
@@ -92,7 +93,7 @@ def build_mcp_server(gateway: Gateway) -> Server[Any]:
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         scope = _scope()
-        result = await gateway.call(scope.tenant, params.name, params.arguments, scope.surface)
+        result = await gateway.call(scope.principal, params.name, params.arguments, scope.surface)
         try:
             return types.CallToolResult.model_validate(result)
         except ValidationError as exc:

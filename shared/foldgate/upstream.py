@@ -19,6 +19,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from foldgate.config import ServerConfig
 from foldgate.errors import UpstreamError, UpstreamTimeoutError
+from foldgate.net_guard import check_upstream_url_async, guarded_http_client
 
 __all__ = ["Listing", "UpstreamClient"]
 
@@ -82,10 +83,13 @@ class UpstreamClient:
     stdio servers (local mode only) keep one long-lived session each.
 
     ``headers`` resolves a server's request headers (e.g. from a secret parameter) at call time.
+    ``allow_private`` lets HTTP upstreams live on loopback/private networks; metadata, link-local and
+    other never-legitimate targets are refused either way (``foldgate.net_guard``).
     """
 
-    def __init__(self, *, headers: HeaderSource | None = None) -> None:
+    def __init__(self, *, headers: HeaderSource | None = None, allow_private: bool = True) -> None:
         self._headers = headers or (lambda s: s.headers)
+        self._allow_private = allow_private
         self._stdio: dict[str, _StdioSession] = {}
 
     @contextlib.asynccontextmanager
@@ -98,11 +102,15 @@ class UpstreamClient:
             return
         from mcp import Client
         from mcp.client.streamable_http import streamable_http_client
-        from mcp.shared._httpx_utils import create_mcp_http_client
 
         assert server.url is not None  # the config guarantees a url for HTTP servers
+        try:
+            # Before any header (secret) is resolved or sent: the indexer and the call path both land here.
+            await check_upstream_url_async(server.url, allow_private=self._allow_private)
+        except UpstreamError as exc:
+            raise UpstreamError(f"{server.name}: {exc.message}") from None
         headers = dict(self._headers(server))
-        async with create_mcp_http_client(headers=headers) as http:
+        async with guarded_http_client(headers, allow_private=self._allow_private) as http:
             transport = streamable_http_client(server.url, http_client=http, terminate_on_close=False)
             async with Client(transport, cache=None, read_timeout_seconds=server.timeout_s) as client:
                 yield client.session
@@ -169,6 +177,8 @@ class UpstreamClient:
             raise UpstreamTimeoutError(
                 f"{server.name}: {name} did not answer within {server.timeout_s:g}s"
             ) from exc
+        except UpstreamError:
+            raise  # raised by foldgate itself (refused URL, stdio start): already names the server
         except Exception as exc:
             from mcp.shared.exceptions import MCPError
 

@@ -16,6 +16,7 @@ from foldgate.indexed import CatalogVersion, IndexedTool
 from foldgate.jsonutil import compact
 from foldgate.listing import instructions_text, join_fragments
 from foldgate.policy import Plan, decide
+from foldgate.principal import Principal
 
 __all__ = ["DESCRIBE_TOOL", "DESCRIBE_TOOL_NAME", "TenantView", "build_view"]
 
@@ -62,6 +63,11 @@ class TenantView:
     config: TenantConfig
     visible: tuple[IndexedTool, ...]
     plan: Plan
+    principal: Principal
+
+    def approval(self, tool: IndexedTool) -> str | None:
+        """``pending`` or ``changed`` while a tool awaits an operator's approval, else None."""
+        return self.catalog.approvals.get(tool.tool.key)
 
     @cached_property
     def by_id(self) -> dict[str, IndexedTool]:
@@ -100,14 +106,17 @@ def _is_visible(tool: IndexedTool, servers: dict[str, ServerConfig]) -> bool:
     return override is None or override.enabled
 
 
-def build_view(catalog: CatalogVersion, config: TenantConfig) -> TenantView:
-    """Derive the view: visibility from the config, then the deferral plan over visible tools."""
+def build_view(
+    catalog: CatalogVersion, config: TenantConfig, principal: Principal | None = None
+) -> TenantView:
+    """Derive the view: visibility from the config and the caller's scope, then the deferral plan."""
+    principal = principal or Principal(catalog.tenant)
     servers = {s.name: s for s in config.servers}
-    visible = tuple(t for t in catalog.tools if _is_visible(t, servers))
+    visible = tuple(t for t in catalog.tools if _is_visible(t, servers) and principal.sees(t))
     costs = {t.tool.key: (t.tokens_full, t.tokens_deferred) for t in visible}
 
     def cost(tool: Tool) -> tuple[int, int]:
         return costs[tool.key]
 
     plan = decide([t.tool for t in visible], config, cost=cost)
-    return TenantView(catalog, config, visible, plan)
+    return TenantView(catalog, config, visible, plan, principal)

@@ -5,7 +5,10 @@ Lambda handlers call these once per instance (at init), never per request.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import logging
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Literal
 
 from foldgate.config import Settings
 from foldgate.config_source import ConfigSource, FileConfigSource
@@ -15,10 +18,27 @@ from foldgate.store.base import CatalogStore
 if TYPE_CHECKING:
     from fastapi import FastAPI
 
+    from foldgate.access import Access
+    from foldgate.admin import Reindexer
     from foldgate.result_cache import ResultPager
+    from foldgate.search.embed import Embedder
+    from foldgate.store.approvals import ApprovalStore
     from foldgate.upstream import UpstreamClient
 
-__all__ = ["build_mcp_app", "open_configs", "open_results", "open_store", "open_upstream"]
+log = logging.getLogger(__name__)
+
+__all__ = [
+    "build_mcp_app",
+    "lazy_embedder",
+    "open_access",
+    "open_approvals",
+    "open_configs",
+    "open_embedder",
+    "open_results",
+    "open_store",
+    "open_upstream",
+    "optional_secret",
+]
 
 
 def open_store(settings: Settings) -> CatalogStore:
@@ -67,12 +87,84 @@ def open_upstream(settings: Settings) -> UpstreamClient:
     if settings.config_source == "ssm":
         from foldgate.ssm_config import SecretHeaders
 
-        return UpstreamClient(headers=SecretHeaders(max_age=settings.secrets_cache_seconds))
-    return UpstreamClient()
+        return UpstreamClient(
+            headers=SecretHeaders(max_age=settings.secrets_cache_seconds),
+            allow_private=settings.allow_private_upstreams,
+        )
+    return UpstreamClient(allow_private=settings.allow_private_upstreams)
 
 
-def build_mcp_app(settings: Settings) -> FastAPI:
+def open_approvals(settings: Settings) -> ApprovalStore:
+    """Approved tool versions, on the same backend as the catalog."""
+    if settings.store == "dynamodb":
+        from foldgate.store.dynamodb_approvals import DynamoApprovalStore
+
+        return DynamoApprovalStore(settings.table_name)
+    from foldgate.store.approvals import SqliteApprovalStore
+
+    return SqliteApprovalStore(settings.sqlite_path)
+
+
+def optional_secret(settings: Settings, name: Literal["token", "operator"]) -> bytes | None:
+    """The named secret, or None (logged) when it is not configured: what it guards stays closed."""
+    from foldgate.auth.secrets import load_secret
+
+    try:
+        return load_secret(settings, name)
+    except ConfigError as exc:
+        # Fail closed: without the secret nothing it guards can be used (logged, never shown to callers).
+        log.error("%s secret unavailable: %s", name, exc.message)
+        return None
+
+
+def open_access(settings: Settings) -> Access:
+    """Request authentication (agent tokens) and the per-caller rate limit."""
+    from foldgate.access import Access
+    from foldgate.auth.store import open_token_store
+    from foldgate.auth.tokens import TokenAuthority, TokenHasher
+    from foldgate.ratelimit import RateLimiter
+
+    secret = optional_secret(settings, "token")
+    authority = TokenAuthority(open_token_store(settings), TokenHasher(secret)) if secret else None
+    return Access(
+        default_tenant=settings.default_tenant,
+        allow_tenant_header=settings.allow_tenant_header,
+        authority=authority,
+        auth_required=settings.auth_required,
+        # 0 turns the limiter off (e.g. behind a gateway that already throttles per client).
+        limiter=RateLimiter(settings.rate_limit_per_minute) if settings.rate_limit_per_minute > 0 else None,
+    )
+
+
+def open_embedder(settings: Settings) -> Embedder:
+    """The embedding provider the settings name (a lexical-only stand-in when it cannot load)."""
+    from foldgate.search.embed import open_provider
+
+    if settings.embedding_provider == "local":
+        return open_provider("local", model_dir=settings.model_dir)
+    if settings.embedding_provider == "bedrock":
+        return open_provider("bedrock", dimensions=settings.bedrock_dimensions)
+    return open_provider("none")
+
+
+def lazy_embedder(settings: Settings) -> Callable[[], Embedder]:
+    """The provider, opened on first use: the request path pays for numpy and the model only when a
+    search needs them, not at every cold start."""
+    opened: list[Embedder] = []
+    lock = threading.Lock()
+
+    def get() -> Embedder:
+        with lock:
+            if not opened:
+                opened.append(open_embedder(settings))
+            return opened[0]
+
+    return get
+
+
+def build_mcp_app(settings: Settings, *, reindex: Reindexer | None = None) -> FastAPI:
     """The MCP endpoint app for the settings (the McpFunction's whole dependency graph)."""
+    from foldgate.admin import admin_router
     from foldgate.gateway import Gateway
     from foldgate.http import create_app
 
@@ -83,6 +175,8 @@ def build_mcp_app(settings: Settings) -> FastAPI:
         open_upstream(settings),
         catalog_ttl=settings.catalog_cache_seconds,
         results=open_results(settings),
+        embedder=lazy_embedder(settings),
+        hybrid_weight=settings.hybrid_weight,
     )
     if settings.config_source == "ssm":
         from foldgate.ssm_config import SsmConfigSource
@@ -90,9 +184,16 @@ def build_mcp_app(settings: Settings) -> FastAPI:
         # A fresh instance facing an invalid live config serves with the one its catalog was built from.
         assert isinstance(configs, SsmConfigSource)
         configs.fallback = gateway.indexed_config
-    return create_app(
+    if reindex is None and settings.indexer_function:
+        from foldgate.reindex import lambda_reindexer
+
+        reindex = lambda_reindexer(settings.indexer_function)
+    admin = admin_router(
         gateway,
-        default_tenant=settings.default_tenant,
-        allow_tenant_header=settings.allow_tenant_header,
-        max_body_bytes=settings.max_body_bytes,
+        operator_secret=optional_secret(settings, "operator"),
+        approvals=open_approvals(settings),
+        reindex=reindex,
+    )
+    return create_app(
+        gateway, access=open_access(settings), max_body_bytes=settings.max_body_bytes, admin=admin
     )

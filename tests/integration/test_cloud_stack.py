@@ -330,3 +330,40 @@ def test_an_unreachable_upstream_keeps_its_last_tools(stack: Stack, indexed: dic
 def test_unknown_events_are_refused_without_indexing(stack: Stack) -> None:
     result = stack.indexer({"hello": "world"}, _Context())
     assert result["error"]["code"] == "invalid_request"
+
+
+def test_the_deployed_settings_require_agent_tokens(stack: Stack, indexed: dict[str, Any]) -> None:
+    """template.yaml sets FOLDGATE_AUTH_REQUIRED=true: secrets from Parameter Store, tokens in DynamoDB."""
+    from foldgate.auth.dynamodb import DynamoTokenStore
+    from foldgate.auth.tokens import TokenAuthority, TokenHasher
+
+    for name, value in (("token-hmac-key", "k" * 32), ("operator-key", "o" * 32)):
+        stack.ssm.put_parameter(
+            Name=f"{stack.prefix}/secrets/{name}", Value=value, Type="SecureString", Overwrite=True
+        )
+    env = {"FOLDGATE_AUTH_REQUIRED": "true", "FOLDGATE_ALLOW_TENANT_HEADER": "false"}
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        secured = load_handler(REPO / "functions" / "mcp" / "app.py", "mcp_function_app_secured").handler
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    authority = TokenAuthority(DynamoTokenStore(stack.table), TokenHasher(b"k" * 32))
+    token = authority.issue("acme", servers=["crm"], tier="read", expires_in=600)[0]
+    status, _ = invoke(stack, "mcp_tools_list.json", {"x-foldgate-tenant": "acme"}, secured)
+    assert status == 401
+    status, body = invoke(stack, "mcp_tools_list.json", {"authorization": f"Bearer {token}"}, secured)
+    assert status == 200
+    assert [t["name"] for t in body["result"]["tools"]] == ["describe_tool", "crm__find_contact"]
+    admin = event("healthz.json")
+    admin["rawPath"] = admin["requestContext"]["http"]["path"] = "/api/v1/status"
+    admin["rawQueryString"] = "tenant=acme"
+    assert call_mcp(secured, admin)[0] == 401
+    admin["headers"]["authorization"] = "Bearer " + "o" * 32
+    status, body = call_mcp(secured, admin)
+    assert status == 200
+    assert body["servers"]["crm"]["healthy"] is True

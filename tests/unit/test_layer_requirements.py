@@ -83,3 +83,28 @@ def test_layer_targets_the_runtime_of_the_template() -> None:
 def test_requirement_lines_parse(line: str) -> None:
     # The layer file is read with packaging's parser, exactly as pip reads it.
     assert Requirement(line).specifier
+
+
+def _make_var(text: str, name: str) -> str:
+    found = re.search(rf"^{name}\s*:?=\s*(.+?)\s*$", text, re.MULTILINE)
+    assert found, f"{name} is not set"
+    return found.group(1)
+
+
+def test_layer_ships_the_model_the_search_looks_for() -> None:
+    from foldgate.search.embed import DEFAULT_MODEL_NAME, default_model_dirs
+
+    layer_make = (LAYER / "Makefile").read_text()
+    root_make = (ROOT / "Makefile").read_text()
+    assert _make_var(layer_make, "MODEL_NAME") == DEFAULT_MODEL_NAME
+    assert _make_var(root_make, "MODEL_NAME") == DEFAULT_MODEL_NAME
+    # The layer unpacks under /opt: $(ARTIFACTS_DIR)/model/<name> is /opt/model/<name> at run time.
+    assert '"$(ARTIFACTS_DIR)/model/$(MODEL_NAME)/"' in layer_make
+    assert Path("/opt/model") / DEFAULT_MODEL_NAME in default_model_dirs()
+    assert ROOT / ".model" / DEFAULT_MODEL_NAME in default_model_dirs()
+
+
+def test_layer_no_deps_packages_are_listed() -> None:
+    no_deps = _make_var((LAYER / "Makefile").read_text(), "NO_DEPS").split()
+    assert no_deps
+    assert {canonicalize_name(n) for n in no_deps} <= set(_layer())

@@ -2,7 +2,8 @@
 
 The indexer calls :func:`build_search_index` and stores :meth:`SearchIndex.to_doc` inside the catalog
 version; the request path keeps :meth:`SearchIndex.from_doc` per version and calls
-:meth:`SearchIndex.search`. No model is called, ever.
+:meth:`SearchIndex.search`. The dense half (``embed``, ``dense``, ``hybrid``) adds index-time vectors and
+a local query encoder; no model beyond that encoder is ever called on the request path.
 """
 
 from __future__ import annotations
