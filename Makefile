@@ -67,7 +67,7 @@ $(MODEL_DIR)/manifest.json:
 
 model: $(MODEL_DIR)/manifest.json
 
-run: venv demo-deps
+run: venv model demo-deps
 	bash demo/run.sh
 
 lint: venv
@@ -119,6 +119,7 @@ bench: venv model
 	$(BIN)/foldgate bench search --engine hybrid --tools $(CORPORA)/mcpproxy/corpus_v2.tools.json --queries $(CORPORA)/mcpproxy/retrieval_golden_v1.json
 	$(BIN)/foldgate bench search --engine hybrid --tools $(CORPORA)/mcptoolbench-pp/tools.jsonl --queries $(CORPORA)/mcptoolbench-pp/queries.jsonl
 	$(BIN)/foldgate bench serve --corpus $(CORPORA)/mcpproxy/livemcptool_snapshot/tools.json
+	$(BIN)/foldgate bench code
 	$(BIN)/foldgate bench cloud --corpus $(CORPORA)/mcpproxy/livemcptool_snapshot/tools.json --corpus $(CORPORA)/mcp-flow/tools.jsonl
 
 clean:

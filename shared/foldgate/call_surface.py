@@ -28,6 +28,7 @@ __all__ = [
     "parse_call_arguments",
     "parse_read_cache_arguments",
     "parse_retrieve_arguments",
+    "retrieve_tool",
 ]
 
 RETRIEVE_TOOLS_NAME: Final = "retrieve_tools"
@@ -52,7 +53,8 @@ CALL_INSTRUCTIONS: Final = (
 )
 
 
-def _retrieve_tool(default_limit: int) -> dict[str, Any]:
+def retrieve_tool(default_limit: int) -> dict[str, Any]:
+    """The retrieve_tools entry (its ``limit`` default is the tenant's ``tools_limit``)."""
     return {
         "name": RETRIEVE_TOOLS_NAME,
         "description": (
@@ -147,7 +149,7 @@ READ_CACHE_TOOL: Final[dict[str, Any]] = {
 
 def call_surface_listing(default_limit: int) -> str:
     """The surface's ``tools`` array as JSON text (constant per ``tools_limit``)."""
-    tools = [_retrieve_tool(default_limit)]
+    tools = [retrieve_tool(default_limit)]
     tools.extend(_call_tool(name, tier) for name, tier in CALL_VARIANTS.items())
     tools.extend([DESCRIBE_TOOL, READ_CACHE_TOOL])
     return join_fragments(compact(t) for t in tools)

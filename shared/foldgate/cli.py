@@ -64,6 +64,14 @@ def _cmd_bench_serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_bench_code(args: argparse.Namespace) -> int:
+    from foldgate.bench.code import format_code_report, run_code_bench
+
+    report = run_code_bench(runs=args.runs)
+    print(json.dumps(report) if args.json else format_code_report(report))
+    return 0
+
+
 def _cmd_bench_search(args: argparse.Namespace) -> int:
     from foldgate.bench.search import format_search_report, run_search_bench
     from foldgate.search import DEFAULT, PLAIN
@@ -296,6 +304,10 @@ def _parser() -> argparse.ArgumentParser:
     cloud.add_argument("--requests", type=int, default=100)
     cloud.add_argument("--json", action="store_true")
     cloud.set_defaults(func=_cmd_bench_cloud)
+    code = bench_sub.add_parser("code", help="code sandbox overhead: per run, per tool call, per respawn")
+    code.add_argument("--runs", type=int, default=200, help="runs per measured row (default 200)")
+    code.add_argument("--json", action="store_true", help="print one JSON object")
+    code.set_defaults(func=_cmd_bench_code)
     srch = bench_sub.add_parser("search", help="tool search quality (recall, MRR, nDCG) and query latency")
     srch.add_argument("--tools", required=True, help="tools.jsonl, a corpus folder, or an mcpproxy file")
     srch.add_argument("--queries", required=True, help='golden JSON or {"query","expected"} jsonl')

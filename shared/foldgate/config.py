@@ -93,6 +93,22 @@ class ServerConfig(_Strict):
         return self
 
 
+class CodeExecutionConfig(_Strict):
+    """The code-execution surface of a tenant: one JavaScript run orchestrating many tool calls."""
+
+    enabled: bool = Field(default=True, description="False: the code tool is listed nowhere and refused.")
+    timeout_ms: int = Field(default=10_000, ge=100, le=25_000, description="Ceiling on a run's wall time.")
+    max_calls: int = Field(default=50, ge=1, le=1000, description="Tool calls per run.")
+    concurrency: int = Field(default=8, ge=1, le=32, description="Tool calls in flight at once.")
+    max_result_bytes: int = Field(default=100_000, ge=1_000, le=5_000_000)
+    catalog_chars: int = Field(
+        default=8_000,
+        ge=0,
+        le=100_000,
+        description="Size cap of the tool catalog in the code tool's description.",
+    )
+
+
 class TenantConfig(_Strict):
     """Everything one tenant configures. Serialization settings apply on the next request."""
 
@@ -112,6 +128,7 @@ class TenantConfig(_Strict):
     tools_limit: int = Field(default=10, ge=1, le=100)
     tool_response_limit: int = Field(default=50_000, ge=1_000)
     instructions: str | None = None
+    code_execution: CodeExecutionConfig = Field(default_factory=CodeExecutionConfig)
     servers: list[ServerConfig] = Field(default_factory=list)
 
     @field_validator("routing_mode", mode="before")
@@ -202,6 +219,8 @@ class Settings(_Strict):
     model_dir: str | None = None
     bedrock_dimensions: int = 512
     hybrid_weight: float = Field(default=0.6, ge=0.0, le=1.0)
+    # Whether this process runs agent code (/mcp/code). The cloud serves it from its own function.
+    serve_code: bool = True
     indexer_function: str | None = None
     index_concurrency: int = 8
     catalog_cache_seconds: float = 10.0

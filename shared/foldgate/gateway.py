@@ -25,6 +25,8 @@ from foldgate.call_surface import (
     parse_read_cache_arguments,
     parse_retrieve_arguments,
 )
+from foldgate.code_runner import CodeRunner
+from foldgate.code_surface import CODE_INSTRUCTIONS, CODE_TOOL_NAME
 from foldgate.config import TenantConfig, parse_tenant_config
 from foldgate.config_source import ConfigSource
 from foldgate.describe import APPROVAL_REASONS, describe_tools, parse_describe_arguments
@@ -46,6 +48,7 @@ from foldgate.validation import ValidatorCache
 from foldgate.views import DESCRIBE_TOOL_NAME, TenantView, build_view
 
 if TYPE_CHECKING:
+    from foldgate.code.sandbox import Sandbox
     from foldgate.search import SearchHit
     from foldgate.search.embed import Embedder
 
@@ -106,8 +109,11 @@ class Gateway:
         results: ResultPager | None = None,
         embedder: Callable[[], Embedder] | None = None,
         hybrid_weight: float = 0.6,
+        sandbox: Callable[[], Sandbox] | None = None,
     ) -> None:
         self.store = store
+        # The code surface: None where this process runs no agent code.
+        self.code = CodeRunner(self, sandbox) if sandbox is not None else None
         self.results = results
         self.embedder = embedder
         self.hybrid_weight = hybrid_weight
@@ -195,14 +201,20 @@ class Gateway:
         if surface != "routed":
             return surface
         tenant = who.tenant if isinstance(who, Principal) else who
-        # code_execution has no surface of its own yet: its tenants are served the direct one.
-        return "call" if self.config(tenant).routing_mode == "retrieve_tools" else "direct"
+        mode = self.config(tenant).routing_mode
+        if mode == "code_execution":
+            # Where this process runs no agent code (the cloud's McpFunction), /mcp/code serves it.
+            return "code" if self.code is not None and self.code.can_run else "call"
+        return "call" if mode == "retrieve_tools" else "direct"
 
     def listing_json(self, who: str | Principal, surface: str) -> str:
         """The surface's ``tools`` array as JSON text (pre-rendered; cached per view)."""
         view = self.view(who)
-        if self.surface_of(who, surface) == "direct":
+        concrete = self.surface_of(who, surface)
+        if concrete == "direct":
             return view.listing_json
+        if concrete == "code":
+            return self._code_runner().listing_json(view)
         limit = view.config.tools_limit
         listing = self._call_listings.get(limit)
         if listing is None:
@@ -212,9 +224,10 @@ class Gateway:
     def instructions(self, who: str | Principal, surface: str) -> str:
         """``initialize`` instructions: the operator's text, else the surface's default, then the legend."""
         view = self.view(who)
-        if self.surface_of(who, surface) == "direct" or view.config.instructions:
+        concrete = self.surface_of(who, surface)
+        if concrete == "direct" or view.config.instructions:
             return view.instructions
-        return instructions_text(CALL_INSTRUCTIONS)
+        return instructions_text(CODE_INSTRUCTIONS if concrete == "code" else CALL_INSTRUCTIONS)
 
     def searcher(self, catalog: CatalogVersion) -> Searcher:
         """The catalog's search, loaded once per version: hybrid (lexical + dense) when the catalog has
@@ -250,7 +263,10 @@ class Gateway:
         self, who: str | Principal, name: str, arguments: Any, surface: str = "direct"
     ) -> dict[str, Any]:
         """Handle a tools/call on a surface; always returns a CallToolResult wire dict."""
-        if self.surface_of(who, surface) == "call":
+        concrete = self.surface_of(who, surface)
+        if concrete == "code":
+            return await self._code_surface(who, name, arguments)
+        if concrete == "call":
             return await self._call_surface(who, name, arguments)
         view = self.view(who)
         if name == DESCRIBE_TOOL_NAME:
@@ -313,6 +329,28 @@ class Gateway:
             log.warning("tenant %s: %s", view.catalog.tenant, exc.message)
             return error_result(exc, tool=tool.published)
 
+    def _code_runner(self) -> CodeRunner:
+        if self.code is None:
+            # Still a working surface: search and describe, only the code tool is absent.
+            self.code = CodeRunner(self, _no_sandbox, can_run=False)
+        return self.code
+
+    async def _code_surface(self, who: str | Principal, name: str, arguments: Any) -> dict[str, Any]:
+        view = self.view(who)
+        runnable = self.code is not None and self.code.can_run and view.config.code_execution.enabled
+        if name == CODE_TOOL_NAME and runnable:
+            assert self.code is not None
+            try:
+                return await self.code.run(view, arguments)
+            except FoldgateError as exc:
+                return error_result(exc)
+        if name in (RETRIEVE_TOOLS_NAME, DESCRIBE_TOOL_NAME):
+            return await self._call_surface(who, name, arguments)
+        return error_result(
+            NotFoundError(f"unknown tool: {name}"),
+            hint="this surface's tools are code_execution, retrieve_tools and describe_tool",
+        )
+
     async def _call_surface(self, who: str | Principal, name: str, arguments: Any) -> dict[str, Any]:
         view = self.view(who)
         try:
@@ -374,3 +412,7 @@ class Gateway:
         if self.results is None:
             raise NotFoundError("no cached result for this key (it may have expired)")
         return self.results.read(key, offset, limit, stamp=view.principal.stamp)
+
+
+def _no_sandbox() -> Sandbox:
+    raise RuntimeError("this process runs no agent code")  # never called: can_run is False

@@ -275,7 +275,8 @@ def create_app(
     app.state.sdk = None
     app.state.sdk_lock = threading.Lock()
     access = access or Access(default_tenant=default_tenant, allow_tenant_header=allow_tenant_header)
-    for path, surface in (("/mcp", "routed"), ("/mcp/all", "direct"), ("/mcp/call", "call")):
+    surfaces = (("/mcp", "routed"), ("/mcp/all", "direct"), ("/mcp/call", "call"), ("/mcp/code", "code"))
+    for path, surface in surfaces:
         endpoint = McpEndpoint(app, surface, access, max_body_bytes)
         # A class instance is routed as a raw ASGI app (mounting would answer 307 to /mcp).
         app.router.add_route(path, endpoint, methods=["GET", "POST", "DELETE"])  # type: ignore[arg-type]

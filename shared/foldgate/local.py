@@ -25,6 +25,7 @@ from foldgate.wiring import (
     open_approvals,
     open_embedder,
     open_results,
+    open_sandbox,
     optional_secret,
 )
 
@@ -96,6 +97,7 @@ def build_local(
         results=open_results(settings),
         embedder=lazy_embedder(settings),
         hybrid_weight=settings.hybrid_weight,
+        sandbox=open_sandbox(settings),
     )
     admin = admin_router(
         gateway,
@@ -127,6 +129,8 @@ def build_local(
                 with contextlib.suppress(BaseException):
                     await task
                 await upstream.aclose()
+                if gateway.code is not None:
+                    await gateway.code.aclose()
 
     app.router.lifespan_context = lifespan
     return local

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
     from foldgate.access import Access
     from foldgate.admin import Reindexer
+    from foldgate.code.sandbox import Sandbox
     from foldgate.result_cache import ResultPager
     from foldgate.search.embed import Embedder
     from foldgate.store.approvals import ApprovalStore
@@ -35,6 +36,7 @@ __all__ = [
     "open_configs",
     "open_embedder",
     "open_results",
+    "open_sandbox",
     "open_store",
     "open_upstream",
     "optional_secret",
@@ -162,8 +164,22 @@ def lazy_embedder(settings: Settings) -> Callable[[], Embedder]:
     return get
 
 
-def build_mcp_app(settings: Settings, *, reindex: Reindexer | None = None) -> FastAPI:
-    """The MCP endpoint app for the settings (the McpFunction's whole dependency graph)."""
+def open_sandbox(settings: Settings) -> Callable[[], Sandbox] | None:
+    """A factory for the agent-code sandbox where this process runs code (its worker starts on first use)."""
+    if not settings.serve_code:
+        return None
+
+    def start() -> Sandbox:
+        from foldgate.code.sandbox import Sandbox
+
+        return Sandbox()
+
+    return start
+
+
+def build_mcp_app(settings: Settings, *, reindex: Reindexer | None = None, admin_api: bool = True) -> FastAPI:
+    """The MCP endpoint app for the settings (the McpFunction's whole dependency graph; the
+    CodeFunction's without the admin API)."""
     from foldgate.admin import admin_router
     from foldgate.gateway import Gateway
     from foldgate.http import create_app
@@ -177,6 +193,7 @@ def build_mcp_app(settings: Settings, *, reindex: Reindexer | None = None) -> Fa
         results=open_results(settings),
         embedder=lazy_embedder(settings),
         hybrid_weight=settings.hybrid_weight,
+        sandbox=open_sandbox(settings),
     )
     if settings.config_source == "ssm":
         from foldgate.ssm_config import SsmConfigSource
@@ -188,12 +205,14 @@ def build_mcp_app(settings: Settings, *, reindex: Reindexer | None = None) -> Fa
         from foldgate.reindex import lambda_reindexer
 
         reindex = lambda_reindexer(settings.indexer_function)
-    admin = admin_router(
-        gateway,
-        operator_secret=optional_secret(settings, "operator"),
-        approvals=open_approvals(settings),
-        reindex=reindex,
-    )
+    admin = None
+    if admin_api:
+        admin = admin_router(
+            gateway,
+            operator_secret=optional_secret(settings, "operator"),
+            approvals=open_approvals(settings),
+            reindex=reindex,
+        )
     return create_app(
         gateway, access=open_access(settings), max_body_bytes=settings.max_body_bytes, admin=admin
     )

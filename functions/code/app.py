@@ -1,0 +1,12 @@
+"""CodeFunction: the code-execution surface (/mcp/code) in a function of its own.
+
+Agent code runs in a sandboxed worker process here, never next to the indexer's or the admin API's
+role: this function may read the catalog and tenant config and call upstreams, nothing else.
+"""
+
+from mangum import Mangum
+
+from foldgate.config import Settings
+from foldgate.wiring import build_mcp_app
+
+handler = Mangum(build_mcp_app(Settings.from_env(), admin_api=False), lifespan="off")
