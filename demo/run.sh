@@ -70,6 +70,8 @@ cat <<MSG
 
 foldgate demo: serving the fleet in $config
   MCP (direct, every tool):   http://127.0.0.1:$gw_port/mcp/all
+  MCP (search surface):       http://127.0.0.1:$gw_port/mcp/call
+  MCP (code execution):       http://127.0.0.1:$gw_port/mcp/code
   MCP (tenant routing mode):  http://127.0.0.1:$gw_port/mcp
   health:                     http://127.0.0.1:$gw_port/healthz
 Connect a client, e.g. Python:

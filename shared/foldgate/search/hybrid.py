@@ -122,6 +122,7 @@ class HybridSearcher:
         self.pool = max(1, int(pool))
         self.fusion: Fusion = fusion
         self._keys = list(lexical.keys)
+        self._positions = {key: doc for doc, key in enumerate(self._keys)}
         self._matrix: npt.NDArray[np.float32] | None = None
         self._present: npt.NDArray[np.bool_] | None = None
         # Every tool has a vector (the usual case): no masking per query.
@@ -181,7 +182,13 @@ class HybridSearcher:
             return self._lexical.search(text, limit=limit, allowed=allowed)
         visible = _Visible(self._keys, allowed)
         dense = self._matrix @ qv
-        lex = self._lexical.scores(text) if self.weight < 1.0 else {}
+        # The lexical name boost is sized on visible tools too; it asks through the same cache.
+        position = self._positions
+        lex = (
+            self._lexical.scores(text, allowed=lambda key: visible(position[key]))
+            if self.weight < 1.0
+            else {}
+        )
         if self.fusion == "rrf":
             fused = self._rrf(dense, lex, visible)
         else:

@@ -127,7 +127,9 @@ class SearchIndex:
             chosen.append(tid)
         return chosen
 
-    def _matched(self, query: str) -> tuple[list[float], set[int]]:
+    def _matched(
+        self, query: str, allowed: Callable[[str], bool] | None = None
+    ) -> tuple[list[float], set[int]]:
         """BM25F score per doc (a list indexed by doc) and the set of docs that matched anything."""
         n = len(self._keys)
         acc = [0.0] * n
@@ -145,10 +147,12 @@ class SearchIndex:
             touched.update(docs)
             for doc, sat in zip(docs, sats[lo:hi], strict=True):
                 acc[doc] += sat * weight
-        self._name_boosts(query, acc, touched)
+        self._name_boosts(query, acc, touched, allowed)
         return acc, touched
 
-    def _name_boosts(self, query: str, acc: list[float], touched: set[int]) -> None:
+    def _name_boosts(
+        self, query: str, acc: list[float], touched: set[int], allowed: Callable[[str], bool] | None
+    ) -> None:
         cfg = self._config
         if cfg.exact_name_boost <= 0 and cfg.prefix_boost <= 0:
             return
@@ -156,7 +160,10 @@ class SearchIndex:
         # Sentences are not names: skip them without building the name tables.
         if not form or form.count(" ") >= _MAX_NAME_WORDS:
             return
-        best = max(map(acc.__getitem__, touched), default=0.0) or 1.0
+        # Sized on the tools the caller may see: a hidden tool must not move a visible tool's score.
+        keys = self._keys
+        seen = touched if allowed is None else (d for d in touched if allowed(keys[d]))
+        best = max(map(acc.__getitem__, seen), default=0.0) or 1.0
         matcher = self._matcher
         for boost, docs in ((cfg.exact_name_boost, matcher.exact), (cfg.prefix_boost, matcher.prefix)):
             if boost > 0:
@@ -164,13 +171,13 @@ class SearchIndex:
                     acc[doc] += boost * best
                     touched.add(doc)
 
-    def scores(self, query: str) -> dict[int, float]:
+    def scores(self, query: str, *, allowed: Callable[[str], bool] | None = None) -> dict[int, float]:
         """Every matching doc's lexical score for ``query`` (name boosts included); {} if none matches.
 
         Doc numbers index :attr:`keys`. This is the lexical signal that a later fusion can combine
         with others before :meth:`rank`; ``rank(scores(q))`` equals ``search(q)``.
         """
-        acc, touched = self._matched(query)
+        acc, touched = self._matched(query, allowed)
         return {doc: acc[doc] for doc in touched}
 
     def rank(
@@ -195,7 +202,7 @@ class SearchIndex:
         Never raises on hostile queries (empty, punctuation only, huge, any script): returns the best
         effort, or [] when no term is known.
         """
-        acc, touched = self._matched(query)
+        acc, touched = self._matched(query, allowed)
         return self._rank(acc.__getitem__, touched, limit, allowed)
 
     def _rank(

@@ -249,3 +249,19 @@ def test_real_model_reembeds_only_changed_tools(tiny_catalog: list[Tool]) -> Non
     again = build_dense_index(model, changed, dense.reusable_for(model))
     assert again is not None
     assert (again.encoded, again.reused) == (1, len(tiny_catalog) - 1)
+
+
+def test_a_hidden_tool_cannot_move_a_visible_tools_name_boost() -> None:
+    # Same length and document frequencies, different strength of match: only the hidden tool changes.
+    def index_with(hidden_description: str) -> SearchIndex:
+        visible = Tool(server="a", name="create_issue", description="Open a ticket in the tracker.")
+        hidden = Tool(server="b", name="tracker_tool", description=hidden_description)
+        return build_search_index([visible, hidden])
+
+    def only_visible(key: str) -> bool:
+        return key == "a:create_issue"
+
+    strong = index_with("issue create issue create").search("create_issue", allowed=only_visible)
+    weak = index_with("issue create other words").search("create_issue", allowed=only_visible)
+    assert [h.key for h in strong] == [h.key for h in weak] == ["a:create_issue"]
+    assert strong[0].score == weak[0].score
