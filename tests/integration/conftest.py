@@ -10,6 +10,14 @@ import pytest
 from tests.aws import aws_environment, create_table_from_template, start_moto, stop_process
 
 
+@pytest.fixture(autouse=True)
+def fresh_dynamodb_client() -> None:
+    """Tests hook into the process-wide DynamoDB client (botocore events): give each test its own."""
+    from foldgate.store.connections import dynamodb_client
+
+    dynamodb_client.cache_clear()
+
+
 @pytest.fixture(scope="session")
 def moto_endpoint() -> Iterator[str]:
     """A moto_server for the whole session; boto3 in this process talks to it (env set, then restored)."""

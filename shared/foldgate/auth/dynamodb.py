@@ -17,6 +17,7 @@ from typing import Any, Final
 from foldgate.auth.model import AgentToken
 from foldgate.auth.store import TokenStore, decode_tier
 from foldgate.errors import ConflictError, StoreError
+from foldgate.store.connections import aws_errors, dynamodb_client, paginate
 
 __all__ = ["DynamoTokenStore"]
 
@@ -67,19 +68,9 @@ class DynamoTokenStore(TokenStore):
     """Token store on the catalog table; ``client`` is a low-level ``dynamodb`` client (lazily made)."""
 
     def __init__(self, table_name: str, *, client: Any | None = None) -> None:
-        # Imported here, not at module import: boto3 costs cold-start time, paid only where it is used.
-        from botocore.exceptions import BotoCoreError, ClientError
-
-        if client is None:
-            import boto3
-            from botocore.config import Config
-
-            client = boto3.client(
-                "dynamodb", config=Config(retries={"mode": "standard", "max_attempts": 5}, connect_timeout=2)
-            )
         self.table_name = table_name
-        self.client: Any = client
-        self._errors: tuple[type[Exception], ...] = (ClientError, BotoCoreError)
+        self.client: Any = client if client is not None else dynamodb_client()
+        self._errors = aws_errors()
 
     def put(self, token: AgentToken, digest: str) -> None:
         """One conditional PutItem: an existing id is a ConflictError, never an overwrite."""
@@ -143,14 +134,8 @@ class DynamoTokenStore(TokenStore):
             "ExpressionAttributeNames": names,
             "ExpressionAttributeValues": values,
         }
-        found: list[AgentToken] = []
         try:
-            while True:
-                resp = self.client.scan(**kwargs)
-                found.extend(_item_token(it) for it in resp.get("Items", []))
-                if "LastEvaluatedKey" not in resp:
-                    break
-                kwargs["ExclusiveStartKey"] = resp["LastEvaluatedKey"]
+            found = [_item_token(it) for it in paginate(self.client.scan, **kwargs)]
         except self._errors as exc:
             raise StoreError(f"cannot list tokens: {_describe(exc)}") from exc
         return sorted(found, key=lambda t: (t.created_at, t.token_id))

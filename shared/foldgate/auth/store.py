@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from foldgate.auth.model import TIERS, AgentToken
 from foldgate.errors import ConfigError, ConflictError, StoreError
+from foldgate.store.connections import connect_sqlite
 
 if TYPE_CHECKING:
     from foldgate.config import Settings
@@ -82,16 +83,8 @@ class SqliteTokenStore(TokenStore):
     """Tokens in the embedded SQLite file (local mode), beside the catalog; safe to share between threads."""
 
     def __init__(self, path: str | Path) -> None:
-        if str(path) != ":memory:":
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        try:
-            self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA busy_timeout=5000")
-            self._db.executescript(_SCHEMA)
-        except sqlite3.Error as exc:
-            raise StoreError(f"cannot open SQLite token store {path}: {exc}") from exc
+        self._db = connect_sqlite(path, _SCHEMA, what="token store")
 
     def put(self, token: AgentToken, digest: str) -> None:
         """Insert the token; ConflictError if the id exists."""

@@ -125,7 +125,10 @@ def _apply(values: dict[str, str | None]) -> None:
     # afterwards read the environment as it is now.
     import boto3
 
+    from foldgate.store.connections import dynamodb_client
+
     boto3.DEFAULT_SESSION = None
+    dynamodb_client.cache_clear()  # the shared client was made for the previous endpoint
 
 
 @contextlib.contextmanager

@@ -10,8 +10,14 @@ from abc import ABC, abstractmethod
 from pathlib import Path
 
 from foldgate.errors import StoreError
+from foldgate.store.connections import connect_sqlite
 
 __all__ = ["ApprovalStore", "SqliteApprovalStore"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS approvals (
+    tenant TEXT NOT NULL, key TEXT NOT NULL, hash TEXT NOT NULL, PRIMARY KEY (tenant, key));
+"""
 
 
 class ApprovalStore(ABC):
@@ -33,19 +39,8 @@ class SqliteApprovalStore(ApprovalStore):
     """Approvals in the embedded SQLite file (local mode)."""
 
     def __init__(self, path: str | Path) -> None:
-        if str(path) != ":memory:":
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        try:
-            self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA busy_timeout=5000")
-            self._db.execute(
-                "CREATE TABLE IF NOT EXISTS approvals (tenant TEXT NOT NULL, key TEXT NOT NULL, "
-                "hash TEXT NOT NULL, PRIMARY KEY (tenant, key))"
-            )
-        except sqlite3.Error as exc:
-            raise StoreError(f"cannot open SQLite approval store {path}: {exc}") from exc
+        self._db = connect_sqlite(path, _SCHEMA, what="approval store")
 
     def approved(self, tenant: str) -> dict[str, str]:
         """Every approved tool of the tenant."""

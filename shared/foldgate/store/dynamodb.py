@@ -23,6 +23,7 @@ from typing import Any
 from foldgate.errors import ConfigError, ConflictError, StoreError
 from foldgate.indexed import CatalogVersion
 from foldgate.store.base import CatalogStore, decode_catalog, encode_catalog
+from foldgate.store.connections import dynamodb_client, paginate
 
 __all__ = ["DynamoStore"]
 
@@ -101,19 +102,8 @@ class DynamoStore(CatalogStore):
 
         if not 1 <= chunk_bytes <= _MAX_CHUNK_BYTES:
             raise ConfigError(f"chunk_bytes must be between 1 and {_MAX_CHUNK_BYTES}, got {chunk_bytes}")
-        if client is None:
-            import boto3
-            from botocore.config import Config
-
-            config = Config(
-                retries={"mode": "standard", "max_attempts": 5},
-                connect_timeout=2,
-                read_timeout=5,
-                tcp_keepalive=True,
-            )
-            client = boto3.client("dynamodb", config=config)
         self.table_name = table_name
-        self.client: Any = client
+        self.client: Any = client if client is not None else dynamodb_client()
         self.chunk_bytes = chunk_bytes
         self.grace_seconds = grace_seconds
         self.pending_seconds = pending_seconds
@@ -180,7 +170,6 @@ class DynamoStore(CatalogStore):
 
         Admin-only: a Scan reads the whole table (chunks included) to find the pointer items.
         """
-        found: list[str] = []
         kwargs: dict[str, Any] = {
             "TableName": self.table_name,
             "FilterExpression": "sk = :current",
@@ -188,14 +177,10 @@ class DynamoStore(CatalogStore):
             "ExpressionAttributeValues": {":current": {"S": "CURRENT"}},
         }
         try:
-            while True:
-                resp = self.client.scan(**kwargs)
-                found.extend(str(it["pk"]["S"]).removeprefix("TENANT#") for it in resp.get("Items", []))
-                if "LastEvaluatedKey" not in resp:
-                    return sorted(found)
-                kwargs["ExclusiveStartKey"] = resp["LastEvaluatedKey"]
+            items = paginate(self.client.scan, **kwargs)
         except self._aws_errors as exc:
             raise StoreError(f"cannot list tenants: {_describe(exc)}") from exc
+        return sorted(str(it["pk"]["S"]).removeprefix("TENANT#") for it in items)
 
     # -- publish ----------------------------------------------------------------------------------
 
@@ -385,15 +370,8 @@ class DynamoStore(CatalogStore):
 
     def _query_all(self, **kwargs: Any) -> list[dict[str, Any]]:
         """Every item of a Query, following pagination (1 MB pages: ~2 chunks each)."""
-        items: list[dict[str, Any]] = []
-        kwargs["TableName"] = self.table_name
         try:
-            while True:
-                resp = self.client.query(**kwargs)
-                items.extend(resp.get("Items", []))
-                if "LastEvaluatedKey" not in resp:
-                    return items
-                kwargs["ExclusiveStartKey"] = resp["LastEvaluatedKey"]
+            return paginate(self.client.query, TableName=self.table_name, **kwargs)
         except self._aws_errors as exc:
             raise StoreError(f"cannot read from table {self.table_name}: {_describe(exc)}") from exc
 

@@ -9,6 +9,7 @@ from typing import Any
 
 from foldgate.errors import StoreError
 from foldgate.store.approvals import ApprovalStore
+from foldgate.store.connections import aws_errors, dynamodb_client, paginate
 
 __all__ = ["DynamoApprovalStore"]
 
@@ -21,34 +22,23 @@ class DynamoApprovalStore(ApprovalStore):
     attempts = 8
 
     def __init__(self, table_name: str, *, client: Any | None = None) -> None:
-        if client is None:
-            import boto3  # lazily: cold start pays for boto3 only where DynamoDB is used
-
-            client = boto3.client("dynamodb")
-        from botocore.exceptions import BotoCoreError, ClientError
-
         self.table_name = table_name
-        self.client = client
-        self._errors: tuple[type[Exception], ...] = (BotoCoreError, ClientError)
+        self.client = client if client is not None else dynamodb_client()
+        self._errors = aws_errors()
 
     def approved(self, tenant: str) -> dict[str, str]:
         """Every approved tool of the tenant (one paginated Query)."""
-        out: dict[str, str] = {}
-        kwargs: dict[str, Any] = {
-            "TableName": self.table_name,
-            "KeyConditionExpression": "pk = :pk",
-            "ExpressionAttributeValues": {":pk": {"S": f"APPROVAL#{tenant}"}},
-            "ConsistentRead": True,
-        }
         try:
-            while True:
-                resp = self.client.query(**kwargs)
-                out.update({it["sk"]["S"]: it["hash"]["S"] for it in resp.get("Items", [])})
-                if "LastEvaluatedKey" not in resp:
-                    return out
-                kwargs["ExclusiveStartKey"] = resp["LastEvaluatedKey"]
+            items = paginate(
+                self.client.query,
+                TableName=self.table_name,
+                KeyConditionExpression="pk = :pk",
+                ExpressionAttributeValues={":pk": {"S": f"APPROVAL#{tenant}"}},
+                ConsistentRead=True,
+            )
         except self._errors as exc:
             raise StoreError(f"cannot read approvals of {tenant!r}: {exc}") from exc
+        return {it["sk"]["S"]: it["hash"]["S"] for it in items}
 
     def approve(self, tenant: str, hashes: dict[str, str]) -> None:
         """BatchWriteItem in 25s, retrying unprocessed items a bounded number of times."""

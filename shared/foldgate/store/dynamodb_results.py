@@ -13,6 +13,7 @@ import zlib
 from typing import Any
 
 from foldgate.errors import StoreError
+from foldgate.store.connections import aws_errors, dynamodb_client, paginate
 from foldgate.store.results import CachedResult, ResultStore
 
 __all__ = ["DynamoResultStore"]
@@ -24,18 +25,9 @@ class DynamoResultStore(ResultStore):
     """Results on the catalog table; ``client`` is a low-level dynamodb client (lazily made)."""
 
     def __init__(self, table_name: str, *, client: Any | None = None) -> None:
-        if client is None:
-            import boto3  # lazily: cold start pays for boto3 only where DynamoDB is used
-            from botocore.config import Config
-
-            client = boto3.client(
-                "dynamodb", config=Config(retries={"mode": "standard", "max_attempts": 5}, connect_timeout=2)
-            )
-        from botocore.exceptions import BotoCoreError, ClientError
-
         self.table_name = table_name
-        self.client = client
-        self._errors: tuple[type[Exception], ...] = (BotoCoreError, ClientError)
+        self.client = client if client is not None else dynamodb_client()
+        self._errors = aws_errors()
 
     def put(self, key: str, result: CachedResult) -> None:
         """Write every part (a result is rarely more than one)."""
@@ -58,20 +50,14 @@ class DynamoResultStore(ResultStore):
 
     def get(self, key: str) -> CachedResult | None:
         """The result, None when absent, incomplete or expired."""
-        items: list[dict[str, Any]] = []
-        kwargs: dict[str, Any] = {
-            "TableName": self.table_name,
-            "KeyConditionExpression": "pk = :pk",
-            "ExpressionAttributeValues": {":pk": {"S": f"RESULT#{key}"}},
-            "ConsistentRead": True,
-        }
         try:
-            while True:
-                resp = self.client.query(**kwargs)
-                items.extend(resp.get("Items", []))
-                if "LastEvaluatedKey" not in resp:
-                    break
-                kwargs["ExclusiveStartKey"] = resp["LastEvaluatedKey"]
+            items = paginate(
+                self.client.query,
+                TableName=self.table_name,
+                KeyConditionExpression="pk = :pk",
+                ExpressionAttributeValues={":pk": {"S": f"RESULT#{key}"}},
+                ConsistentRead=True,
+            )
         except self._errors as exc:
             raise StoreError(f"cannot read a cached tool result: {exc}") from exc
         if not items or "stamp" not in items[0]:

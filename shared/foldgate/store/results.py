@@ -16,8 +16,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from foldgate.errors import StoreError
+from foldgate.store.connections import connect_sqlite
 
 __all__ = ["CachedResult", "ResultStore", "SqliteResultStore"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS results (
+    key TEXT PRIMARY KEY, stamp TEXT NOT NULL, expires_at REAL NOT NULL, data BLOB NOT NULL);
+"""
 
 
 @dataclass(frozen=True)
@@ -48,19 +54,8 @@ class SqliteResultStore(ResultStore):
     """Results in the embedded SQLite file (local mode); expired rows are purged on write."""
 
     def __init__(self, path: str | Path) -> None:
-        if str(path) != ":memory:":
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        try:
-            self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA busy_timeout=5000")
-            self._db.execute(
-                "CREATE TABLE IF NOT EXISTS results (key TEXT PRIMARY KEY, stamp TEXT NOT NULL, "
-                "expires_at REAL NOT NULL, data BLOB NOT NULL)"
-            )
-        except sqlite3.Error as exc:
-            raise StoreError(f"cannot open SQLite result store {path}: {exc}") from exc
+        self._db = connect_sqlite(path, _SCHEMA, what="result store")
 
     def put(self, key: str, result: CachedResult) -> None:
         """Insert the result (compressed) and drop expired ones."""

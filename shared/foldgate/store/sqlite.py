@@ -10,6 +10,7 @@ from pathlib import Path
 from foldgate.errors import ConflictError, StoreError
 from foldgate.indexed import CatalogVersion
 from foldgate.store.base import CatalogStore, decode_catalog, encode_catalog
+from foldgate.store.connections import connect_sqlite
 
 __all__ = ["SqliteStore"]
 
@@ -30,17 +31,9 @@ class SqliteStore(CatalogStore):
 
     def __init__(self, path: str | Path, *, keep: int = 5) -> None:
         self.path = Path(path)
-        if str(path) != ":memory:":
-            self.path.parent.mkdir(parents=True, exist_ok=True)
         self.keep = max(1, keep)
         self._lock = threading.Lock()
-        try:
-            self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA busy_timeout=5000")
-            self._db.executescript(_SCHEMA)
-        except sqlite3.Error as exc:
-            raise StoreError(f"cannot open SQLite store {path}: {exc}") from exc
+        self._db = connect_sqlite(path, _SCHEMA, what="store")
 
     def current_version(self, tenant: str) -> str | None:
         """The id of the tenant's current version."""

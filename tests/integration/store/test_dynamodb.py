@@ -294,7 +294,8 @@ def test_two_racing_indexers_exactly_one_wins(dynamo_table: str) -> None:
     base = DynamoStore(dynamo_table)
     v0 = catalog(tools(2, seed=0))
     base.publish(v0, expected_current=None)
-    racers = [DynamoStore(dynamo_table, chunk_bytes=2048) for _ in range(2)]
+    # Two indexers are two processes: each has a client of its own (the stores' shared one is per process).
+    racers = [DynamoStore(dynamo_table, chunk_bytes=2048, client=boto3.client("dynamodb")) for _ in range(2)]
     versions = [catalog(tools(20, text=300, seed=s)) for s in (1, 2)]
     arrived = threading.Barrier(2, timeout=20)
     # moto applies a transaction as several unlocked steps (real DynamoDB isolates them): both
