@@ -57,9 +57,10 @@ def _payload(result: dict[str, Any]) -> Any:
 class CodeRunner:
     """The code surface of a gateway; ``sandbox`` is a factory so the worker starts on first use."""
 
-    def __init__(self, gateway: Gateway, sandbox: Callable[[], Sandbox], *, can_run: bool = True) -> None:
+    def __init__(self, gateway: Gateway, sandbox: Callable[[], Sandbox] | None) -> None:
         self.gateway = gateway
-        self.can_run = can_run
+        # Without a sandbox factory this process runs no agent code: search and describe only.
+        self.can_run = sandbox is not None
         self._sandbox_factory = sandbox
         self._sandbox: Sandbox | None = None
         self._lock = threading.Lock()
@@ -69,6 +70,8 @@ class CodeRunner:
         """The process's sandbox (one pre-started worker), created on first use."""
         with self._lock:
             if self._sandbox is None:
+                if self._sandbox_factory is None:
+                    raise RuntimeError("this process runs no agent code")
                 make_not_dumpable()
                 self._sandbox = self._sandbox_factory()
             return self._sandbox

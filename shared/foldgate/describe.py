@@ -7,14 +7,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from foldgate.errors import InvalidRequestError
+from foldgate.errors import InvalidRequestError, ToolChangedError, ToolPendingApprovalError
 from foldgate.indexed import IndexedTool
 from foldgate.views import MAX_CHECK_IDS, MAX_DEFINE_IDS, TenantView
 
 __all__ = ["APPROVAL_REASONS", "describe_tools", "parse_describe_arguments"]
 
 # A tool's approval state (CatalogVersion.approvals) -> the reason check mode and calls report.
-APPROVAL_REASONS = {"pending": "tool_pending_approval", "changed": "tool_changed"}
+APPROVAL_REASONS = {"pending": ToolPendingApprovalError.code, "changed": ToolChangedError.code}
 
 
 def parse_describe_arguments(arguments: Any) -> tuple[list[str], bool]:

@@ -74,3 +74,21 @@ class ConflictError(StoreError):
     """A concurrent writer won a race (e.g. two indexers flipping the same tenant's pointer)."""
 
     code = "conflict"
+
+
+class WrongVariantError(InvalidRequestError):
+    """A call_tool_* variant that does not match the tool's permission tier."""
+
+    code = "wrong_variant"
+
+
+class ToolPendingApprovalError(InvalidRequestError):
+    """A new tool of an untrusted server, not callable until an operator approves it."""
+
+    code = "tool_pending_approval"
+
+
+class ToolChangedError(InvalidRequestError):
+    """A tool whose definition changed upstream, not callable until an operator approves it."""
+
+    code = "tool_changed"

@@ -29,14 +29,17 @@ from foldgate.code_runner import CodeRunner
 from foldgate.code_surface import CODE_INSTRUCTIONS, CODE_TOOL_NAME
 from foldgate.config import TenantConfig, parse_tenant_config
 from foldgate.config_source import ConfigSource
-from foldgate.describe import APPROVAL_REASONS, describe_tools, parse_describe_arguments
+from foldgate.describe import describe_tools, parse_describe_arguments
 from foldgate.errors import (
     ConfigError,
     FoldgateError,
     InvalidRequestError,
     NotFoundError,
     StoreError,
+    ToolChangedError,
+    ToolPendingApprovalError,
     UpstreamError,
+    WrongVariantError,
 )
 from foldgate.indexed import CatalogVersion, IndexedTool
 from foldgate.listing import instructions_text
@@ -65,6 +68,7 @@ class Searcher(Protocol):
 
 __all__ = ["SURFACES", "Gateway", "error_result", "json_result"]
 
+_AWAITS = "awaits an operator's approval before it can be called"
 _MAX_VIEWS = 512  # views are per (caller scope, catalog version, config): bound the cache
 
 # Surfaces an endpoint can serve; "routed" (POST /mcp) follows the tenant's routing_mode.
@@ -112,8 +116,8 @@ class Gateway:
         sandbox: Callable[[], Sandbox] | None = None,
     ) -> None:
         self.store = store
-        # The code surface: None where this process runs no agent code.
-        self.code = CodeRunner(self, sandbox) if sandbox is not None else None
+        # The code surface; without a sandbox (the cloud's McpFunction) it lists no code tool.
+        self.code = CodeRunner(self, sandbox)
         self.results = results
         self.embedder = embedder
         self.hybrid_weight = hybrid_weight
@@ -204,7 +208,7 @@ class Gateway:
         mode = self.config(tenant).routing_mode
         if mode == "code_execution":
             # Where this process runs no agent code (the cloud's McpFunction), /mcp/code serves it.
-            return "code" if self.code is not None and self.code.can_run else "call"
+            return "code" if self.code.can_run else "call"
         return "call" if mode == "retrieve_tools" else "direct"
 
     def listing_json(self, who: str | Principal, surface: str) -> str:
@@ -214,7 +218,7 @@ class Gateway:
         if concrete == "direct":
             return view.listing_json
         if concrete == "code":
-            return self._code_runner().listing_json(view)
+            return self.code.listing_json(view)
         limit = view.config.tools_limit
         listing = self._call_listings.get(limit)
         if listing is None:
@@ -311,11 +315,9 @@ class Gateway:
         if awaiting is not None:
             # Listed and describable, never callable until an operator approves this exact version.
             what = "is new and awaits" if awaiting == "pending" else "changed upstream and awaits"
+            unavailable = ToolPendingApprovalError if awaiting == "pending" else ToolChangedError
             return error_result(
-                InvalidRequestError(
-                    f"{tool.published} {what} an operator's approval before it can be called"
-                ),
-                error_type=APPROVAL_REASONS[awaiting],
+                unavailable(f"{tool.published} {what} an operator's approval before it can be called")
             )
         invalid = self.check_arguments(tool, arguments)
         if invalid is not None:
@@ -329,17 +331,9 @@ class Gateway:
             log.warning("tenant %s: %s", view.catalog.tenant, exc.message)
             return error_result(exc, tool=tool.published)
 
-    def _code_runner(self) -> CodeRunner:
-        if self.code is None:
-            # Still a working surface: search and describe, only the code tool is absent.
-            self.code = CodeRunner(self, _no_sandbox, can_run=False)
-        return self.code
-
     async def _code_surface(self, who: str | Principal, name: str, arguments: Any) -> dict[str, Any]:
         view = self.view(who)
-        runnable = self.code is not None and self.code.can_run and view.config.code_execution.enabled
-        if name == CODE_TOOL_NAME and runnable:
-            assert self.code is not None
+        if name == CODE_TOOL_NAME and self.code.can_run and view.config.code_execution.enabled:
             try:
                 return await self.code.run(view, arguments)
             except FoldgateError as exc:
@@ -393,13 +387,8 @@ class Gateway:
             raise NotFoundError(f"unknown tool: {tool_name}")
         if tool.tier != CALL_VARIANTS[variant]:
             right = VARIANT_OF[tool.tier]
-            return error_result(
-                InvalidRequestError(
-                    f"{tool.published} is a {tool.tier} tool: call it with {right}, not {variant}"
-                ),
-                error_type="wrong_variant",
-                call_with=right,
-            )
+            message = f"{tool.published} is a {tool.tier} tool: call it with {right}, not {variant}"
+            return error_result(WrongVariantError(message), call_with=right)
         result = await self.call_tool(view, tool, tool_args)
         if self.results is None:
             return result
@@ -412,7 +401,3 @@ class Gateway:
         if self.results is None:
             raise NotFoundError("no cached result for this key (it may have expired)")
         return self.results.read(key, offset, limit, stamp=view.principal.stamp)
-
-
-def _no_sandbox() -> Sandbox:
-    raise RuntimeError("this process runs no agent code")  # never called: can_run is False

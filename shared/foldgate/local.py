@@ -129,8 +129,7 @@ def build_local(
                 with contextlib.suppress(BaseException):
                     await task
                 await upstream.aclose()
-                if gateway.code is not None:
-                    await gateway.code.aclose()
+                await gateway.code.aclose()
 
     app.router.lifespan_context = lifespan
     return local

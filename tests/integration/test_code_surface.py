@@ -26,7 +26,6 @@ async def gateway() -> AsyncIterator[Gateway]:
     configs = StaticConfigSource({"default": demo_config(routing_mode="code_execution")})
     gw = Gateway(store, configs, RecordingUpstream(), catalog_ttl=60, sandbox=Sandbox)
     yield gw
-    assert gw.code is not None
     await gw.code.aclose()
 
 
