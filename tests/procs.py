@@ -171,3 +171,27 @@ def stdio_fleet(scratch: Path) -> list[dict[str, Any]]:
         {"name": "git", "transport": "stdio", "command": git},
         {"name": "time", "transport": "stdio", "command": [str(DEMO_BIN / "mcp-server-time")]},
     ]  # fmt: skip
+
+
+@contextlib.contextmanager
+def foldgate_serve(
+    config: dict[str, Any], tmp: Path, *extra_args: str, timeout: float = 90.0
+) -> Iterator[str]:
+    """``foldgate serve`` in its own process on a free port with ``config`` written to ``tmp``; yields
+    the base URL once /healthz answers (the first index run finished)."""
+    import yaml
+
+    path = tmp / "foldgate.yaml"
+    path.write_text(yaml.safe_dump(config))
+    port = free_port()
+    env = {**os.environ, "FOLDGATE_SQLITE_PATH": str(tmp / "store.sqlite3")}
+    cmd = [sys.executable, "-m", "foldgate.cli", "serve", "--config", str(path), "--port", str(port)]
+    cmd.extend(extra_args)
+    with (tmp / "serve.log").open("w") as log:
+        proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT)
+        try:
+            base = f"http://127.0.0.1:{port}"
+            wait_http(base + "/healthz", timeout=timeout)
+            yield base
+        finally:
+            _stop(proc)

@@ -5,18 +5,14 @@ served by `foldgate serve` in its own process."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from contextlib import ExitStack
 
 import pytest
-import yaml
 from mcp import Client
 
 from tests.conftest import corpus_path
-from tests.procs import Replay, _stop, free_port, replay, wait_http
+from tests.procs import Replay, foldgate_serve, replay
 
 pytestmark = pytest.mark.e2e
 
@@ -37,16 +33,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Repl
     with ExitStack() as stack:
         rp = stack.enter_context(replay(catalog))
         config = {"routing_mode": "code_execution", "servers": [{"name": "github", "url": rp.urls["github"]}]}
-        path = tmp / "foldgate.yaml"
-        path.write_text(yaml.safe_dump(config))
-        port = free_port()
-        env = {**os.environ, "FOLDGATE_SQLITE_PATH": str(tmp / "store.sqlite3")}
-        cmd = [sys.executable, "-m", "foldgate.cli", "serve", "--config", str(path), "--port", str(port)]
-        log = (tmp / "serve.log").open("w")
-        proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT)
-        stack.callback(_stop, proc)
-        wait_http(f"http://127.0.0.1:{port}/healthz", timeout=90)
-        yield f"http://127.0.0.1:{port}/mcp", rp
+        yield stack.enter_context(foldgate_serve(config, tmp)) + "/mcp", rp
 
 
 async def test_the_example_program_runs_end_to_end(served: tuple[str, Replay]) -> None:

@@ -5,18 +5,14 @@ a wrong variant refused, and a long result read back with read_cache."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from contextlib import ExitStack
 from typing import Any
 
 import pytest
-import yaml
 from mcp import Client
 
-from tests.procs import _stop, everything_server, free_port, replay, wait_http
+from tests.procs import everything_server, foldgate_serve, replay
 
 pytestmark = pytest.mark.e2e
 
@@ -38,16 +34,7 @@ def url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
                 {"name": "tickets", "url": crm.urls["tickets"]},
             ],
         }
-        path = tmp / "foldgate.yaml"
-        path.write_text(yaml.safe_dump(config))
-        port = free_port()
-        env = {**os.environ, "FOLDGATE_SQLITE_PATH": str(tmp / "store.sqlite3")}
-        cmd = [sys.executable, "-m", "foldgate.cli", "serve", "--config", str(path), "--port", str(port)]
-        log = (tmp / "serve.log").open("w")
-        proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT)
-        stack.callback(_stop, proc)
-        wait_http(f"http://127.0.0.1:{port}/healthz", timeout=60)
-        yield f"http://127.0.0.1:{port}/mcp"
+        yield stack.enter_context(foldgate_serve(config, tmp)) + "/mcp"
 
 
 def body(result: Any) -> dict[str, Any]:

@@ -4,9 +4,6 @@ upstreams), driven by the official mcp client over HTTP in both protocol eras.""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from contextlib import ExitStack
@@ -18,7 +15,7 @@ import pytest
 import yaml
 from mcp import Client
 
-from tests.procs import Replay, _stop, everything_server, free_port, replay, stdio_fleet, wait_http
+from tests.procs import Replay, everything_server, foldgate_serve, replay, stdio_fleet
 
 pytestmark = pytest.mark.e2e
 
@@ -52,17 +49,9 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
                 {"name": "tickets", "url": crm.urls["tickets"]},
             ],
         }
+        base = stack.enter_context(foldgate_serve(config, tmp, "--interval", "2", timeout=60))
         path = tmp / "foldgate.yaml"
-        path.write_text(yaml.safe_dump(config))
-        port = free_port()
-        env = {**os.environ, "FOLDGATE_SQLITE_PATH": str(tmp / "store.sqlite3")}
-        cmd = [sys.executable, "-m", "foldgate.cli", "serve", "--config", str(path), "--port", str(port),
-               "--interval", "2"]  # fmt: skip
-        log = (tmp / "serve.log").open("w")
-        proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT)
-        stack.callback(_stop, proc)
-        wait_http(f"http://127.0.0.1:{port}/healthz", timeout=60)
-        yield Served(f"http://127.0.0.1:{port}/mcp/all", path, config, crm)
+        yield Served(f"{base}/mcp/all", path, config, crm)
 
 
 async def listing(url: str, mode: str = "auto") -> dict[str, Any]:

@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib.util
 import json
-import os
 import random
 import string
 import uuid
@@ -27,38 +25,13 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
+from foldgate.bench.moto import patched_environ
 from tests.aws import create_table_from_template
-from tests.procs import REPO, Replay, everything_server, replay
+from tests.lambdas import LambdaContext, event, load_function
+from tests.procs import Replay, everything_server, replay
 
-EVENTS = REPO / "events"
 ACME = {"direct_tool_response_mode": "deferred", "tool_response_limit": 1000}
 Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
-
-
-class _Context:
-    function_name = "foldgate-test"
-    aws_request_id = "0f3c2b1a-test"
-    invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:foldgate-test"
-    memory_limit_in_mb = 1024
-
-    @staticmethod
-    def get_remaining_time_in_millis() -> int:
-        return 60_000
-
-
-def event(name: str, **changes: Any) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads((EVENTS / name).read_text())
-    data.update(changes)
-    return data
-
-
-def load_handler(path: Path, module_name: str) -> Any:
-    spec = importlib.util.spec_from_file_location(module_name, path)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def big_catalog(path: Path) -> Path:
@@ -122,23 +95,16 @@ def stack(moto_endpoint: str, tmp_path_factory: pytest.TempPathFactory) -> Itera
             "POWERTOOLS_TRACE_DISABLED": "true",
             "POWERTOOLS_METRICS_NAMESPACE": "foldgate",
         }
-        saved = {k: os.environ.get(k) for k in env}
-        os.environ.update(env)
-        try:
-            indexer = load_handler(REPO / "functions" / "indexer" / "app.py", "indexer_function_app")
-            mcp = load_handler(REPO / "functions" / "mcp" / "app.py", "mcp_function_app_cloud")
+        with patched_environ(env):
+            # The env stays set for the module: cold instances loaded by later tests read it too.
+            indexer = load_function("indexer", "indexer_function_app")
+            mcp = load_function("mcp", "mcp_function_app_cloud")
             yield Stack(indexer.handler, mcp.handler, mcp.handler.app, ssm, prefix, table, crm, everything)
-        finally:
-            for k, v in saved.items():
-                if v is None:
-                    os.environ.pop(k, None)
-                else:
-                    os.environ[k] = v
 
 
 @pytest.fixture(scope="module")
 def indexed(stack: Stack) -> dict[str, Any]:
-    result = stack.indexer(event("schedule.json"), _Context())
+    result = stack.indexer(event("schedule.json"), LambdaContext())
     assert result["errors"] == {}, result
     return result
 
@@ -157,7 +123,7 @@ def call_mcp(handler: Handler, ev: dict[str, Any]) -> tuple[int, dict[str, Any]]
         asyncio.get_event_loop()
     except RuntimeError:
         asyncio.set_event_loop(asyncio.new_event_loop())
-    response = handler(ev, _Context())
+    response = handler(ev, LambdaContext())
     body = json.loads(response["body"]) if response.get("body") else {}
     return int(response["statusCode"]), body
 
@@ -277,13 +243,13 @@ def test_parameter_change_reindexes_only_that_tenant(stack: Stack, indexed: dict
     try:
         change = event("ssm_change.json")
         change["detail"]["name"] = name
-        result = stack.indexer(change, _Context())
+        result = stack.indexer(change, LambdaContext())
         assert list(result["tenants"]) == ["acme"]
         assert result["tenants"]["acme"]["changed"]
         assert not any(n.startswith("tickets__") for n in listed(stack))
     finally:
         put(stack.ssm, name, {"url": stack.crm.urls["tickets"]})
-        stack.indexer(event("reindex_invoke.json"), _Context())
+        stack.indexer(event("reindex_invoke.json"), LambdaContext())
     assert "tickets__list_tickets" in listed(stack)
 
 
@@ -296,18 +262,18 @@ def test_an_invalid_config_is_rejected_and_the_last_catalog_keeps_serving(
     try:
         change = event("ssm_change.json")
         change["detail"]["name"] = name
-        result = stack.indexer(change, _Context())
+        result = stack.indexer(change, LambdaContext())
         # A warm indexer holds the last good config: it reports the rejection and changes nothing.
         assert "direct_tool_response_mode" in result["errors"]["acme"]
         assert result["tenants"]["acme"]["changed"] is False
         # A cold one never saw a good document: it refuses to index the tenant at all.
-        cold = load_handler(REPO / "functions" / "indexer" / "app.py", "indexer_function_app_cold")
-        result = cold.handler(change, _Context())
+        cold = load_function("indexer", "indexer_function_app_cold")
+        result = cold.handler(change, LambdaContext())
         assert result["tenants"] == {}
         assert "direct_tool_response_mode" in result["errors"]["acme"]
         assert listed(stack) == before  # a warm MCP instance keeps its last good config and catalog
         # A cold instance never saw a good document: it serves with the config stored with the catalog.
-        cold = load_handler(REPO / "functions" / "mcp" / "app.py", "mcp_function_app_cold")
+        cold = load_function("mcp", "mcp_function_app_cold")
         assert listed(stack, handler=cold.handler) == before
     finally:
         put(stack.ssm, name, ACME)
@@ -317,18 +283,18 @@ def test_an_unreachable_upstream_keeps_its_last_tools(stack: Stack, indexed: dic
     name = f"{stack.prefix}/tenants/acme/servers/everything"
     put(stack.ssm, name, {"url": "http://127.0.0.1:9/mcp", "timeout_s": 3})
     try:
-        result = stack.indexer(event("reindex_invoke.json"), _Context())
+        result = stack.indexer(event("reindex_invoke.json"), LambdaContext())
         report = result["tenants"]["acme"]
         assert report["failed_servers"] == 1
         assert report["servers"]["everything"]["healthy"] is False
         assert "everything__echo" in listed(stack)
     finally:
         put(stack.ssm, name, {"url": stack.everything_url})
-        stack.indexer(event("reindex_invoke.json"), _Context())
+        stack.indexer(event("reindex_invoke.json"), LambdaContext())
 
 
 def test_unknown_events_are_refused_without_indexing(stack: Stack) -> None:
-    result = stack.indexer({"hello": "world"}, _Context())
+    result = stack.indexer({"hello": "world"}, LambdaContext())
     assert result["error"]["code"] == "invalid_request"
 
 
@@ -342,16 +308,7 @@ def test_the_deployed_settings_require_agent_tokens(stack: Stack, indexed: dict[
             Name=f"{stack.prefix}/secrets/{name}", Value=value, Type="SecureString", Overwrite=True
         )
     env = {"FOLDGATE_AUTH_REQUIRED": "true", "FOLDGATE_ALLOW_TENANT_HEADER": "false"}
-    saved = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
-    try:
-        secured = load_handler(REPO / "functions" / "mcp" / "app.py", "mcp_function_app_secured").handler
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+    secured = load_function("mcp", "mcp_function_app_secured", env).handler
     authority = TokenAuthority(DynamoTokenStore(stack.table), TokenHasher(b"k" * 32))
     token = authority.issue("acme", servers=["crm"], tier="read", expires_in=600)[0]
     status, _ = invoke(stack, "mcp_tools_list.json", {"x-foldgate-tenant": "acme"}, secured)

@@ -6,9 +6,7 @@ Upstreams are replay servers on loopback; the catalog is indexed into the embedd
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import json
-import os
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -18,26 +16,10 @@ from foldgate.config import parse_tenant_config
 from foldgate.indexer import Indexer
 from foldgate.store.sqlite import SqliteStore
 from foldgate.upstream import UpstreamClient
-from tests.procs import REPO, Replay, replay
+from tests.lambdas import LambdaContext, event, load_function
+from tests.procs import Replay, replay
 
-EVENTS = REPO / "events"
 Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
-
-
-class _Context:
-    function_name = "McpFunction"
-    aws_request_id = "0f3c2b1a-test"
-    invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:McpFunction"
-    memory_limit_in_mb = 512
-
-    @staticmethod
-    def get_remaining_time_in_millis() -> int:
-        return 30_000
-
-
-def event(name: str) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads((EVENTS / name).read_text())
-    return data
 
 
 @pytest.fixture(scope="module")
@@ -64,27 +46,11 @@ def lambda_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Handl
             "FOLDGATE_CONFIG_SOURCE": "file",
             "FOLDGATE_CONFIG_FILE": str(tmp / "foldgate.json"),
         }
-        saved = {k: os.environ.get(k) for k in env}
-        os.environ.update(env)
-        try:
-            spec = importlib.util.spec_from_file_location(
-                "mcp_function_app", REPO / "functions" / "mcp" / "app.py"
-            )
-            assert spec is not None
-            assert spec.loader is not None
-            module = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(module)
-            yield module.handler, rp
-        finally:
-            for k, v in saved.items():
-                if v is None:
-                    os.environ.pop(k, None)
-                else:
-                    os.environ[k] = v
+        yield load_function("mcp", "mcp_function_app", env).handler, rp
 
 
 def invoke(handler: Handler, name: str) -> tuple[int, dict[str, Any]]:
-    response = handler(event(name), _Context())
+    response = handler(event(name), LambdaContext())
     body = json.loads(response["body"]) if response.get("body") else {}
     return int(response["statusCode"]), body
 

@@ -23,6 +23,7 @@ __all__ = [
     "aws_environment",
     "create_table_from_template",
     "moto_server",
+    "patched_environ",
     "start_moto",
     "stop_process",
     "template_resource",
@@ -104,9 +105,8 @@ def aws_env(endpoint: str, region: str = "us-east-1") -> dict[str, str | None]:
 
 
 @contextlib.contextmanager
-def aws_environment(endpoint: str) -> Iterator[None]:
-    """Set :func:`aws_env` in ``os.environ`` for the block, then restore exactly what was there."""
-    values = aws_env(endpoint)
+def patched_environ(values: dict[str, str | None]) -> Iterator[None]:
+    """Set (or, for None, remove) these variables for the block, then restore exactly what was there."""
     saved = {name: os.environ.get(name) for name in values}
     try:
         _apply(values)
@@ -115,20 +115,27 @@ def aws_environment(endpoint: str) -> Iterator[None]:
         _apply(saved)
 
 
+@contextlib.contextmanager
+def aws_environment(endpoint: str) -> Iterator[None]:
+    """Set :func:`aws_env` in ``os.environ`` for the block, then restore exactly what was there."""
+    with patched_environ(aws_env(endpoint)):
+        yield
+
+
 def _apply(values: dict[str, str | None]) -> None:
     for name, value in values.items():
         if value is None:
             os.environ.pop(name, None)
         else:
             os.environ[name] = value
-    # boto3's default session caches credentials and config on first use: drop it so clients made
-    # afterwards read the environment as it is now.
+    # boto3's default session and the stores' shared client cache credentials and endpoints on first
+    # use: drop them so clients made afterwards read the environment as it is now.
     import boto3
 
     from foldgate.store.connections import dynamodb_client
 
     boto3.DEFAULT_SESSION = None
-    dynamodb_client.cache_clear()  # the shared client was made for the previous endpoint
+    dynamodb_client.cache_clear()
 
 
 @contextlib.contextmanager
