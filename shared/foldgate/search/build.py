@@ -24,7 +24,7 @@ from foldgate.search.fields import Field, field_texts
 from foldgate.search.index import SATURATION_LEVELS, SearchIndex
 from foldgate.search.synonyms import expand
 
-__all__ = ["build_search_index"]
+__all__ = ["build_search_index", "unique_tools"]
 
 
 def _doc_fields(tool: Tool, config: SearchConfig) -> list[Counter[str]]:
@@ -42,18 +42,24 @@ def _doc_fields(tool: Tool, config: SearchConfig) -> list[Counter[str]]:
     return bags
 
 
+def unique_tools(tools: Sequence[Tool]) -> list[Tool]:
+    """The tools in order, the first of each ``server:tool`` key only: both indexes number them so."""
+    seen: set[str] = set()
+    unique: list[Tool] = []
+    for t in tools:
+        if t.key not in seen:
+            seen.add(t.key)
+            unique.append(t)
+    return unique
+
+
 def build_search_index(tools: Sequence[Tool], *, config: SearchConfig = DEFAULT) -> SearchIndex:
     """Build the lexical search index of a catalog (run by the indexer, once per catalog version).
 
     Tools are numbered in the given order; duplicate keys keep the first tool. Never raises on odd
     tool content (empty names, hostile schemas, any script).
     """
-    unique: list[Tool] = []
-    seen: set[str] = set()
-    for t in tools:
-        if t.key not in seen:
-            seen.add(t.key)
-            unique.append(t)
+    unique = unique_tools(tools)
     nfields = len(Field)
     if config.merge_fields:
         weights = [1.0] + [0.0] * (nfields - 1)

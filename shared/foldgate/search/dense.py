@@ -26,6 +26,7 @@ import numpy.typing as npt
 
 from foldgate.catalog import Tool
 from foldgate.search.analysis import split_words
+from foldgate.search.build import unique_tools
 from foldgate.search.codec import IndexFormatError
 from foldgate.search.embed import Embedder, EmbeddingError, Vector
 
@@ -205,12 +206,7 @@ def build_dense_index(
     """
     if provider.dim <= 0:
         return None
-    unique: list[Tool] = []
-    seen: set[str] = set()
-    for t in tools:
-        if t.key not in seen:
-            seen.add(t.key)
-            unique.append(t)
+    unique = unique_tools(tools)
     dim = provider.dim
     vectors = np.zeros((len(unique), dim), dtype=np.float32)
     encoded = reused = failed = 0
