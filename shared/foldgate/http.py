@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from fastapi import APIRouter, FastAPI
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.requests import Request
 from starlette.types import Message, Receive, Scope, Send
@@ -283,6 +284,20 @@ def create_app(
 
     if admin is not None:
         app.include_router(admin)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid_input(request: Request, exc: RequestValidationError) -> JSONResponse:
+        # FastAPI's default echoes the raw input, and cannot encode a body that is not UTF-8 (a 500);
+        # where and why is what a client can act on.
+        errors = [
+            {
+                "loc": [str(part) for part in e.get("loc", ())],
+                "msg": str(e.get("msg")),
+                "type": str(e.get("type")),
+            }
+            for e in exc.errors()
+        ]
+        return JSONResponse({"detail": errors}, 422)
 
     @app.get("/healthz")
     def healthz() -> JSONResponse:

@@ -11,7 +11,7 @@ from typing import Any
 import anyio.from_thread
 import anyio.to_thread
 import httpx2
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from foldgate.config import Settings, parse_tenant_config
@@ -63,6 +63,9 @@ async def test_the_admin_api_never_fails_open_or_with_a_5xx(tmp_path: Path) -> N
                 credential=st.sampled_from([None, OPERATOR, "wrong", OPERATOR + " ", ""]),
                 ctype=st.sampled_from(["application/json", "text/plain", ""]),
             )
+            # Found by this property: a body that is not UTF-8 made FastAPI's own 422 handler crash.
+            @example(method="POST", path="/api/v1/reindex", tenant="acme", body=b"\x80", credential=OPERATOR,
+                     ctype="text/plain")  # fmt: skip
             def each(
                 method: str, path: str, tenant: str, body: bytes, credential: str | None, ctype: str
             ) -> None:
