@@ -1,10 +1,10 @@
 """AWS on loopback for tests: a real moto_server process and the table exactly as template.yaml declares
-it. The implementation lives in the package (``foldgate.bench.moto``) because ``foldgate bench cloud``
+it. The implementation lives in the package (``foldgate.dev.bench.moto``) because ``foldgate bench cloud``
 needs the same server and table; tests import it from here."""
 
 from __future__ import annotations
 
-from foldgate.bench.moto import (
+from foldgate.dev.bench.moto import (
     TEMPLATE,
     aws_env,
     aws_environment,

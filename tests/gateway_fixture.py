@@ -13,18 +13,18 @@ from typing import Any
 
 import httpx2
 
-from foldgate.catalog import Tool
-from foldgate.config import ServerConfig, TenantConfig, parse_tenant_config
-from foldgate.config_source import StaticConfigSource
-from foldgate.corpus import load_catalog
+from foldgate.config.source import StaticConfigSource
+from foldgate.config.tenant import ServerConfig, TenantConfig, parse_tenant_config
+from foldgate.dev.corpus import load_catalog
+from foldgate.edge.app import create_app
 from foldgate.errors import UpstreamError
-from foldgate.gateway import Gateway
-from foldgate.http import create_app
-from foldgate.indexer import catalog_from_tools
-from foldgate.result_cache import ResultPager
-from foldgate.store.results import SqliteResultStore
-from foldgate.store.sqlite import SqliteStore
-from foldgate.upstream import UpstreamClient
+from foldgate.index.indexer import catalog_from_tools
+from foldgate.model.tool import Tool
+from foldgate.serve.gateway import Gateway
+from foldgate.serve.paging import ResultPager
+from foldgate.store.catalog.sqlite import SqliteStore
+from foldgate.store.results.sqlite import SqliteResultStore
+from foldgate.upstream.client import UpstreamClient
 
 DEMO_CATALOG = Path(__file__).resolve().parents[1] / "demo" / "catalog.jsonl"
 

@@ -7,7 +7,7 @@ import importlib.util
 import json
 from typing import Any
 
-from foldgate.bench.moto import patched_environ
+from foldgate.dev.bench.moto import patched_environ
 from tests.procs import REPO
 
 __all__ = ["LambdaContext", "event", "load_function"]

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from foldgate.corpus import load_catalog_rows
+from foldgate.dev.corpus import load_catalog_rows
 
 REPO = Path(__file__).resolve().parents[1]
 DEMO_CATALOG = REPO / "demo" / "catalog.jsonl"
@@ -87,7 +87,7 @@ class Replay:
 def replay(catalog: Path = DEMO_CATALOG, *, page_size: int | None = None) -> Iterator[Replay]:
     """Run ``foldgate replay`` on a free port for the duration of the block."""
     servers = {str(r["server"]) for r in load_catalog_rows(catalog)}
-    cmd = [sys.executable, "-m", "foldgate.cli", "replay", str(catalog), "--port", "0"]
+    cmd = [sys.executable, "-m", "foldgate.app.cli", "replay", str(catalog), "--port", "0"]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     try:
         urls: dict[str, str] = {}
@@ -185,7 +185,7 @@ def foldgate_serve(
     path.write_text(yaml.safe_dump(config))
     port = free_port()
     env = {**os.environ, "FOLDGATE_SQLITE_PATH": str(tmp / "store.sqlite3")}
-    cmd = [sys.executable, "-m", "foldgate.cli", "serve", "--config", str(path), "--port", str(port)]
+    cmd = [sys.executable, "-m", "foldgate.app.cli", "serve", "--config", str(path), "--port", str(port)]
     cmd.extend(extra_args)
     with (tmp / "serve.log").open("w") as log:
         proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT)

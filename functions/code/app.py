@@ -6,7 +6,7 @@ role: this function may read the catalog and tenant config and call upstreams, n
 
 from mangum import Mangum
 
-from foldgate.config import Settings
-from foldgate.wiring import build_mcp_app
+from foldgate.app.wiring import build_mcp_app
+from foldgate.config.settings import Settings
 
 handler = Mangum(build_mcp_app(Settings.from_env(), admin_api=False), lifespan="off")

@@ -3,6 +3,6 @@
 Everything is built once per Lambda instance; each invocation runs one index job.
 """
 
-from foldgate.indexer_lambda import build_indexer_handler
+from foldgate.app.indexer_lambda import build_indexer_handler
 
 handler = build_indexer_handler()

@@ -5,8 +5,8 @@ Everything is built once per Lambda instance; each invocation only runs the requ
 
 from mangum import Mangum
 
-from foldgate.config import Settings
-from foldgate.wiring import build_mcp_app
+from foldgate.app.wiring import build_mcp_app
+from foldgate.config.settings import Settings
 
 # No lifespan: the app starts a stateless SDK session manager per MCP request that needs one.
 handler = Mangum(build_mcp_app(Settings.from_env()), lifespan="off")

@@ -15,7 +15,7 @@ import pytest
 import yaml
 from mcp import Client
 
-from foldgate.corpus import load_catalog
+from foldgate.dev.corpus import load_catalog
 from tests.conftest import corpus_path
 from tests.helpers import VALUE_KEYWORDS, example_value, parse_params
 from tests.procs import Replay, _stop, free_port, replay, wait_http
@@ -49,7 +49,7 @@ def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dic
         path.write_text(yaml.safe_dump(config))
         port = free_port()
         env = {**os.environ, "FOLDGATE_SQLITE_PATH": str(tmp / "store.sqlite3")}
-        cmd = [sys.executable, "-m", "foldgate.cli", "serve", "--config", str(path), "--port", str(port)]
+        cmd = [sys.executable, "-m", "foldgate.app.cli", "serve", "--config", str(path), "--port", str(port)]
         proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         stack.callback(_stop, proc)
         wait_http(f"http://127.0.0.1:{port}/healthz", timeout=90)

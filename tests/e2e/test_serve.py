@@ -43,7 +43,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
         config: dict[str, Any] = {
             "direct_tool_response_mode": "full",
             "servers": [
-                {"name": "everything", "url": everything, "timeout_s": 3},
+                {"name": "everything", "url": everything, "timeout_s": 10},
                 *stdio_fleet(tmp / "scratch"),
                 {"name": "crm", "url": crm.urls["crm"]},
                 {"name": "tickets", "url": crm.urls["tickets"]},

@@ -20,9 +20,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Final, get_args
 
-from foldgate.config import MAX_SERVER_NAME, SERVER_NAME_RE
+from foldgate.config.tenant import MAX_SERVER_NAME, SERVER_NAME_RE
 from foldgate.errors import ConfigError, InvalidRequestError
-from foldgate.indexed import Tier
+from foldgate.model.catalog import Tier
 
 __all__ = [
     "TIERS",

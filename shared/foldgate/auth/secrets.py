@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 from foldgate.errors import ConfigError
 
 if TYPE_CHECKING:
-    from foldgate.config import Settings
+    from foldgate.config.settings import Settings
 
 __all__ = ["SecretName", "load_secret", "secret_file", "secret_parameter", "verify_operator"]
 
@@ -89,6 +89,7 @@ def _read_parameter(parameter: str, client: Any | None) -> str:
     from botocore.exceptions import BotoCoreError, ClientError
 
     if client is None:
+        # boto3 loads only where a secret is read from Parameter Store.
         import boto3
         from botocore.config import Config
 

@@ -17,6 +17,7 @@ __all__ = ["CallRecord", "RunLimits", "RunResult", "Sandbox", "ToolCaller"]
 
 def __getattr__(name: str) -> Any:
     if name in __all__:
+        # The host-side sandbox loads on first use (the worker imports this package too).
         from foldgate.code import sandbox
 
         return getattr(sandbox, name)

@@ -245,6 +245,7 @@ def _too_big(size: int, limits: _Limits) -> dict[str, Any]:
 def _harden(parent: int) -> None:
     """Best-effort process limits: die with the host, never fork, never write files, no core dumps."""
     try:
+        # Loaded inside the worker process only, after its sandbox is set up.
         import ctypes
 
         libc = ctypes.CDLL(None, use_errno=True)
@@ -254,6 +255,7 @@ def _harden(parent: int) -> None:
     if parent and os.getppid() != parent:
         os._exit(0)  # the host died before the death signal was armed
     try:
+        # Loaded inside the worker process only, after its sandbox is set up.
         import resource
 
         for limit, value in (

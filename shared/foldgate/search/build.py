@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Sequence
 from itertools import chain
 
-from foldgate.catalog import Tool
+from foldgate.model.tool import Tool
 from foldgate.search.analysis import analyze
 from foldgate.search.config import DEFAULT, SearchConfig
 from foldgate.search.fields import Field, field_texts

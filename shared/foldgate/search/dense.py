@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from foldgate.catalog import Tool
+from foldgate.model.tool import Tool
 from foldgate.search.analysis import split_words
 from foldgate.search.build import unique_tools
 from foldgate.search.codec import IndexFormatError

@@ -145,6 +145,7 @@ class LocalEmbedder:
         started = time.perf_counter()
         directory = self._locate(model_dir)
         try:
+            # numpy, onnxruntime and the provider's client load only when that provider is opened.
             import onnxruntime as ort
             from tokenizers import Tokenizer
 
@@ -250,6 +251,7 @@ class BedrockEmbedder:
             raise EmbeddingError(f"Titan v2 dimensions must be one of {_TITAN_DIMS}, got {dimensions!r}")
         if client is None:
             try:
+                # numpy, onnxruntime and the provider's client load only when that provider is opened.
                 import boto3
 
                 client = boto3.client("bedrock-runtime", region_name=region)

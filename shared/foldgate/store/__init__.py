@@ -1,5 +1,3 @@
-"""Catalog stores: one interface, an embedded SQLite implementation and a DynamoDB one."""
-
-from foldgate.store.base import CatalogStore, decode_catalog, encode_catalog
-
-__all__ = ["CatalogStore", "decode_catalog", "encode_catalog"]
+"""Storage: one package per store (catalog, results, approvals, tokens), each an interface in
+``base`` plus one module per backend (``sqlite`` locally, ``dynamodb`` in the cloud). The factories
+that pick a backend from the settings live in :mod:`foldgate.app.wiring`."""

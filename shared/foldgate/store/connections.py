@@ -35,6 +35,7 @@ def connect_sqlite(path: str | Path, schema: str, *, what: str) -> sqlite3.Conne
 def dynamodb_client() -> Any:
     """The process's low-level DynamoDB client (honours ``AWS_ENDPOINT_URL_DYNAMODB``); boto3 is
     imported here, never at module import."""
+    # boto3 (~0.3 s) loads only in instances that use DynamoDB.
     import boto3
     from botocore.config import Config
 
@@ -46,6 +47,7 @@ def dynamodb_client() -> Any:
 
 def aws_errors() -> tuple[type[Exception], ...]:
     """The exceptions a boto3 call raises on AWS or transport failure."""
+    # boto3 (~0.3 s) loads only in instances that use DynamoDB.
     from botocore.exceptions import BotoCoreError, ClientError
 
     return (ClientError, BotoCoreError)

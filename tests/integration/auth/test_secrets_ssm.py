@@ -8,9 +8,9 @@ from typing import Any
 import boto3
 import pytest
 
-from foldgate.auth import TokenHasher, load_secret
-from foldgate.auth.secrets import secret_parameter
-from foldgate.config import Settings
+from foldgate.auth.model import TokenHasher
+from foldgate.auth.secrets import load_secret, secret_parameter
+from foldgate.config.settings import Settings
 from foldgate.errors import ConfigError
 
 

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from foldgate.bench.code import format_code_report, run_code_bench
-from foldgate.cli import main
+from foldgate.app.cli import main
+from foldgate.dev.bench.code import format_code_report, run_code_bench
 
 
 def test_the_bench_reports_every_figure() -> None:

@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from foldgate.store.dynamodb_results import DynamoResultStore
-from foldgate.store.results import CachedResult, ResultStore, SqliteResultStore
+from foldgate.store.results.base import CachedResult, ResultStore
+from foldgate.store.results.dynamodb import DynamoResultStore
+from foldgate.store.results.sqlite import SqliteResultStore
 
 
 @pytest.fixture(params=["sqlite", "dynamodb"])

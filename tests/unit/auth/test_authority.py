@@ -7,9 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from foldgate.auth.store import SqliteTokenStore, TokenStore
-from foldgate.auth.tokens import INVALID_TOKEN, AgentToken, TokenAuthority, TokenHasher, new_token
+from foldgate.auth.authority import INVALID_TOKEN, TokenAuthority
+from foldgate.auth.model import AgentToken, TokenHasher, new_token
 from foldgate.errors import AuthError, ConflictError, InvalidRequestError, StoreError
+from foldgate.store.tokens.base import TokenStore
+from foldgate.store.tokens.sqlite import SqliteTokenStore
 
 SECRET = b"unit-test-secret-0123456789abcdef"
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from foldgate.auth.secrets import load_secret, secret_file, secret_parameter, verify_operator
-from foldgate.config import Settings
+from foldgate.config.settings import Settings
 from foldgate.errors import ConfigError
 
 

@@ -8,7 +8,7 @@ import hmac
 
 import pytest
 
-from foldgate.auth.tokens import (
+from foldgate.auth.model import (
     AgentToken,
     TokenHasher,
     check_scope,

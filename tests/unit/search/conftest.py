@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from foldgate.catalog import Tool
+from foldgate.model.tool import Tool
 
 
 def _tool(server: str, name: str, description: str, **params: str) -> Tool:

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from foldgate.bench.search import format_search_report, load_queries, run_search_bench, score_ranking
-from foldgate.catalog import Tool
-from foldgate.cli import main
-from foldgate.corpus import load_catalog
+from foldgate.app.cli import main
+from foldgate.dev.bench.search import format_search_report, load_queries, run_search_bench, score_ranking
+from foldgate.dev.corpus import load_catalog
 from foldgate.errors import CorpusError
+from foldgate.model.tool import Tool
 
 TOOLS = [
     {"server": "fs", "name": "read_file", "description": "Read a file from disk."},

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from foldgate.bench.search import format_search_report, run_search_bench, stack_bytes
-from foldgate.cli import main
+from foldgate.app.cli import main
+from foldgate.dev.bench.search import format_search_report, run_search_bench, stack_bytes
 from foldgate.errors import CorpusError
 from tests.unit.search.fakes import FakeEmbedder
 

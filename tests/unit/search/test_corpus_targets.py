@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from foldgate.bench.search import run_search_bench
+from foldgate.dev.bench.search import run_search_bench
 from tests.conftest import corpus_path
 
 pytestmark = pytest.mark.corpus

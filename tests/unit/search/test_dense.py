@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from foldgate.catalog import Tool
+from foldgate.model.tool import Tool
 from foldgate.search.codec import IndexFormatError
 from foldgate.search.dense import DenseIndex, build_dense_index, dense_text
 from foldgate.search.embed import EmbeddingError, NoEmbedder

@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from foldgate.catalog import Tool
+from foldgate.model.tool import Tool
 from foldgate.search import build_search_index
 
 HOSTILE = [

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from foldgate.catalog import Tool
+from foldgate.model.tool import Tool
 from foldgate.search import SearchIndex, build_search_index
 from foldgate.search.dense import DenseIndex, build_dense_index, dense_text
 from foldgate.search.embed import EmbeddingError, NoEmbedder, Vector

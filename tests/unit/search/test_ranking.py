@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from foldgate.catalog import Tool
+from foldgate.model.tool import Tool
 from foldgate.search import DEFAULT, SearchConfig, build_search_index
 
 

@@ -7,7 +7,7 @@ import zlib
 
 import pytest
 
-from foldgate.catalog import Tool
+from foldgate.model.tool import Tool
 from foldgate.search import IndexFormatError, SearchIndex, build_search_index
 
 QUERIES = ["create_issue", "open a new issue", "read a file from disk", "list_", "slack channel", "", "zzz"]

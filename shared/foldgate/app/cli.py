@@ -1,0 +1,399 @@
+"""The ``foldgate`` command line: thin argument parsing over the package's functions."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from foldgate.errors import ConfigError, FoldgateError
+
+__all__ = ["main"]
+
+
+def _cmd_signature(args: argparse.Namespace) -> int:
+    # Loaded per command: the CLI starts fast and each command pays only for what it uses.
+    from foldgate.dev.corpus import load_catalog
+    from foldgate.model.signature import compile_signature
+
+    if args.catalog:
+        for tool in load_catalog(args.catalog):
+            sig = tool.signature
+            row = {"id": f"{tool.server}__{tool.name}", "signature": sig.params, "lossy": sig.lossy}
+            sys.stdout.write(json.dumps(row, ensure_ascii=False) + "\n")
+        return 0
+    text = Path(args.schema).read_text(encoding="utf-8") if args.schema else sys.stdin.read()
+    sig = compile_signature(text)
+    if args.json:
+        print(json.dumps({"signature": sig.params, "lossy": sig.lossy}, ensure_ascii=False))
+    else:
+        print(sig.params)
+    return 0
+
+
+def _cmd_bench_tokens(args: argparse.Namespace) -> int:
+    # Loaded per command: the CLI starts fast and each command pays only for what it uses.
+    from foldgate.dev.bench.tokens import format_token_report, run_token_bench
+
+    report = run_token_bench(
+        args.corpus,
+        tokenizer=args.tokenizer,
+        mcpproxy_rendering=args.mcpproxy_rendering,
+        budget=args.budget,
+    )
+    print(json.dumps(report, ensure_ascii=False) if args.json else format_token_report(report))
+    return 0
+
+
+def _cmd_bench_cloud(args: argparse.Namespace) -> int:
+    # Loaded per command: the CLI starts fast and each command pays only for what it uses.
+    from foldgate.dev.bench.cloud import format_cloud_report, run_cloud_bench
+
+    report = run_cloud_bench(args.corpus, requests=args.requests)
+    print(json.dumps(report) if args.json else format_cloud_report(report))
+    return 0
+
+
+def _cmd_bench_serve(args: argparse.Namespace) -> int:
+    # Loaded per command: the CLI starts fast and each command pays only for what it uses.
+    from foldgate.dev.bench.serve import format_serve_report, run_serve_bench
+
+    app_py = Path(__file__).resolve().parents[3] / "functions" / "mcp" / "app.py"
+    report = run_serve_bench(args.corpus, requests=args.requests, app_py=app_py)
+    print(json.dumps(report) if args.json else format_serve_report(report))
+    return 0
+
+
+def _cmd_bench_code(args: argparse.Namespace) -> int:
+    # Loaded per command: the CLI starts fast and each command pays only for what it uses.
+    from foldgate.dev.bench.code import format_code_report, run_code_bench
+
+    report = run_code_bench(runs=args.runs)
+    print(json.dumps(report) if args.json else format_code_report(report))
+    return 0
+
+
+def _cmd_bench_search(args: argparse.Namespace) -> int:
+    # Loaded per command: the CLI starts fast and each command pays only for what it uses.
+    from foldgate.dev.bench.search import format_search_report, run_search_bench
+    from foldgate.search import DEFAULT, PLAIN
+
+    config = PLAIN if args.plain else DEFAULT
+    dense: dict[str, Any] = {"engine": args.engine, "model_dir": args.model_dir}
+    dense["dense_cache"] = args.dense_cache
+    if args.weight is not None:
+        dense["weight"] = args.weight
+    report = run_search_bench(args.tools, args.queries, limit=args.limit, config=config, **dense)
+    print(json.dumps(report) if args.json else format_search_report(report))
+    return 0
+
+
+def _configs(args: argparse.Namespace) -> Any:
+    # Loaded per command: the CLI starts fast and each command pays only for what it uses.
+    from foldgate.config.source import FileConfigSource, StaticConfigSource
+    from foldgate.config.tenant import parse_tenant_config
+
+    if args.config:
+        return FileConfigSource(args.config, tenant=args.tenant)
+    if not args.upstream:
+        raise ConfigError("give --config FILE or at least one --upstream NAME=URL")
+    servers = []
+    for spec in args.upstream:
+        name, sep, url = spec.partition("=")
+        if not sep:
+            raise ConfigError(f"--upstream {spec!r}: expected NAME=URL")
+        servers.append({"name": name, "url": url})
+    doc: dict[str, Any] = {"servers": servers}
+    if args.response_mode:
+        doc["direct_tool_response_mode"] = args.response_mode
+    return StaticConfigSource({args.tenant: parse_tenant_config(doc, source="--upstream")})
+
+
+def _settings(args: argparse.Namespace) -> Any:
+    # Loaded per command: the CLI starts fast and each command pays only for what it uses.
+    from foldgate.config.settings import Settings
+
+    settings = Settings.from_env()
+    return settings.model_copy(
+        update={"sqlite_path": args.db or settings.sqlite_path, "default_tenant": args.tenant}
+    )
+
+
+def _cmd_serve(args: argparse.Namespace) -> int:
+    # Loaded per command: the CLI starts fast and each command pays only for what it uses.
+    import uvicorn
+
+    from foldgate.app.local import build_local
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    for noisy in ("httpx", "httpx2", "mcp"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+    settings = _settings(args)
+    if args.host not in ("127.0.0.1", "localhost", "::1") and not settings.auth_required:
+        # Without tokens anyone who can reach the port can use every upstream: loopback only.
+        print(
+            f"refusing to serve on {args.host} without agent tokens: set FOLDGATE_AUTH_REQUIRED=true "
+            "(create tokens with `foldgate token create`) or bind 127.0.0.1",
+            file=sys.stderr,
+        )
+        return 2
+    hosts = [f"{args.host}:{args.port}", f"localhost:{args.port}", f"127.0.0.1:{args.port}"]
+    local = build_local(_configs(args), settings, interval_s=args.interval, allowed_hosts=hosts)
+    base = f"http://{args.host}:{args.port}"
+    print(f"foldgate {base}/mcp (routed) · {base}/mcp/all (direct) · {base}/mcp/call (search)", flush=True)
+    auth = "agent tokens required" if settings.auth_required else "no agent token needed on loopback"
+    # Loaded per command: the CLI starts fast and each command pays only for what it uses.
+    from foldgate.auth.secrets import secret_file
+
+    key = "FOLDGATE_OPERATOR_KEY" if settings.operator_key else secret_file(settings, "operator")
+    print(f"{auth}; admin API {base}/api/v1/docs with the operator key in {key}", flush=True)
+    uvicorn.run(local.app, host=args.host, port=args.port, log_level="warning")
+    return 0
+
+
+def _cmd_index(args: argparse.Namespace) -> int:
+    # Loaded per command: the CLI starts fast and each command pays only for what it uses.
+    import asyncio
+    import dataclasses
+
+    from foldgate.app.local import build_local
+
+    local = build_local(_configs(args), _settings(args))
+
+    async def run() -> list[Any]:
+        try:
+            return await local.index_all()
+        finally:
+            await local.indexer.upstream.aclose()
+
+    reports = asyncio.run(run())
+    for report in reports:
+        print(json.dumps(dataclasses.asdict(report), ensure_ascii=False))
+    return 0 if all(r.error is None for r in reports) else 1
+
+
+def _cmd_replay(args: argparse.Namespace) -> int:
+    # Loaded per command: the CLI starts fast and each command pays only for what it uses.
+    from foldgate.dev.replay import run_replay
+
+    run_replay(args.catalog, host=args.host, port=args.port, server=args.server)
+    return 0
+
+
+def _token_settings(args: argparse.Namespace) -> Any:
+    # Loaded per command: the CLI starts fast and each command pays only for what it uses.
+    from foldgate.config.settings import Settings
+
+    settings = Settings.from_env()
+    return settings.model_copy(update={"sqlite_path": args.db}) if args.db else settings
+
+
+def _token_time(ts: float | None) -> str:
+    # Loaded per command: the CLI starts fast and each command pays only for what it uses.
+    import datetime
+
+    if ts is None:
+        return "never"
+    return datetime.datetime.fromtimestamp(ts, datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _token_summary(grant: Any) -> str:
+    servers = "all servers" if grant.servers is None else ",".join(grant.servers)
+    label = f", label {grant.label!r}" if grant.label else ""
+    expires = _token_time(grant.expires_at)
+    return f"tenant {grant.tenant}, {servers}, tier {grant.tier}, expires {expires}{label}"
+
+
+def _cmd_token_create(args: argparse.Namespace) -> int:
+    # Loaded per command: the CLI starts fast and each command pays only for what it uses.
+    from foldgate.app.wiring import open_authority
+    from foldgate.auth.model import parse_duration
+
+    expires_in = None if args.expires_in == "never" else parse_duration(args.expires_in)
+    servers = None if args.servers is None else [s.strip() for s in args.servers.split(",") if s.strip()]
+    authority = open_authority(_token_settings(args))
+    try:
+        token, grant = authority.issue(
+            args.tenant, servers=servers, tier=args.tier, expires_in=expires_in, label=args.label
+        )
+    finally:
+        authority.store.close()
+    if args.json:
+        print(json.dumps({"token": token, **grant.to_public()}, ensure_ascii=False))
+    else:
+        # The token alone on stdout (pipe it into a secret store); what it grants on stderr.
+        print(token)
+        print(f"token {grant.token_id}: {_token_summary(grant)}", file=sys.stderr)
+        print("this is the only time the token is shown; store it now", file=sys.stderr)
+    return 0
+
+
+def _cmd_token_list(args: argparse.Namespace) -> int:
+    # Loaded per command: the CLI starts fast and each command pays only for what it uses.
+    import time
+
+    from foldgate.app.wiring import open_token_store
+
+    store = open_token_store(_token_settings(args))
+    try:
+        grants = store.list(args.tenant)
+    finally:
+        store.close()
+    if args.json:
+        print(json.dumps([g.to_public() for g in grants], ensure_ascii=False))
+        return 0
+    now = time.time()
+    for g in grants:
+        state = "revoked" if g.revoked else "expired" if g.is_expired(now) else "active"
+        print(f"{g.token_id}  {state:<7}  {_token_summary(g)}")
+    return 0
+
+
+def _cmd_token_revoke(args: argparse.Namespace) -> int:
+    # Loaded per command: the CLI starts fast and each command pays only for what it uses.
+    from foldgate.app.wiring import open_token_store
+    from foldgate.auth.model import is_token_id
+    from foldgate.errors import InvalidRequestError, NotFoundError
+
+    if not is_token_id(args.token_id):
+        raise InvalidRequestError(f"{args.token_id!r} is not a token id (16 hex characters; see token list)")
+    store = open_token_store(_token_settings(args))
+    try:
+        found = store.revoke(args.token_id)
+    finally:
+        store.close()
+    if not found:
+        raise NotFoundError(f"no token with id {args.token_id}")
+    # Gateways cache good verifications briefly (TokenAuthority.cache_seconds, 30 s by default).
+    print(f"revoked {args.token_id}; running gateways refuse it within their token cache time (30 s)")
+    return 0
+
+
+def _add_tenant_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--config", help="tenant config file (YAML or JSON)")
+    p.add_argument("--upstream", action="append", metavar="NAME=URL", help="quick start: an upstream server")
+    p.add_argument("--response-mode", choices=["full", "deferred", "auto"], help="with --upstream")
+    p.add_argument("--tenant", default="default", help="tenant id (default: default)")
+    p.add_argument("--db", help="SQLite file (default: .foldgate/foldgate.sqlite3)")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="foldgate", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    sig = sub.add_parser("signature", help="compile a JSON Schema into a compact signature")
+    sig.add_argument("schema", nargs="?", help="schema file (default: stdin)")
+    sig.add_argument("--json", action="store_true", help='print {"signature", "lossy"}')
+    sig.add_argument("--catalog", help="a tools.jsonl catalog: one JSON line per tool")
+    sig.set_defaults(func=_cmd_signature)
+
+    bench = sub.add_parser("bench", help="benchmarks that print figures")
+    bench_sub = bench.add_subparsers(dest="bench", required=True)
+    tok = bench_sub.add_parser("tokens", help="listing tokens per mode on a recorded catalog")
+    tok.add_argument("--corpus", required=True, help="tools.jsonl, a corpus folder, or an mcpproxy file")
+    tok.add_argument("--tokenizer", choices=["cl100k", "o200k"], default="cl100k")
+    tok.add_argument("--json", action="store_true", help="print one JSON object")
+    tok.add_argument(
+        "--mcpproxy-rendering",
+        action="store_true",
+        help="render entries as mcpproxy does (default annotations, schema cut to properties/required)",
+    )
+    tok.add_argument(
+        "--budget",
+        type=int,
+        help="listing token budget for the budget row (default: halfway between deferred and full)",
+    )
+    tok.set_defaults(func=_cmd_bench_tokens)
+    srv = bench_sub.add_parser("serve", help="warm MCP request latency and Lambda init time")
+    srv.add_argument("--corpus", required=True, help="catalog to serve deferred (e.g. the 527-tool snapshot)")
+    srv.add_argument("--requests", type=int, default=200)
+    srv.add_argument("--json", action="store_true")
+    srv.set_defaults(func=_cmd_bench_serve)
+    cloud = bench_sub.add_parser(
+        "cloud", help="indexer throughput and MCP Lambda latency on DynamoDB (moto) vs SQLite"
+    )
+    cloud.add_argument(
+        "--corpus", action="append", required=True, help="catalog to index (repeat; latency on the first)"
+    )
+    cloud.add_argument("--requests", type=int, default=100)
+    cloud.add_argument("--json", action="store_true")
+    cloud.set_defaults(func=_cmd_bench_cloud)
+    code = bench_sub.add_parser("code", help="code sandbox overhead: per run, per tool call, per respawn")
+    code.add_argument("--runs", type=int, default=200, help="runs per measured row (default 200)")
+    code.add_argument("--json", action="store_true", help="print one JSON object")
+    code.set_defaults(func=_cmd_bench_code)
+    srch = bench_sub.add_parser("search", help="tool search quality (recall, MRR, nDCG) and query latency")
+    srch.add_argument("--tools", required=True, help="tools.jsonl, a corpus folder, or an mcpproxy file")
+    srch.add_argument("--queries", required=True, help='golden JSON or {"query","expected"} jsonl')
+    srch.add_argument("--limit", type=int, default=10, help="hits per query (default 10)")
+    srch.add_argument("--plain", action="store_true", help="plain BM25 baseline (one field, no extras)")
+    srch.add_argument("--engine", choices=["lexical", "dense", "hybrid"], default="lexical")
+    srch.add_argument("--model-dir", help="local model dir (default: .model/all-MiniLM-L6-v2-int8)")
+    srch.add_argument("--weight", type=float, help="hybrid: dense weight in [0, 1] (default 0.6)")
+    srch.add_argument("--dense-cache", help="JSON file keeping tool vectors between runs (reused by hash)")
+    srch.add_argument("--json", action="store_true", help="print one JSON object")
+    srch.set_defaults(func=_cmd_bench_search)
+
+    serve = sub.add_parser("serve", help="serve the gateway locally (embedded store, indexer on a timer)")
+    _add_tenant_args(serve)
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8080)
+    serve.add_argument("--interval", type=float, default=300.0, help="seconds between index runs")
+    serve.set_defaults(func=_cmd_serve)
+
+    index = sub.add_parser("index", help="index the configured upstreams once and print a report")
+    _add_tenant_args(index)
+    index.set_defaults(func=_cmd_index)
+
+    replay = sub.add_parser("replay", help="serve a recorded catalog as real MCP servers on loopback")
+    replay.add_argument("catalog", help="tools.jsonl or an mcpproxy corpus file")
+    replay.add_argument("--host", default="127.0.0.1")
+    replay.add_argument("--port", type=int, default=8765)
+    replay.add_argument("--server", help="serve only this server of the catalog")
+    replay.set_defaults(func=_cmd_replay)
+
+    token = sub.add_parser("token", help="agent tokens: create (shown once), list, revoke")
+    token_sub = token.add_subparsers(dest="token_command", required=True)
+    db_help = "SQLite file (default: FOLDGATE_SQLITE_PATH or .foldgate/foldgate.sqlite3)"
+    tcreate = token_sub.add_parser("create", help="issue a token for a tenant; prints it once on stdout")
+    tcreate.add_argument("--tenant", required=True, help="the tenant the token acts for")
+    tcreate.add_argument("--servers", help="comma-separated server names (default: every server)")
+    tcreate.add_argument("--tier", choices=["read", "write", "destructive"], default="read")
+    tcreate.add_argument(
+        "--expires-in", default="90d", help="30d, 12h, 45m, 3600 (seconds) or never (default: 90d)"
+    )
+    tcreate.add_argument("--label", help="a note for humans (who or what uses the token)")
+    tcreate.add_argument("--json", action="store_true", help="print the token and its grant as one object")
+    tcreate.add_argument("--db", help=db_help)
+    tcreate.set_defaults(func=_cmd_token_create)
+    tlist = token_sub.add_parser("list", help="list tokens (never the tokens or their hashes)")
+    tlist.add_argument("--tenant", help="only this tenant's tokens")
+    tlist.add_argument("--json", action="store_true", help="print a JSON array")
+    tlist.add_argument("--db", help=db_help)
+    tlist.set_defaults(func=_cmd_token_list)
+    trevoke = token_sub.add_parser("revoke", help="revoke a token by its id")
+    trevoke.add_argument("token_id", help="the id shown by create and list")
+    trevoke.add_argument("--db", help=db_help)
+    trevoke.set_defaults(func=_cmd_token_revoke)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; returns the process exit code."""
+    args: Any = _parser().parse_args(argv)
+    try:
+        code: int = args.func(args)
+    except FoldgateError as exc:
+        print(f"foldgate: {exc.message}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        return 0
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

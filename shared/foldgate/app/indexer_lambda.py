@@ -1,0 +1,88 @@
+"""The IndexerFunction's body: dependencies built once per instance, one index job per invocation.
+
+Observability is Powertools': structured logs (the package's own loggers included), X-Ray traces and
+CloudWatch metrics in embedded metric format (tools indexed, upstream failures, catalog bytes, duration).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from typing import Any
+
+from foldgate.app.wiring import open_approvals, open_configs, open_embedder, open_store, open_upstream
+from foldgate.config.settings import Settings
+from foldgate.errors import FoldgateError
+from foldgate.index.indexer import Indexer
+from foldgate.index.job import IndexJob, JobResult, parse_index_event
+
+__all__ = ["build_indexer_handler"]
+
+LambdaHandler = Callable[[dict[str, Any], Any], dict[str, Any]]
+
+
+def _record(metrics: Any, result: JobResult, elapsed_ms: float) -> None:
+    # Loaded on the first invocation that needs it, keeping the init phase short.
+    from aws_lambda_powertools.metrics import MetricUnit
+
+    reports = result.reports
+    metrics.add_metric("TenantsIndexed", MetricUnit.Count, len(reports))
+    metrics.add_metric("CatalogsPublished", MetricUnit.Count, sum(1 for r in reports if r.changed))
+    metrics.add_metric("ToolsIndexed", MetricUnit.Count, sum(r.tools for r in reports))
+    metrics.add_metric("UpstreamFailures", MetricUnit.Count, sum(r.failed_servers for r in reports))
+    metrics.add_metric("CatalogBytes", MetricUnit.Bytes, sum(r.catalog_bytes for r in reports))
+    metrics.add_metric("PublishErrors", MetricUnit.Count, sum(1 for r in reports if r.error))
+    metrics.add_metric("ConfigErrors", MetricUnit.Count, len(result.errors))
+    metrics.add_metric("IndexDuration", MetricUnit.Milliseconds, elapsed_ms)
+
+
+def build_indexer_handler(settings: Settings | None = None) -> LambdaHandler:
+    """The Lambda handler for the settings (read from the environment when not given)."""
+    # Loaded on the first invocation that needs it, keeping the init phase short.
+    from aws_lambda_powertools import Logger, Metrics, Tracer
+    from aws_lambda_powertools.logging.utils import copy_config_to_registered_loggers
+
+    settings = settings or Settings.from_env()
+    logger = Logger(service="foldgate-indexer", level=settings.log_level)
+    copy_config_to_registered_loggers(source_logger=logger, include={"foldgate"})
+    tracer = Tracer(service="foldgate-indexer")
+    metrics = Metrics(namespace="foldgate", service="indexer")
+    store = open_store(settings)
+    indexer = Indexer(
+        store,
+        open_upstream(settings),
+        max_concurrency=settings.index_concurrency,
+        approvals=open_approvals(settings),
+        embedder=open_embedder(settings),
+    )
+    job = IndexJob(indexer, open_configs(settings))
+    # One loop per instance, reused by warm invocations, never installed as the thread's current loop
+    # (asyncio.run would close it and leave the thread without one).
+    loop = asyncio.new_event_loop()
+
+    @logger.inject_lambda_context(log_event=False)
+    @tracer.capture_lambda_handler(capture_response=False)
+    @metrics.log_metrics
+    def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        started = time.monotonic()
+        try:
+            request = parse_index_event(event, config_prefix=settings.config_prefix)
+        except FoldgateError as exc:
+            logger.error("rejected indexer event", extra={"reason": exc.message})
+            # Loaded on the first invocation that needs it, keeping the init phase short.
+            from aws_lambda_powertools.metrics import MetricUnit
+
+            metrics.add_metric("RejectedEvents", MetricUnit.Count, 1)
+            return {"error": {"code": exc.code, "message": exc.message}}
+        remaining_ms = context.get_remaining_time_in_millis() if context is not None else None
+        deadline = None if remaining_ms is None else started + remaining_ms / 1000
+        result = loop.run_until_complete(job.run(request, deadline=deadline))
+        elapsed_ms = (time.monotonic() - started) * 1000
+        _record(metrics, result, elapsed_ms)
+        doc = result.to_doc()
+        logger.info("index run finished", extra={"run": doc, "elapsed_ms": round(elapsed_ms, 1)})
+        return doc
+
+    wrapped: LambdaHandler = handler
+    return wrapped

@@ -1,0 +1,135 @@
+"""Local/embedded mode: one process = the HTTP app + the indexer on a timer + SQLite + a config file."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+from fastapi import FastAPI
+
+from foldgate.app.wiring import (
+    lazy_embedder,
+    open_access,
+    open_approvals,
+    open_embedder,
+    open_results,
+    open_sandbox,
+    optional_secret,
+)
+from foldgate.config.settings import Settings
+from foldgate.config.source import ConfigSource
+from foldgate.edge.admin import admin_router
+from foldgate.edge.app import create_app
+from foldgate.index.indexer import Indexer, IndexReport
+from foldgate.index.triggers import local_reindexer
+from foldgate.serve.gateway import Gateway
+from foldgate.store.catalog.sqlite import SqliteStore
+from foldgate.upstream.client import UpstreamClient
+
+__all__ = ["LocalGateway", "build_local"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class LocalGateway:
+    """The wired local gateway; ``app`` is an ASGI app whose lifespan also runs the indexer loop."""
+
+    app: FastAPI
+    gateway: Gateway
+    indexer: Indexer
+    configs: ConfigSource
+    store: SqliteStore
+    interval_s: float
+    indexed_once: bool = False
+
+    async def index_all(self) -> list[IndexReport]:
+        """Index every configured tenant once."""
+        reports = []
+        for tenant in self.configs.tenants():
+            report = await self.indexer.index_tenant(tenant, self.configs.get(tenant))
+            status = "new version " + str(report.version) if report.changed else "unchanged"
+            failed = [str(s["error"]) for s in report.servers.values() if not s["healthy"]]
+            log.info(
+                "indexed %s: %d tools, %s%s",
+                tenant,
+                report.tools,
+                status,
+                f"; failed {failed}" if failed else "",
+            )
+            reports.append(report)
+        self.indexed_once = True
+        return reports
+
+    async def _loop(self) -> None:
+        while True:
+            try:
+                await self.index_all()
+            except Exception:  # the loop must survive anything one run throws
+                log.exception("index run failed")
+            await asyncio.sleep(self.interval_s)
+
+    def ready(self) -> bool:
+        """True once every tenant has a current catalog."""
+        return self.indexed_once and all(self.store.current_version(t) for t in self.configs.tenants())
+
+
+def build_local(
+    configs: ConfigSource,
+    settings: Settings,
+    *,
+    interval_s: float = 300.0,
+    allowed_hosts: list[str] | None = None,
+) -> LocalGateway:
+    """Wire store, upstream client, indexer, gateway and app for one process."""
+    store = SqliteStore(settings.sqlite_path)
+    upstream = UpstreamClient(allow_private=settings.allow_private_upstreams)
+    approvals = open_approvals(settings)
+    indexer = Indexer(store, upstream, approvals=approvals, embedder=open_embedder(settings))
+    gateway = Gateway(
+        store,
+        configs,
+        upstream,
+        catalog_ttl=1.0,
+        results=open_results(settings),
+        embedder=lazy_embedder(settings),
+        hybrid_weight=settings.hybrid_weight,
+        sandbox=open_sandbox(settings),
+    )
+    admin = admin_router(
+        gateway,
+        operator_secret=optional_secret(settings, "operator"),
+        approvals=approvals,
+        reindex=local_reindexer(indexer, configs, published=gateway.invalidate),
+    )
+    holder: list[LocalGateway] = []
+    app = create_app(
+        gateway,
+        access=open_access(settings),
+        admin=admin,
+        allowed_hosts=allowed_hosts,
+        max_body_bytes=settings.max_body_bytes,
+        ready=lambda: bool(holder) and holder[0].ready(),
+    )
+    local = LocalGateway(app, gateway, indexer, configs, store, interval_s)
+    holder.append(local)
+    inner = app.router.lifespan_context
+
+    @contextlib.asynccontextmanager
+    async def lifespan(a: FastAPI) -> AsyncIterator[None]:
+        async with inner(a):
+            task = asyncio.get_running_loop().create_task(local._loop())
+            try:
+                yield
+            finally:
+                task.cancel()
+                with contextlib.suppress(BaseException):
+                    await task
+                await upstream.aclose()
+                await gateway.aclose()
+
+    app.router.lifespan_context = lifespan
+    return local

@@ -1,0 +1,269 @@
+"""Build the long-lived parts from Settings: stores, config source, upstream client, gateway, app.
+
+Every factory that picks a backend lives here (one place to add a backend). Lambda handlers call these
+once per instance (at init), never per request. Imports inside the factories keep cold start small:
+an instance loads only the backends its settings name.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Literal
+
+from foldgate.config.settings import Settings
+from foldgate.config.source import ConfigSource, FileConfigSource
+from foldgate.errors import ConfigError
+from foldgate.store.catalog.base import CatalogStore
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI
+
+    from foldgate.auth.authority import TokenAuthority
+    from foldgate.code.sandbox import Sandbox
+    from foldgate.config.tenant import TenantConfig
+    from foldgate.edge.access import Access
+    from foldgate.index.triggers import Reindexer
+    from foldgate.search.embed import Embedder
+    from foldgate.serve.paging import ResultPager
+    from foldgate.store.approvals.base import ApprovalStore
+    from foldgate.store.tokens.base import TokenStore
+    from foldgate.upstream.client import UpstreamClient
+
+log = logging.getLogger(__name__)
+
+__all__ = [
+    "build_mcp_app",
+    "lazy_embedder",
+    "open_access",
+    "open_approvals",
+    "open_authority",
+    "open_configs",
+    "open_embedder",
+    "open_results",
+    "open_sandbox",
+    "open_store",
+    "open_token_store",
+    "open_upstream",
+    "optional_secret",
+]
+
+
+def open_store(settings: Settings) -> CatalogStore:
+    """The catalog store the settings name."""
+    if settings.store == "sqlite":
+        # Loaded only where the settings pick this part: a cold start pays for nothing else.
+        from foldgate.store.catalog.sqlite import SqliteStore
+
+        return SqliteStore(settings.sqlite_path)
+    if settings.store == "dynamodb":
+        # Loaded only where the settings pick this part: a cold start pays for nothing else.
+        from foldgate.store.catalog.dynamodb import DynamoStore
+
+        return DynamoStore(settings.table_name)
+    raise ConfigError(f"store {settings.store!r} is not available in this build")
+
+
+def open_configs(
+    settings: Settings, *, fallback: Callable[[str], TenantConfig | None] | None = None
+) -> ConfigSource:
+    """The tenant config source the settings name; ``fallback`` gives a tenant's last good config
+    when its live document is invalid (the cloud source only: a local file error is shown as is)."""
+    if settings.config_source == "file":
+        return FileConfigSource(
+            settings.config_file, tenant=settings.default_tenant, max_age=settings.config_cache_seconds
+        )
+    if settings.config_source == "ssm":
+        # Loaded only where the settings pick this part: a cold start pays for nothing else.
+        from foldgate.config.ssm import SsmConfigSource
+
+        return SsmConfigSource(
+            settings.config_prefix, max_age=settings.config_cache_seconds, fallback=fallback
+        )
+    raise ConfigError(f"config source {settings.config_source!r} is not available in this build")
+
+
+def open_results(settings: Settings) -> ResultPager:
+    """Where oversized tool results wait for read_cache: the same backend as the catalog store."""
+    # Loaded only where the settings pick this part: a cold start pays for nothing else.
+    from foldgate.serve.paging import ResultPager
+
+    if settings.store == "dynamodb":
+        # Loaded only where the settings pick this part: a cold start pays for nothing else.
+        from foldgate.store.results.dynamodb import DynamoResultStore
+
+        return ResultPager(DynamoResultStore(settings.table_name), ttl_seconds=settings.result_cache_seconds)
+    # Loaded only where the settings pick this part: a cold start pays for nothing else.
+    from foldgate.store.results.sqlite import SqliteResultStore
+
+    return ResultPager(SqliteResultStore(settings.sqlite_path), ttl_seconds=settings.result_cache_seconds)
+
+
+def open_upstream(settings: Settings) -> UpstreamClient:
+    """The upstream client; in the cloud, servers' ``headers_secret`` come from Parameter Store."""
+    # Loaded only where the settings pick this part: a cold start pays for nothing else.
+    from foldgate.upstream.client import UpstreamClient
+
+    if settings.config_source == "ssm":
+        # Loaded only where the settings pick this part: a cold start pays for nothing else.
+        from foldgate.auth.secret_headers import SecretHeaders
+
+        return UpstreamClient(
+            headers=SecretHeaders(max_age=settings.secrets_cache_seconds),
+            allow_private=settings.allow_private_upstreams,
+        )
+    return UpstreamClient(allow_private=settings.allow_private_upstreams)
+
+
+def open_approvals(settings: Settings) -> ApprovalStore:
+    """Approved tool versions, on the same backend as the catalog."""
+    if settings.store == "dynamodb":
+        # Loaded only where the settings pick this part: a cold start pays for nothing else.
+        from foldgate.store.approvals.dynamodb import DynamoApprovalStore
+
+        return DynamoApprovalStore(settings.table_name)
+    # Loaded only where the settings pick this part: a cold start pays for nothing else.
+    from foldgate.store.approvals.sqlite import SqliteApprovalStore
+
+    return SqliteApprovalStore(settings.sqlite_path)
+
+
+def open_token_store(settings: Settings) -> TokenStore:
+    """The token store the settings name: the same backend (file or table) as the catalog."""
+    if settings.store == "sqlite":
+        # Loaded only where the settings pick this part: a cold start pays for nothing else.
+        from foldgate.store.tokens.sqlite import SqliteTokenStore
+
+        return SqliteTokenStore(settings.sqlite_path)
+    if settings.store == "dynamodb":
+        # Loaded only where the settings pick this part: a cold start pays for nothing else.
+        from foldgate.store.tokens.dynamodb import DynamoTokenStore
+
+        return DynamoTokenStore(settings.table_name)
+    raise ConfigError(f"store {settings.store!r} is not available in this build")
+
+
+def open_authority(settings: Settings, *, cache_seconds: float = 30.0) -> TokenAuthority:
+    """The token authority for the settings: their token store and the token HMAC secret."""
+    # Loaded only where the settings pick this part: a cold start pays for nothing else.
+    from foldgate.auth.authority import TokenAuthority
+    from foldgate.auth.model import TokenHasher
+    from foldgate.auth.secrets import load_secret
+
+    return TokenAuthority(
+        open_token_store(settings), TokenHasher(load_secret(settings, "token")), cache_seconds=cache_seconds
+    )
+
+
+def optional_secret(settings: Settings, name: Literal["token", "operator"]) -> bytes | None:
+    """The named secret, or None (logged) when it is not configured: what it guards stays closed."""
+    # Loaded only where the settings pick this part: a cold start pays for nothing else.
+    from foldgate.auth.secrets import load_secret
+
+    try:
+        return load_secret(settings, name)
+    except ConfigError as exc:
+        # Fail closed: without the secret nothing it guards can be used (logged, never shown to callers).
+        log.error("%s secret unavailable: %s", name, exc.message)
+        return None
+
+
+def open_access(settings: Settings) -> Access:
+    """Request authentication (agent tokens) and the per-caller rate limit."""
+    # Loaded only where the settings pick this part: a cold start pays for nothing else.
+    from foldgate.auth.authority import TokenAuthority
+    from foldgate.auth.model import TokenHasher
+    from foldgate.edge.access import Access
+    from foldgate.edge.ratelimit import RateLimiter
+
+    secret = optional_secret(settings, "token")
+    authority = TokenAuthority(open_token_store(settings), TokenHasher(secret)) if secret else None
+    return Access(
+        default_tenant=settings.default_tenant,
+        allow_tenant_header=settings.allow_tenant_header,
+        authority=authority,
+        auth_required=settings.auth_required,
+        # 0 turns the limiter off (e.g. behind a gateway that already throttles per client).
+        limiter=RateLimiter(settings.rate_limit_per_minute) if settings.rate_limit_per_minute > 0 else None,
+    )
+
+
+def open_embedder(settings: Settings) -> Embedder:
+    """The embedding provider the settings name (a lexical-only stand-in when it cannot load)."""
+    # Loaded only where the settings pick this part: a cold start pays for nothing else.
+    from foldgate.search.embed import open_provider
+
+    if settings.embedding_provider == "local":
+        return open_provider("local", model_dir=settings.model_dir)
+    if settings.embedding_provider == "bedrock":
+        return open_provider("bedrock", dimensions=settings.bedrock_dimensions)
+    return open_provider("none")
+
+
+def lazy_embedder(settings: Settings) -> Callable[[], Embedder]:
+    """The provider, opened on first use: the request path pays for numpy and the model only when a
+    search needs them, not at every cold start."""
+    opened: list[Embedder] = []
+    lock = threading.Lock()
+
+    def get() -> Embedder:
+        with lock:
+            if not opened:
+                opened.append(open_embedder(settings))
+            return opened[0]
+
+    return get
+
+
+def open_sandbox(settings: Settings) -> Callable[[], Sandbox] | None:
+    """A factory for the agent-code sandbox where this process runs code (its worker starts on first use)."""
+    if not settings.serve_code:
+        return None
+
+    def start() -> Sandbox:
+        # Loaded only where the settings pick this part: a cold start pays for nothing else.
+        from foldgate.code.sandbox import Sandbox
+
+        return Sandbox()
+
+    return start
+
+
+def build_mcp_app(settings: Settings, *, reindex: Reindexer | None = None, admin_api: bool = True) -> FastAPI:
+    """The MCP endpoint app for the settings (the McpFunction's whole dependency graph; the
+    CodeFunction's without the admin API)."""
+    # Loaded only where the settings pick this part: a cold start pays for nothing else.
+    from foldgate.edge.admin import admin_router
+    from foldgate.edge.app import create_app
+    from foldgate.serve.catalogs import CatalogCache
+    from foldgate.serve.gateway import Gateway
+
+    catalogs = CatalogCache(open_store(settings), ttl=settings.catalog_cache_seconds)
+    # A fresh instance facing an invalid live config serves with the one its catalog was built from.
+    configs = open_configs(settings, fallback=catalogs.indexed_config)
+    gateway = Gateway(
+        catalogs,
+        configs,
+        open_upstream(settings),
+        results=open_results(settings),
+        embedder=lazy_embedder(settings),
+        hybrid_weight=settings.hybrid_weight,
+        sandbox=open_sandbox(settings),
+    )
+    if reindex is None and settings.indexer_function:
+        # Loaded only where the settings pick this part: a cold start pays for nothing else.
+        from foldgate.index.triggers import lambda_reindexer
+
+        reindex = lambda_reindexer(settings.indexer_function)
+    admin = None
+    if admin_api:
+        admin = admin_router(
+            gateway,
+            operator_secret=optional_secret(settings, "operator"),
+            approvals=open_approvals(settings),
+            reindex=reindex,
+        )
+    return create_app(
+        gateway, access=open_access(settings), max_body_bytes=settings.max_body_bytes, admin=admin
+    )

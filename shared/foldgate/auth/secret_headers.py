@@ -1,0 +1,40 @@
+"""Upstream request headers from Parameter Store SecureStrings (the cloud's ``headers_secret``)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from foldgate.config.ssm import parameter_json, ssm_provider
+from foldgate.config.tenant import ServerConfig
+from foldgate.errors import ConfigError
+
+__all__ = ["SecretHeaders"]
+
+
+class SecretHeaders:
+    """Upstream request headers: the server's literal ``headers`` plus its SecureString secret, if any.
+
+    Used as the UpstreamClient's header source; secrets are decrypted by Parameter Store, cached for
+    ``max_age`` seconds and never logged.
+    """
+
+    def __init__(self, *, max_age: float = 300.0, client: Any | None = None) -> None:
+        self.max_age = max(0, int(max_age))
+        self._ssm = ssm_provider(client)
+
+    def __call__(self, server: ServerConfig) -> Mapping[str, str]:
+        if not server.headers_secret:
+            return server.headers
+        # boto3 and Powertools Parameters load only in instances that read Parameter Store.
+        from aws_lambda_powertools.utilities.parameters.exceptions import GetParameterError
+
+        try:
+            raw = self._ssm.get(server.headers_secret, decrypt=True, max_age=self.max_age)
+        except GetParameterError as exc:
+            raise ConfigError(f"server {server.name!r}: cannot read its headers secret: {exc}") from exc
+        doc = parameter_json(raw, server.headers_secret)
+        if not isinstance(doc, dict) or not all(isinstance(v, str) for v in doc.values()):
+            # Never echo the value: it is a credential.
+            raise ConfigError(f"server {server.name!r}: headers secret must be a JSON object of strings")
+        return {**server.headers, **doc}

@@ -1,0 +1,1 @@
+"""Configuration: the tenant schema, process settings and the sources tenants are read from."""

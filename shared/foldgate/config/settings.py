@@ -1,0 +1,67 @@
+"""Process settings: read from the environment once (Lambda) or given by the CLI.
+
+The config package is the only one that reads the environment, and this is the module that does.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Literal
+
+from pydantic import Field, ValidationError
+
+from foldgate.config.tenant import Strict, format_validation
+from foldgate.errors import ConfigError
+
+__all__ = ["Settings"]
+
+
+class Settings(Strict):
+    """Process-wide settings read from the environment once (Lambda) or given by the CLI."""
+
+    table_name: str = "foldgate"
+    config_prefix: str = "/foldgate"
+    store: Literal["sqlite", "dynamodb"] = "sqlite"
+    sqlite_path: str = ".foldgate/foldgate.sqlite3"
+    config_source: Literal["file", "ssm"] = "file"
+    config_file: str = "foldgate.yaml"
+    default_tenant: str = "default"
+    allow_tenant_header: bool = True
+    config_cache_seconds: float = 30.0
+    secrets_cache_seconds: float = 300.0
+    result_cache_seconds: int = 3600
+    # Agent tokens. The cloud stack always requires them; local serve on loopback may run without.
+    auth_required: bool = False
+    # HMAC key for agent-token hashes and the operator credential. Locally given here (or generated into
+    # the state folder); in the cloud read from SecureString parameters under ``config_prefix``.
+    token_secret: str | None = None
+    operator_key: str | None = None
+    rate_limit_per_minute: int = 600
+    # Upstream URLs on private/loopback networks: fine locally, refused in the cloud (SSRF).
+    allow_private_upstreams: bool = True
+    # Semantic search: "local" (the int8 MiniLM built by `make model`), "bedrock" (Titan v2) or "none".
+    embedding_provider: Literal["local", "bedrock", "none"] = "local"
+    model_dir: str | None = None
+    bedrock_dimensions: int = 512
+    hybrid_weight: float = Field(default=0.6, ge=0.0, le=1.0)
+    # Whether this process runs agent code (/mcp/code). The cloud serves it from its own function.
+    serve_code: bool = True
+    indexer_function: str | None = None
+    index_concurrency: int = 8
+    catalog_cache_seconds: float = 10.0
+    max_body_bytes: int = 1_048_576
+    log_level: str = "INFO"
+
+    @classmethod
+    def from_env(cls, environ: dict[str, str] | None = None) -> Settings:
+        """Read ``FOLDGATE_*`` variables; unknown ones are ignored."""
+        env = dict(os.environ if environ is None else environ)
+        fields: dict[str, Any] = {}
+        for name in cls.model_fields:
+            key = f"FOLDGATE_{name.upper()}"
+            if key in env:
+                fields[name] = env[key]
+        try:
+            return cls.model_validate(fields)
+        except ValidationError as exc:
+            raise ConfigError(f"invalid environment: {format_validation(exc)}") from exc

@@ -1,0 +1,74 @@
+"""Who a request is: an agent token (``Authorization: Bearer fgt_...``) resolved to a tenant, its server
+scope and its tier; or, where the deployment allows unauthenticated access (local serve), the tenant
+header or the default tenant. Also the per-caller rate limit.
+
+Failures are deliberately uniform: an unknown, expired, revoked or malformed token gets the same
+answer, and nothing about the token is logged.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from starlette.requests import Request
+
+from foldgate.errors import AuthError
+from foldgate.model.principal import Principal
+
+if TYPE_CHECKING:
+    from foldgate.auth.authority import TokenAuthority
+    from foldgate.edge.ratelimit import RateLimiter
+
+__all__ = ["TENANT_HEADER", "Access", "RateLimited"]
+
+TENANT_HEADER = "x-foldgate-tenant"
+
+
+class RateLimited(Exception):
+    """The caller spent its request budget; retry after ``retry_after`` seconds."""
+
+    def __init__(self, retry_after: float) -> None:
+        super().__init__(f"rate limit exceeded; retry after {retry_after:.1f}s")
+        self.retry_after = retry_after
+
+
+class Access:
+    """Resolves requests to principals and applies the rate limit."""
+
+    def __init__(
+        self,
+        *,
+        default_tenant: str = "default",
+        allow_tenant_header: bool = True,
+        authority: TokenAuthority | None = None,
+        auth_required: bool = False,
+        limiter: RateLimiter | None = None,
+    ) -> None:
+        if auth_required and authority is None:
+            raise ValueError("auth_required needs a token authority")
+        self.default_tenant = default_tenant
+        self.allow_tenant_header = allow_tenant_header
+        self.authority = authority
+        self.auth_required = auth_required
+        self.limiter = limiter
+
+    def principal(self, request: Request) -> Principal:
+        """The caller; AuthError when a token is required or presented and does not verify."""
+        header = request.headers.get("authorization", "")
+        scheme, _, credential = header.partition(" ")
+        if header and self.authority is not None:
+            if scheme.lower() != "bearer" or not credential.strip():
+                raise AuthError("invalid, expired or revoked token")
+            token = self.authority.verify(credential.strip())
+            servers = frozenset(token.servers) if token.servers is not None else None
+            principal = Principal(token.tenant, servers, token.tier, token.token_id)
+        elif self.auth_required:
+            raise AuthError("this gateway needs an agent token: send Authorization: Bearer <token>")
+        else:
+            tenant = request.headers.get(TENANT_HEADER) if self.allow_tenant_header else None
+            principal = Principal(tenant or self.default_tenant)
+        if self.limiter is not None:
+            allowed, retry_after = self.limiter.allow(f"{principal.tenant}\x1f{principal.key}")
+            if not allowed:
+                raise RateLimited(retry_after)
+        return principal

@@ -1,0 +1,176 @@
+"""The operator's REST API under ``/api/v1`` (OpenAPI at ``/api/v1/openapi.json``).
+
+Guarded by the operator credential (``Authorization: Bearer <operator key>``), which is separate from
+agent tokens: an agent token never opens it. Every input is validated by pydantic/FastAPI.
+"""
+
+from __future__ import annotations
+
+import hmac
+from collections.abc import Callable
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, HTTPException, Query, Request
+from pydantic import BaseModel, ConfigDict, Field
+
+from foldgate.errors import FoldgateError, NotFoundError
+from foldgate.index.triggers import Reindexer
+from foldgate.serve.gateway import Gateway
+from foldgate.store.approvals.base import ApprovalStore
+
+__all__ = ["admin_router"]
+
+_TENANT = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$"
+Tenant = Annotated[str, Query(pattern=_TENANT, description="Tenant id.")]
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ReindexRequest(_Body):
+    """Which tenant to reindex."""
+
+    tenant: str = Field(pattern=_TENANT)
+
+
+class ApprovalRequest(_Body):
+    """Approve the current version of these tools (published names or ``server:tool`` ids)."""
+
+    tenant: str = Field(pattern=_TENANT)
+    tools: list[Annotated[str, Field(min_length=1, max_length=200)]] = Field(min_length=1, max_length=1000)
+
+
+def _operator(secret: bytes | None) -> Callable[[Request], None]:
+    def check(request: Request) -> None:
+        if secret is None:
+            raise HTTPException(503, "the admin API has no operator credential configured")
+        scheme, _, presented = request.headers.get("authorization", "").partition(" ")
+        if scheme.lower() != "bearer" or not hmac.compare_digest(presented.strip().encode(), secret):
+            raise HTTPException(401, "operator credential required", {"www-authenticate": "Bearer"})
+
+    return check
+
+
+def admin_router(
+    gateway: Gateway,
+    *,
+    operator_secret: bytes | None,
+    approvals: ApprovalStore | None = None,
+    reindex: Reindexer | None = None,
+) -> APIRouter:
+    """The ``/api/v1`` routes for one gateway."""
+    router = APIRouter(prefix="/api/v1", dependencies=[Depends(_operator(operator_secret))], tags=["admin"])
+
+    def view_of(tenant: str) -> Any:
+        try:
+            return gateway.view(tenant)
+        except NotFoundError:
+            raise HTTPException(404, f"unknown tenant {tenant!r}") from None
+        except FoldgateError as exc:
+            raise HTTPException(503, exc.message) from None
+
+    @router.get("/routing", summary="Routing modes per endpoint and the resolved serialization settings")
+    def routing(tenant: Tenant) -> dict[str, Any]:
+        config = view_of(tenant).config
+        return {
+            "tenant": tenant,
+            "routing_mode": config.routing_mode,
+            "endpoints": {
+                "/mcp": gateway.surface_of(tenant, "routed"),
+                "/mcp/all": "direct",
+                "/mcp/call": "call",
+            },
+            "serialization": {
+                "direct_tool_response_mode": config.direct_tool_response_mode,
+                "defer_schema_chars": config.defer_schema_chars,
+                "defer_threshold": config.defer_threshold,
+                "listing_token_budget": config.listing_token_budget,
+                "tools_limit": config.tools_limit,
+                "tool_response_limit": config.tool_response_limit,
+            },
+        }
+
+    @router.get("/status", summary="Catalog version, per-server health and tool counts")
+    def status(tenant: Tenant) -> dict[str, Any]:
+        view = view_of(tenant)
+        catalog = view.catalog
+        return {
+            "tenant": tenant,
+            "catalog_version": None if catalog.version == "none" else catalog.version,
+            "indexed_at": catalog.created_at or None,
+            "tools": len(catalog.tools),
+            "visible_tools": len(view.visible),
+            "awaiting_approval": len(catalog.approvals),
+            "config_problem": gateway.configs.problem(tenant),
+            "servers": {
+                name: {
+                    "healthy": s.healthy,
+                    "tools": s.tool_count,
+                    "error": s.error,
+                    "checked_at": s.checked_at,
+                    "indexed_at": s.indexed_at,
+                }
+                for name, s in catalog.servers.items()
+            },
+        }
+
+    @router.get("/tools", summary="Every tool with its size, tokens, lossiness and deferral decision")
+    def tools(tenant: Tenant) -> dict[str, Any]:
+        view = view_of(tenant)
+        visible = {t.tool.key for t in view.visible}
+        rows = []
+        for t in view.catalog.tools:
+            decision = view.plan.decisions.get(t.tool.key)
+            rows.append({
+                "id": t.published,
+                "server": t.server,
+                "name": t.tool.name,
+                "visible": t.tool.key in visible,
+                "schema_chars": t.tool.schema_chars,
+                "tokens_full": t.tokens_full,
+                "tokens_deferred": t.tokens_deferred,
+                "lossy": t.lossy,
+                "deferred": decision.deferred if decision else None,
+                "reason": decision.label if decision else None,
+                "tier": t.tier,
+                "approval": view.approval(t) or "approved",
+            })  # fmt: skip
+        return {"tenant": tenant, "tools": rows}
+
+    @router.post("/reindex", status_code=202, summary="Reindex one tenant now")
+    async def reindex_tenant(body: ReindexRequest) -> dict[str, Any]:
+        view_of(body.tenant)
+        if reindex is None:
+            raise HTTPException(503, "no indexer is reachable from this deployment")
+        return {"tenant": body.tenant, **await reindex(body.tenant)}
+
+    @router.get("/approvals", summary="Tools waiting for an operator (new or changed upstream)")
+    def pending(tenant: Tenant) -> dict[str, Any]:
+        view = view_of(tenant)
+        rows = [
+            {"id": t.published, "key": t.tool.key, "state": view.approval(t), "hash": t.tool.content_hash,
+             "description": t.tool.description, "input_schema": t.tool.input_schema}
+            for t in view.catalog.tools
+            if view.approval(t) is not None
+        ]  # fmt: skip
+        return {"tenant": tenant, "awaiting": rows}
+
+    @router.post("/approvals", summary="Approve the current version of tools, then reindex")
+    async def approve(body: ApprovalRequest) -> dict[str, Any]:
+        view = view_of(body.tenant)
+        if approvals is None:
+            raise HTTPException(503, "approvals are not available in this deployment")
+        by_id = {t.published: t for t in view.catalog.tools} | {t.tool.key: t for t in view.catalog.tools}
+        unknown = [i for i in body.tools if i not in by_id]
+        if unknown:
+            raise HTTPException(404, f"unknown tools: {', '.join(unknown[:20])}")
+        chosen = {by_id[i].tool.key: by_id[i].tool.content_hash for i in body.tools}
+        try:
+            approvals.approve(body.tenant, chosen)
+        except FoldgateError as exc:
+            raise HTTPException(503, exc.message) from None
+        outcome = await reindex(body.tenant) if reindex is not None else {"reindex": "not available"}
+        return {"tenant": body.tenant, "approved": sorted(chosen), **outcome}
+
+    return router

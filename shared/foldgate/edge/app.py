@@ -1,0 +1,81 @@
+"""The ASGI app: the MCP endpoints (one per surface), health, and the admin API.
+
+The SDK (~0.4 s to import) is loaded on the first request that needs it, not at init (see
+:mod:`foldgate.edge.endpoint` and :mod:`foldgate.edge.fast_path`).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+from fastapi import APIRouter, FastAPI
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.requests import Request
+
+from foldgate import __version__
+from foldgate.edge.access import TENANT_HEADER, Access
+from foldgate.edge.endpoint import McpEndpoint
+from foldgate.serve.gateway import Gateway
+
+__all__ = ["TENANT_HEADER", "create_app"]
+
+
+def create_app(
+    gateway: Gateway,
+    *,
+    default_tenant: str = "default",
+    allow_tenant_header: bool = True,
+    access: Access | None = None,
+    allowed_hosts: list[str] | None = None,
+    max_body_bytes: int = 1_048_576,
+    ready: Callable[[], bool] | None = None,
+    admin: APIRouter | None = None,
+) -> FastAPI:
+    """Build the HTTP app around a Gateway.
+
+    ``allowed_hosts`` enables the SDK's DNS-rebinding protection for those Host values (local serve);
+    None disables it (behind API Gateway the Host is the API's domain, and auth is by token).
+    """
+    app = FastAPI(
+        title="foldgate",
+        version=__version__,
+        openapi_url="/api/v1/openapi.json",
+        docs_url="/api/v1/docs",
+        redoc_url=None,
+    )
+    app.state.gateway = gateway
+    app.state.allowed_hosts = allowed_hosts
+    app.state.sdk = None
+    app.state.sdk_lock = threading.Lock()
+    access = access or Access(default_tenant=default_tenant, allow_tenant_header=allow_tenant_header)
+    surfaces = (("/mcp", "routed"), ("/mcp/all", "direct"), ("/mcp/call", "call"), ("/mcp/code", "code"))
+    for path, surface in surfaces:
+        endpoint = McpEndpoint(app, surface, access, max_body_bytes)
+        # A class instance is routed as a raw ASGI app (mounting would answer 307 to /mcp).
+        app.router.add_route(path, endpoint, methods=["GET", "POST", "DELETE"])  # type: ignore[arg-type]
+
+    if admin is not None:
+        app.include_router(admin)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid_input(request: Request, exc: RequestValidationError) -> JSONResponse:
+        # FastAPI's default echoes the raw input, and cannot encode a body that is not UTF-8 (a 500);
+        # where and why is what a client can act on.
+        errors = [
+            {
+                "loc": [str(part) for part in e.get("loc", ())],
+                "msg": str(e.get("msg")),
+                "type": str(e.get("type")),
+            }
+            for e in exc.errors()
+        ]
+        return JSONResponse({"detail": errors}, 422)
+
+    @app.get("/healthz")
+    def healthz() -> JSONResponse:
+        ok = ready() if ready is not None else True
+        return JSONResponse({"status": "ok" if ok else "starting"}, 200 if ok else 503)
+
+    return app

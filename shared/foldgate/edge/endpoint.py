@@ -1,0 +1,182 @@
+"""One MCP endpoint (a surface at a path): read and cap the body, authenticate, check the content
+headers, answer a plain ``tools/list`` on the fast path, and hand everything else to the SDK with the
+caller's scope set.
+
+Each SDK request runs in its own stateless session manager, so there is no lifespan to manage (Mangum
+can run with ``lifespan="off"``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import FastAPI
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.types import Message, Receive, Scope, Send
+
+from foldgate.edge.access import Access, RateLimited
+from foldgate.edge.fast_path import plain_tools_list, send_listing
+from foldgate.edge.protocol import jsonrpc_error
+from foldgate.errors import AuthError, FoldgateError
+from foldgate.model.principal import Principal
+from foldgate.serve.gateway import Gateway
+
+__all__ = ["McpEndpoint"]
+
+
+class _Sdk:
+    """The SDK half of the edge, built on first use: the MCP server and its transport settings."""
+
+    def __init__(self, gateway: Gateway, allowed_hosts: list[str] | None, max_body: int) -> None:
+        # The SDK (~0.4 s to import) loads with the first request that needs it, not at init.
+        from mcp.server.transport_security import TransportSecuritySettings
+
+        from foldgate.edge.mcp_server import build_mcp_server
+
+        self.server = build_mcp_server(gateway)
+        self.max_body = max_body
+        if allowed_hosts:
+            self.security = TransportSecuritySettings(
+                enable_dns_rebinding_protection=True, allowed_hosts=allowed_hosts
+            )
+        else:
+            # Behind API Gateway the Host is the API's own domain and callers authenticate by token.
+            self.security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+
+    async def check_transport(self, request: Request) -> Any:
+        """The SDK's DNS-rebinding/content-type verdict for a request (None when it passes)."""
+        # Lazy with the rest of the SDK (see __init__).
+        from mcp.server.transport_security import TransportSecurityMiddleware
+
+        return await TransportSecurityMiddleware(self.security).validate_request(request, is_post=True)
+
+    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Serve one request with a fresh stateless session manager (cheap; no state to keep)."""
+        # Lazy with the rest of the SDK (see __init__).
+        from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+
+        mgr = StreamableHTTPSessionManager(
+            app=self.server, stateless=True, json_response=True, security_settings=self.security,
+            max_request_body_size=self.max_body,
+        )  # fmt: skip
+        async with mgr.run():
+            await mgr.handle_request(scope, receive, send)
+
+
+class McpEndpoint:
+    """ASGI endpoint for one MCP surface."""
+
+    def __init__(self, app: FastAPI, surface: str, access: Access, max_body: int) -> None:
+        self.app = app
+        self.surface = surface
+        self.access = access
+        self.max_body = max_body
+
+    def _sdk(self) -> _Sdk:
+        sdk: _Sdk | None = self.app.state.sdk
+        if sdk is None:
+            with self.app.state.sdk_lock:
+                sdk = self.app.state.sdk
+                if sdk is None:
+                    sdk = self.app.state.sdk = _Sdk(
+                        self.app.state.gateway, self.app.state.allowed_hosts, self.max_body
+                    )
+        return sdk
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        request = Request(scope, receive)
+        post = scope["method"] == "POST"
+        body = await self._read_body(request) if post else b""
+        if isinstance(body, Response):
+            await body(scope, receive, send)
+            return
+        principal = self._authenticate(request)
+        if isinstance(principal, Response):
+            await principal(scope, receive, send)
+            return
+        refusal = _content_refusal(request) if post else None
+        if refusal is not None:
+            await refusal(scope, receive, send)
+            return
+        try:
+            if await self._fast_path(request, body, principal, send):
+                return
+            # Validates the tenant before the SDK runs (unknown tenants fail here, clearly).
+            self.app.state.gateway.config(principal.tenant)
+        except FoldgateError as exc:
+            status = 404 if exc.code == "not_found" else 400
+            await jsonrpc_error(status, -32600, exc.message)(scope, receive, send)
+            return
+        sdk = self._sdk()
+        # The scope variable lives with the SDK server glue, loaded with it.
+        from foldgate.edge.mcp_server import RequestScope, current_scope
+
+        token = current_scope.set(RequestScope(principal, self.surface))
+        try:
+            await sdk.handle(scope, _replay(body), send)
+        finally:
+            current_scope.reset(token)
+
+    async def _read_body(self, request: Request) -> bytes | Response:
+        """The whole body, or a 413 as soon as it is known to exceed the cap."""
+        too_big = jsonrpc_error(413, -32600, f"request body exceeds {self.max_body} bytes")
+        declared = request.headers.get("content-length")
+        if declared is not None and declared.isdigit() and int(declared) > self.max_body:
+            return too_big
+        chunks = []
+        size = 0
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > self.max_body:
+                return too_big
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    def _authenticate(self, request: Request) -> Principal | Response:
+        """The caller, or the 401/429 to answer."""
+        try:
+            return self.access.principal(request)
+        except AuthError as exc:
+            return jsonrpc_error(401, -32001, exc.message, {"www-authenticate": 'Bearer realm="foldgate"'})
+        except RateLimited as exc:
+            retry = {"retry-after": str(max(1, round(exc.retry_after)))}
+            return jsonrpc_error(429, -32002, str(exc), retry)
+
+    async def _fast_path(self, request: Request, body: bytes, principal: Principal, send: Send) -> bool:
+        """Answer a plain tools/list from the pre-rendered listing; False when the SDK must answer."""
+        plain = plain_tools_list(body, request) if body else None
+        if plain is None:
+            return False
+        if self.app.state.allowed_hosts:  # local serve: the SDK's DNS-rebinding check applies
+            rejection = await self._sdk().check_transport(request)
+            if rejection is not None:
+                await rejection(request.scope, request.receive, send)
+                return True
+        gateway: Gateway = self.app.state.gateway
+        await send_listing(plain[0], plain[1], gateway.listing_json(principal, self.surface), send)
+        return True
+
+
+def _content_refusal(request: Request) -> Response | None:
+    """Content-Type and Accept checked here, in JSON-RPC, rather than by the SDK's transport (which
+    answers plain-text or empty 4xx)."""
+    if not request.headers.get("content-type", "").lower().startswith("application/json"):
+        return jsonrpc_error(415, -32700, "Content-Type must be application/json")
+    accept = request.headers.get("accept", "").lower()
+    if "application/json" not in accept and "*/*" not in accept:
+        return jsonrpc_error(406, -32600, "Accept must include application/json")
+    return None
+
+
+def _replay(body: bytes) -> Receive:
+    sent = False
+
+    async def receive() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return {"type": "http.disconnect"}
+
+    return receive

@@ -1,0 +1,113 @@
+"""The MCP server side, built on the SDK's low-level Server (kept behind this module).
+
+One SDK Server serves every tenant and surface: the HTTP layer sets the caller's tenant and surface
+in a context variable before delegating, and the handlers read it.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import json
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+import mcp_types as types
+from mcp.server.lowlevel import Server
+from pydantic import ValidationError
+
+from foldgate import __version__
+from foldgate.edge.protocol import SERVER_NAME
+from foldgate.errors import UpstreamError
+from foldgate.model.listing import instructions_text
+from foldgate.model.principal import Principal
+from foldgate.serve.gateway import Gateway
+from foldgate.serve.results import error_result
+
+__all__ = ["RequestScope", "build_mcp_server", "current_scope"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class RequestScope:
+    """Who is calling and on which surface."""
+
+    principal: Principal
+    surface: str = "direct"
+
+
+current_scope: contextvars.ContextVar[RequestScope | None] = contextvars.ContextVar(
+    "foldgate_scope", default=None
+)
+
+
+class _GatewayServer(Server[Any]):
+    """A Server whose instructions are the calling tenant's (the SDK reads them per initialize)."""
+
+    def __init__(self, gateway: Gateway, **kwargs: Any) -> None:
+        self._gateway = gateway
+        super().__init__(SERVER_NAME, version=__version__, **kwargs)
+
+    @property
+    def instructions(self) -> str | None:
+        scope = current_scope.get()
+        if scope is None:
+            return instructions_text(None)
+        try:
+            return self._gateway.instructions(scope.principal, scope.surface)
+        except Exception:  # an unknown tenant still gets the generic text, never an error here
+            return instructions_text(None)
+
+    @instructions.setter
+    def instructions(self, value: str | None) -> None:
+        pass  # per tenant, see the getter
+
+
+def _scope() -> RequestScope:
+    scope = current_scope.get()
+    if scope is None:
+        raise RuntimeError("MCP request outside an HTTP request scope")
+    return scope
+
+
+def build_mcp_server(gateway: Gateway) -> Server[Any]:
+    """The SDK server with foldgate's handlers."""
+    listings: dict[str, list[types.Tool]] = {}
+
+    async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+        # The HTTP layer answers plain tools/list from pre-rendered text; this path serves the rest.
+        scope = _scope()
+        listing = gateway.listing_json(scope.principal, scope.surface)
+        tools = listings.get(listing)  # keyed by the text itself (its hash is cached on the str)
+        if tools is None:
+            tools = []
+            for entry in json.loads(listing):
+                try:
+                    tools.append(types.Tool.model_validate(entry))
+                except ValidationError:
+                    log.warning("tool %s is not representable by the MCP types; skipped", entry.get("name"))
+            if len(listings) > 64:  # old views' listings are garbage
+                listings.clear()
+            listings[listing] = tools
+        return types.ListToolsResult(tools=tools)
+
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        scope = _scope()
+        result = await gateway.call(scope.principal, params.name, params.arguments, scope.surface)
+        try:
+            return types.CallToolResult.model_validate(result)
+        except ValidationError as exc:
+            err = UpstreamError(
+                f"{params.name}: the upstream returned a malformed result: {exc.errors()[0]['msg']}"
+            )
+            return types.CallToolResult.model_validate(error_result(err))
+
+    return _GatewayServer(
+        gateway,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+        # Without this, 2026-07-28 calls would re-run the list handler per call to check Mcp-Param
+        # headers; foldgate declares none, so there is nothing to check.
+        get_tool_input_schema=lambda name: None,
+    )

@@ -1,0 +1,268 @@
+"""The indexer: list every upstream, pre-compute everything, write a new catalog version, flip.
+
+All the expensive work (listing, hashing, signatures, rendering, token counts) happens here, once,
+never on the request path. A server that fails keeps its last good tools, marked unhealthy; a run
+that changes nothing an agent can see writes no new version.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+from foldgate.config.tenant import ServerConfig, TenantConfig
+from foldgate.errors import ConflictError, StoreError, UpstreamError
+from foldgate.model.catalog import CatalogVersion, IndexedTool, ServerStatus, new_version_id
+from foldgate.model.listing import fragments_for
+from foldgate.model.naming import assign_names
+from foldgate.model.token_count import TokenCounter, get_counter
+from foldgate.model.tool import Tool, tool_from_wire
+from foldgate.store.approvals.base import ApprovalStore
+from foldgate.store.catalog.base import CatalogStore
+from foldgate.upstream.client import Listing, UpstreamClient
+
+if TYPE_CHECKING:
+    from foldgate.search.embed import Embedder
+
+__all__ = ["IndexReport", "Indexer", "catalog_from_tools", "index_tool"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class IndexReport:
+    """What one index run did, for logs, metrics and the admin API."""
+
+    tenant: str
+    version: str | None
+    changed: bool
+    tools: int = 0
+    catalog_bytes: int = 0
+    duration_s: float = 0.0
+    servers: dict[str, dict[str, Any]] = field(default_factory=dict)
+    error: str | None = None
+    awaiting_approval: int = 0
+
+    @property
+    def failed_servers(self) -> int:
+        """How many upstreams could not be listed this run."""
+        return sum(1 for s in self.servers.values() if not s["healthy"])
+
+
+def index_tool(
+    tool: Tool, published: str, renamed: str | None, count: TokenCounter, reuse: IndexedTool | None = None
+) -> IndexedTool:
+    """Pre-compute one tool: signature, both rendered entries and their token costs."""
+    if reuse is not None and reuse.published == published and reuse.tool.content_hash == tool.content_hash:
+        return reuse
+    frags = fragments_for(tool, published)
+    return IndexedTool(
+        published=published,
+        tool=tool,
+        signature=tool.signature.params,
+        lossy=tool.signature.lossy,
+        full_fragment=frags.full,
+        deferred_fragment=frags.deferred,
+        tokens_full=count(frags.full),
+        tokens_deferred=count(frags.deferred),
+        renamed=renamed,
+    )
+
+
+def catalog_from_tools(
+    tenant: str,
+    tools: list[Tool],
+    statuses: dict[str, ServerStatus] | None = None,
+    *,
+    count: TokenCounter | None = None,
+    previous: CatalogVersion | None = None,
+    now: float | None = None,
+    embedder: Embedder | None = None,
+) -> CatalogVersion:
+    """Name, pre-compute and assemble a catalog version from tools in listing order."""
+    now = time.time() if now is None else now
+    count = count or get_counter("cl100k", exact=False)
+    names = assign_names((t.server, t.name) for t in tools)
+    by_pair = {(t.server, t.name): t for t in tools}
+    reuse = previous.by_key if previous else {}
+    indexed = []
+    for pub in names:
+        tool = by_pair[(pub.server, pub.tool)]
+        indexed.append(index_tool(tool, pub.published, pub.renamed, count, reuse.get(tool.key)))
+    if statuses is None:
+        statuses = {}
+        for t in tools:
+            old = statuses.get(t.server)
+            statuses[t.server] = ServerStatus(
+                t.server, True, (old.tool_count if old else 0) + 1, None, now, now
+            )
+    from foldgate.search import build_search_index  # the indexer's cost, never the request path's
+
+    tools_in_order = [t.tool for t in indexed]
+    search = build_search_index(tools_in_order).to_doc()
+    dense = _dense_doc(embedder, tools_in_order, previous) if embedder is not None else None
+    return CatalogVersion(
+        tenant, new_version_id(now), now, tuple(indexed), statuses, search=search, dense=dense
+    )
+
+
+def _dense_doc(
+    embedder: Embedder, tools: list[Tool], previous: CatalogVersion | None
+) -> dict[str, Any] | None:
+    """Embed every tool once (unchanged tools reuse their vectors by content hash); None when the
+    provider is unavailable, so the version is published lexical-only rather than not at all."""
+    if embedder.name == "none":
+        return None
+    # The search stack (numpy, the encoder) loads only when an index is built.
+    from foldgate.search.codec import IndexFormatError
+    from foldgate.search.dense import DenseIndex, build_dense_index
+    from foldgate.search.embed import EmbeddingError
+
+    reuse = None
+    if previous is not None and previous.dense is not None:
+        try:
+            reuse = DenseIndex.from_doc(previous.dense).reusable_for(embedder)
+        except IndexFormatError:
+            reuse = None
+    try:
+        dense = build_dense_index(embedder, tools, reuse)
+    except EmbeddingError as exc:
+        log.error("embedding provider %s failed; publishing lexical search only: %s", embedder.name, exc)
+        return None
+    return None if dense is None else dense.to_doc()
+
+
+class Indexer:
+    """Indexes tenants into a store. ``max_concurrency`` bounds upstreams listed at once."""
+
+    def __init__(
+        self,
+        store: CatalogStore,
+        upstream: UpstreamClient,
+        *,
+        counter: TokenCounter | None = None,
+        max_concurrency: int = 8,
+        approvals: ApprovalStore | None = None,
+        embedder: Embedder | None = None,
+    ) -> None:
+        self.store = store
+        self.approvals = approvals
+        self.embedder = embedder
+        self.upstream = upstream
+        self.count = counter or get_counter("cl100k", exact=False)
+        self.max_concurrency = max_concurrency
+
+    async def _list_all(self, servers: list[ServerConfig]) -> dict[str, Listing | UpstreamError]:
+        gate = asyncio.Semaphore(self.max_concurrency)
+
+        async def one(server: ServerConfig) -> Listing | UpstreamError:
+            async with gate:
+                try:
+                    return await self.upstream.list_tools(server)
+                except UpstreamError as exc:
+                    return exc
+
+        results = await asyncio.gather(*(one(s) for s in servers))
+        return {s.name: r for s, r in zip(servers, results, strict=True)}
+
+    def _load_previous(self, tenant: str) -> CatalogVersion | None:
+        try:
+            return self.store.load_current(tenant)
+        except StoreError as exc:
+            log.error("tenant %s: last catalog unreadable, indexing from scratch: %s", tenant, exc.message)
+            return None
+
+    def _awaiting(self, catalog: CatalogVersion, config: TenantConfig) -> dict[str, str]:
+        """Tools that wait for an operator: new tools of untrusted servers (``pending``) and tools whose
+        content hash differs from the approved one (``changed``). A trusted server's tools are approved
+        the first time they are seen; a later change is withheld like any other."""
+        if self.approvals is None:
+            return {}
+        approved = self.approvals.approved(catalog.tenant)
+        awaiting: dict[str, str] = {}
+        baseline: dict[str, str] = {}
+        for t in catalog.tools:
+            key, digest = t.tool.key, t.tool.content_hash
+            known = approved.get(key)
+            if known == digest:
+                continue
+            server = config.server(t.server)
+            if known is None and server is not None and server.trusted:
+                baseline[key] = digest
+            else:
+                awaiting[key] = "pending" if known is None else "changed"
+        if baseline:
+            self.approvals.approve(catalog.tenant, baseline)
+        return awaiting
+
+    async def index_tenant(self, tenant: str, config: TenantConfig) -> IndexReport:
+        """Index one tenant: list its enabled upstreams and publish a new version if anything changed."""
+        started = time.monotonic()
+        previous = self._load_previous(tenant)
+        servers = [s for s in config.servers if s.enabled]
+        listings = await self._list_all(servers)
+        now = time.time()
+        old_by_server: dict[str, list[IndexedTool]] = {}
+        if previous is not None:
+            for t in previous.tools:
+                old_by_server.setdefault(t.server, []).append(t)
+        tools: list[Tool] = []
+        statuses: dict[str, ServerStatus] = {}
+        for server in servers:
+            result = listings[server.name]
+            old_status = previous.servers.get(server.name) if previous else None
+            if isinstance(result, UpstreamError):
+                kept = [t.tool for t in old_by_server.get(server.name, [])]
+                tools.extend(kept)  # the last good catalog keeps serving
+                statuses[server.name] = ServerStatus(
+                    server.name,
+                    False,
+                    len(kept),
+                    result.message,
+                    now,
+                    old_status.indexed_at if old_status else None,
+                )
+                log.warning("tenant %s: %s (kept %d tools)", tenant, result.message, len(kept))
+                continue
+            tools.extend(tool_from_wire(server.name, raw) for raw in result.tools)
+            statuses[server.name] = ServerStatus(
+                server.name, True, len(result.tools), None, now, now, tuple(result.skipped)
+            )
+        catalog = catalog_from_tools(
+            tenant, tools, statuses, count=self.count, previous=previous, now=now, embedder=self.embedder
+        )
+        try:
+            awaiting = self._awaiting(catalog, config)
+            approvals_error = None
+        except StoreError as exc:
+            # Without the approved hashes a changed tool cannot be told apart: publish nothing.
+            awaiting, approvals_error = {}, exc.message
+        catalog = replace(catalog, config=config.model_dump(mode="json"), approvals=awaiting)
+        indexed = catalog.tools
+        report = IndexReport(tenant, previous.version if previous else None, False, len(indexed))
+        report.servers = {
+            name: {
+                "healthy": s.healthy,
+                "tools": s.tool_count,
+                "error": s.error,
+                "skipped": [list(x) for x in s.skipped],
+            }
+            for name, s in statuses.items()
+        }
+        report.awaiting_approval = len(awaiting)
+        if approvals_error is not None:
+            report.error = approvals_error
+        elif previous is None or previous.fingerprint != catalog.fingerprint:
+            try:
+                self.store.publish(catalog, expected_current=previous.version if previous else None)
+                report.version, report.changed = catalog.version, True
+            except ConflictError as exc:
+                report.error = exc.message  # another indexer won the race; its version is current
+            except StoreError as exc:
+                report.error = exc.message
+        report.catalog_bytes = sum(len(t.full_fragment) + len(t.deferred_fragment) for t in indexed)
+        report.duration_s = round(time.monotonic() - started, 4)
+        return report

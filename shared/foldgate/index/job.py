@@ -1,0 +1,143 @@
+"""One indexer run: which tenants an event asks for, and indexing them within a deadline.
+
+Three triggers reach the IndexerFunction: the EventBridge schedule (every tenant), a Parameter Store
+change under ``{prefix}/tenants/{tenant}/`` (that tenant only, config re-read bypassing caches) and a
+direct or async invoke ``{"action": "reindex", "tenant": "..."}`` (the admin API's reindex).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from foldgate.config.source import ConfigSource
+from foldgate.config.ssm import tenant_of_parameter
+from foldgate.config.tenant import TenantConfig
+from foldgate.errors import ConfigError, FoldgateError, InvalidRequestError, NotFoundError
+from foldgate.index.indexer import Indexer, IndexReport
+
+__all__ = ["IndexJob", "IndexRequest", "JobResult", "parse_index_event"]
+
+log = logging.getLogger(__name__)
+
+# Time kept back from the Lambda deadline to publish and report after the upstreams answered.
+_PUBLISH_MARGIN_S = 10.0
+_MIN_UPSTREAM_S = 1.0
+
+
+@dataclass(frozen=True)
+class IndexRequest:
+    """What a trigger asks for: ``tenants`` None means every configured tenant."""
+
+    trigger: str
+    tenants: tuple[str, ...] | None
+    force_config: bool = False
+
+
+def parse_index_event(event: Any, *, config_prefix: str) -> IndexRequest:
+    """Classify a Lambda event; InvalidRequestError for anything that is not a known trigger."""
+    if not isinstance(event, dict):
+        raise InvalidRequestError("indexer event must be a JSON object")
+    source, detail_type = event.get("source"), event.get("detail-type")
+    if source == "aws.events" and detail_type == "Scheduled Event":
+        return IndexRequest("schedule", None)
+    if source == "aws.ssm" and detail_type == "Parameter Store Change":
+        detail = event.get("detail")
+        name = detail.get("name") if isinstance(detail, dict) else None
+        tenant = tenant_of_parameter(name, config_prefix) if isinstance(name, str) else None
+        # A change outside the tenants path is not ours: an empty run, not an error.
+        return IndexRequest("config_change", (tenant,) if tenant else (), force_config=True)
+    if event.get("action", "reindex") == "reindex" and ("tenant" in event or "tenants" in event):
+        raw = event.get("tenants", [event.get("tenant")])
+        if not isinstance(raw, list) or not raw or not all(isinstance(t, str) and t for t in raw):
+            raise InvalidRequestError("reindex needs 'tenant' (a string) or 'tenants' (a list of strings)")
+        return IndexRequest("invoke", tuple(raw), force_config=True)
+    raise InvalidRequestError(
+        "unrecognised indexer event: expected a schedule, a Parameter Store change or "
+        '{"action": "reindex", "tenant": "..."}'
+    )
+
+
+@dataclass
+class JobResult:
+    """Every tenant's outcome of one run."""
+
+    trigger: str
+    reports: list[IndexReport] = field(default_factory=list)
+    errors: dict[str, str] = field(default_factory=dict)
+
+    def to_doc(self) -> dict[str, Any]:
+        """JSON-ready summary (the invoke response and the run's log line)."""
+        return {
+            "trigger": self.trigger,
+            "tenants": {
+                r.tenant: {
+                    "version": r.version,
+                    "changed": r.changed,
+                    "tools": r.tools,
+                    "failed_servers": r.failed_servers,
+                    "catalog_bytes": r.catalog_bytes,
+                    "duration_s": r.duration_s,
+                    "servers": r.servers,
+                    "awaiting_approval": r.awaiting_approval,
+                    "error": r.error,
+                }
+                for r in self.reports
+            },
+            "errors": self.errors,
+        }
+
+
+class IndexJob:
+    """Runs index requests against one store and config source, tenants ``concurrency`` at a time."""
+
+    def __init__(self, indexer: Indexer, configs: ConfigSource, *, concurrency: int = 4) -> None:
+        self.indexer = indexer
+        self.configs = configs
+        self.concurrency = max(1, concurrency)
+
+    def _config(self, tenant: str, force: bool) -> TenantConfig:
+        return self.configs.get(tenant, force=force)
+
+    @staticmethod
+    def _within(config: TenantConfig, deadline: float | None) -> TenantConfig:
+        # Every upstream gets its own timeout, capped so the run finishes inside the Lambda's.
+        if deadline is None:
+            return config
+        budget = max(_MIN_UPSTREAM_S, deadline - time.monotonic() - _PUBLISH_MARGIN_S)
+        servers = [s.model_copy(update={"timeout_s": min(s.timeout_s, budget)}) for s in config.servers]
+        return config.model_copy(update={"servers": servers})
+
+    async def run(self, request: IndexRequest, *, deadline: float | None = None) -> JobResult:
+        """Index the requested tenants; one tenant's failure never stops the others."""
+        result = JobResult(request.trigger)
+        if request.tenants is None:
+            try:
+                tenants: list[str] = self.configs.tenants()
+            except FoldgateError as exc:
+                result.errors["*"] = exc.message
+                return result
+        else:
+            tenants = list(dict.fromkeys(request.tenants))
+        gate = asyncio.Semaphore(self.concurrency)
+
+        async def one(tenant: str) -> None:
+            async with gate:
+                try:
+                    config = self._within(self._config(tenant, request.force_config), deadline)
+                except (ConfigError, NotFoundError) as exc:
+                    # Nothing is published: the tenant's last good catalog keeps serving.
+                    result.errors[tenant] = exc.message
+                    log.error("tenant %s not indexed: %s", tenant, exc.message)
+                    return
+                problem = self.configs.problem(tenant)
+                if problem is not None:
+                    result.errors[tenant] = f"indexed with the last good config: {problem}"
+                result.reports.append(await self.indexer.index_tenant(tenant, config))
+
+        await asyncio.gather(*(one(t) for t in tenants))
+        result.reports.sort(key=lambda r: r.tenant)
+        return result

@@ -1,0 +1,211 @@
+"""What the indexer writes and the request path reads: a tenant's catalog version.
+
+A version holds every tool with its pre-computed facts (published name, hash, signature,
+pre-rendered entries, token costs) and each server's health. Versions are immutable once written;
+the store flips a per-tenant pointer to make one current.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, Literal
+
+from foldgate.model.jsonutil import canonical, sha256_hex
+from foldgate.model.tool import Tool, tool_from_wire
+
+__all__ = ["CatalogVersion", "IndexedTool", "ServerStatus", "Tier", "new_version_id", "tier_of"]
+
+Tier = Literal["read", "write", "destructive"]
+
+
+def tier_of(annotations: dict[str, Any] | None) -> Tier:
+    """Permission tier from annotations: destructive wins, then readOnlyHint false → write, else read."""
+    ann = annotations or {}
+    if ann.get("destructiveHint") is True:
+        return "destructive"
+    if ann.get("readOnlyHint") is False:
+        return "write"
+    return "read"
+
+
+def new_version_id(now: float | None = None) -> str:
+    """A version id that sorts by creation time and never collides across concurrent indexers."""
+    stamp = int((time.time() if now is None else now) * 1000)
+    return f"v{stamp:015d}-{uuid.uuid4().hex[:8]}"
+
+
+@dataclass(frozen=True, slots=True)
+class IndexedTool:
+    """One tool as indexed: the upstream facts plus everything the request path needs pre-computed."""
+
+    published: str
+    tool: Tool
+    signature: str
+    lossy: bool
+    full_fragment: str
+    deferred_fragment: str
+    tokens_full: int
+    tokens_deferred: int
+    renamed: str | None = None
+
+    @property
+    def server(self) -> str:
+        """The upstream server's configured name."""
+        return self.tool.server
+
+    @property
+    def tier(self) -> Tier:
+        """Permission tier derived from the upstream's annotations."""
+        return tier_of(self.tool.annotations)
+
+    def to_doc(self) -> dict[str, Any]:
+        """A JSON-able document for the stores."""
+        return {
+            "published": self.published,
+            "server": self.tool.server,
+            "entry": self.tool.to_wire(),
+            "hash": self.tool.content_hash,
+            "signature": self.signature,
+            "lossy": self.lossy,
+            "full": self.full_fragment,
+            "deferred": self.deferred_fragment,
+            "tokens_full": self.tokens_full,
+            "tokens_deferred": self.tokens_deferred,
+            "renamed": self.renamed,
+        }
+
+    @classmethod
+    def from_doc(cls, doc: dict[str, Any]) -> IndexedTool:
+        """Inverse of :meth:`to_doc`."""
+        return cls(
+            published=doc["published"],
+            tool=tool_from_wire(doc["server"], doc["entry"]),
+            signature=doc["signature"],
+            lossy=doc["lossy"],
+            full_fragment=doc["full"],
+            deferred_fragment=doc["deferred"],
+            tokens_full=doc["tokens_full"],
+            tokens_deferred=doc["tokens_deferred"],
+            renamed=doc.get("renamed"),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ServerStatus:
+    """Health of one upstream as of the last index run."""
+
+    name: str
+    healthy: bool
+    tool_count: int = 0
+    error: str | None = None
+    checked_at: float = 0.0
+    indexed_at: float | None = None  # last time its tools were listed successfully
+    skipped: tuple[tuple[str, str], ...] = ()  # (tool name, reason) for tools not published
+
+    def to_doc(self) -> dict[str, Any]:
+        """A JSON-able document for the stores."""
+        return {
+            "name": self.name,
+            "healthy": self.healthy,
+            "tool_count": self.tool_count,
+            "error": self.error,
+            "checked_at": self.checked_at,
+            "indexed_at": self.indexed_at,
+            "skipped": [list(s) for s in self.skipped],
+        }
+
+    @classmethod
+    def from_doc(cls, doc: dict[str, Any]) -> ServerStatus:
+        """Inverse of :meth:`to_doc`."""
+        return cls(
+            name=doc["name"],
+            healthy=doc["healthy"],
+            tool_count=doc.get("tool_count", 0),
+            error=doc.get("error"),
+            checked_at=doc.get("checked_at", 0.0),
+            indexed_at=doc.get("indexed_at"),
+            skipped=tuple((str(a), str(b)) for a, b in doc.get("skipped", [])),
+        )
+
+
+@dataclass(frozen=True)
+class CatalogVersion:
+    """An immutable catalog of one tenant."""
+
+    tenant: str
+    version: str
+    created_at: float
+    tools: tuple[IndexedTool, ...]
+    servers: dict[str, ServerStatus] = field(default_factory=dict)
+    # The validated tenant config this version was indexed with: what a fresh instance serves with when
+    # the live config document is invalid (the last good config travels with the last good catalog).
+    config: dict[str, Any] | None = None
+    # The serialized search index (foldgate.search), built by the indexer; derived, so not fingerprinted.
+    search: dict[str, Any] | None = None
+    # The serialized dense index (foldgate.search.dense), None when no embedding provider ran.
+    dense: dict[str, Any] | None = None
+    # Tools awaiting an operator: canonical key -> "pending" (new, untrusted server) or "changed".
+    approvals: dict[str, str] = field(default_factory=dict)
+
+    @cached_property
+    def fingerprint(self) -> str:
+        """Hash of the published content: equal fingerprints mean nothing an agent sees changed."""
+        rows = sorted((t.published, t.tool.content_hash) for t in self.tools)
+        health = sorted((s.name, s.healthy) for s in self.servers.values())
+        # Which embedding model indexed it: switching providers republishes even if no tool changed.
+        model = self.dense.get("model_id") if self.dense else None
+        doc = {
+            "tools": rows,
+            "health": health,
+            "config": self.config,
+            "approvals": self.approvals,
+            "model": model,
+        }
+        return sha256_hex(canonical(doc))
+
+    @cached_property
+    def by_published(self) -> dict[str, IndexedTool]:
+        """Registration map: published name → tool (names are never split)."""
+        return {t.published: t for t in self.tools}
+
+    @cached_property
+    def by_key(self) -> dict[str, IndexedTool]:
+        """Canonical ``server:tool`` → tool."""
+        return {t.tool.key: t for t in self.tools}
+
+    def resolve(self, tool_id: str) -> IndexedTool | None:
+        """A tool by published name or by canonical ``server:tool`` id."""
+        return self.by_published.get(tool_id) or self.by_key.get(tool_id)
+
+    def to_doc(self) -> dict[str, Any]:
+        """A JSON-able document for the stores."""
+        return {
+            "tenant": self.tenant,
+            "version": self.version,
+            "created_at": self.created_at,
+            "servers": [s.to_doc() for s in self.servers.values()],
+            "tools": [t.to_doc() for t in self.tools],
+            "config": self.config,
+            "search": self.search,
+            "approvals": self.approvals,
+            "dense": self.dense,
+        }
+
+    @classmethod
+    def from_doc(cls, doc: dict[str, Any]) -> CatalogVersion:
+        """Inverse of :meth:`to_doc`."""
+        servers = [ServerStatus.from_doc(s) for s in doc.get("servers", [])]
+        return cls(
+            tenant=doc["tenant"],
+            version=doc["version"],
+            created_at=doc["created_at"],
+            tools=tuple(IndexedTool.from_doc(t) for t in doc.get("tools", [])),
+            servers={s.name: s for s in servers},
+            config=doc.get("config"),
+            search=doc.get("search"),
+            approvals=dict(doc.get("approvals") or {}),
+            dense=doc.get("dense"),
+        )

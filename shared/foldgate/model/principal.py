@@ -1,0 +1,39 @@
+"""Who is calling: a tenant plus what an agent token lets it see (servers) and do (tier).
+
+Scope is applied when a view is built, before anything is serialized, so every surface (listings,
+describe_tool, search, calls, read_cache) sees the same tools and an out-of-scope tool answers exactly
+like a nonexistent one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+from foldgate.model.catalog import IndexedTool, Tier
+
+__all__ = ["TIER_RANK", "Principal"]
+
+TIER_RANK: Final[dict[Tier, int]] = {"read": 0, "write": 1, "destructive": 2}
+
+
+@dataclass(frozen=True, slots=True)
+class Principal:
+    """A caller. ``servers`` None means every server of the tenant; ``key`` identifies the scope
+    (a token id, or ``*`` for unauthenticated local access) for caches and result-cache stamps."""
+
+    tenant: str
+    servers: frozenset[str] | None = None
+    tier: Tier = "destructive"
+    key: str = "*"
+
+    def sees(self, tool: IndexedTool) -> bool:
+        """Whether this caller may see (and so describe, find and call) the tool."""
+        if self.servers is not None and tool.server not in self.servers:
+            return False
+        return TIER_RANK[tool.tier] <= TIER_RANK[self.tier]
+
+    @property
+    def stamp(self) -> str:
+        """Who may read results this caller leaves in the result cache."""
+        return f"{self.tenant}\x1f{self.key}"

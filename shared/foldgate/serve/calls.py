@@ -1,0 +1,84 @@
+"""The one call path every surface shares: approval, validation against the real schema, dispatch.
+
+Whatever surface a call arrives on (a direct ``tools/call``, a ``call_tool_*`` variant, a
+``call_tool`` from agent code), it ends here with a tool the caller's view already resolved.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Protocol
+
+from foldgate.config.tenant import ServerConfig
+from foldgate.errors import NotFoundError, ToolChangedError, ToolPendingApprovalError, UpstreamError
+from foldgate.model.catalog import IndexedTool
+from foldgate.serve.results import error_result, json_result
+from foldgate.serve.validation import ValidatorCache
+from foldgate.serve.views import TenantView
+
+__all__ = ["HINT", "ToolCaller", "Upstream"]
+
+log = logging.getLogger(__name__)
+
+HINT = "Call describe_tool with this tool's id for its full definition, then retry with valid arguments."
+
+
+class Upstream(Protocol):
+    """What the call path needs of the upstream client."""
+
+    async def call_tool(self, server: ServerConfig, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        """Call one tool upstream; a CallToolResult wire dict, or UpstreamError."""
+        ...
+
+
+class ToolCaller:
+    """Validates and proxies calls to visible tools; validators are compiled once per schema hash."""
+
+    def __init__(self, upstream: Upstream) -> None:
+        self.upstream = upstream
+        self.validators = ValidatorCache()
+
+    def check_arguments(self, tool: IndexedTool, arguments: Any) -> dict[str, Any] | None:
+        """The self-healing error result when arguments fail the real schema, None when they pass."""
+        if arguments is None:
+            arguments = {}
+        schema = tool.tool.input_schema
+        if not isinstance(arguments, dict):
+            detail = f"arguments must be a JSON object, got {type(arguments).__name__}"
+        else:
+            errors = self.validators.errors(tool.tool.content_hash, schema, arguments)
+            if not errors:
+                return None  # valid, or the schema is uncompilable (fail-open, counted)
+            detail = "; ".join(errors)
+        return json_result(
+            {
+                "error": f"invalid arguments for {tool.published}: {detail}",
+                "error_type": "invalid_params",
+                "tool": tool.published,
+                "input_schema": schema,
+                "hint": HINT,
+            },
+            is_error=True,
+        )
+
+    async def call(self, view: TenantView, tool: IndexedTool, arguments: Any) -> dict[str, Any]:
+        """Validate against the stored schema, then proxy to the tool's upstream."""
+        awaiting = view.approval(tool)
+        if awaiting is not None:
+            # Listed and describable, never callable until an operator approves this exact version.
+            what = "is new and awaits" if awaiting == "pending" else "changed upstream and awaits"
+            unavailable = ToolPendingApprovalError if awaiting == "pending" else ToolChangedError
+            return error_result(
+                unavailable(f"{tool.published} {what} an operator's approval before it can be called")
+            )
+        invalid = self.check_arguments(tool, arguments)
+        if invalid is not None:
+            return invalid
+        server = view.config.server(tool.server)
+        if server is None:  # visibility already requires a configured server
+            return error_result(NotFoundError(f"unknown tool: {tool.published}"))
+        try:
+            return await self.upstream.call_tool(server, tool.tool.name, arguments or {})
+        except UpstreamError as exc:
+            log.warning("tenant %s: %s", view.catalog.tenant, exc.message)
+            return error_result(exc, tool=tool.published)

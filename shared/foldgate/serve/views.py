@@ -1,0 +1,82 @@
+"""A tenant's view of its catalog: which tools are visible and which of them are listed deferred.
+
+A view is derived from (catalog version, tenant config) once and cached, so serialization settings
+apply on the next request after a config change while requests only concatenate pre-rendered text.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+from foldgate.config.tenant import ServerConfig, TenantConfig
+from foldgate.model.catalog import CatalogVersion, IndexedTool
+from foldgate.model.listing import instructions_text
+from foldgate.model.policy import Plan, decide
+from foldgate.model.principal import Principal
+from foldgate.model.tool import Tool
+
+__all__ = ["TenantView", "build_view"]
+
+
+@dataclass(frozen=True)
+class TenantView:
+    """What one tenant's agents see of one catalog version under one config."""
+
+    catalog: CatalogVersion
+    config: TenantConfig
+    visible: tuple[IndexedTool, ...]
+    plan: Plan
+    principal: Principal
+    # Per-view memo for what surfaces derive from a view (their listings): dropped with the view.
+    memo: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    def approval(self, tool: IndexedTool) -> str | None:
+        """``pending`` or ``changed`` while a tool awaits an operator's approval, else None."""
+        return self.catalog.approvals.get(tool.tool.key)
+
+    @cached_property
+    def by_id(self) -> dict[str, IndexedTool]:
+        """Visible tools by published name and by canonical ``server:tool``."""
+        out = {t.published: t for t in self.visible}
+        out.update({t.tool.key: t for t in self.visible})
+        return out
+
+    def resolve(self, tool_id: str) -> IndexedTool | None:
+        """A visible tool by either id form; None for unknown and invisible alike."""
+        return self.by_id.get(tool_id)
+
+    def is_deferred(self, tool: IndexedTool) -> bool:
+        """Whether the listing shows this tool deferred."""
+        decision = self.plan.decisions.get(tool.tool.key)
+        return bool(decision and decision.deferred)
+
+    @cached_property
+    def instructions(self) -> str:
+        """``initialize`` instructions for this tenant."""
+        return instructions_text(self.config.instructions)
+
+
+def _is_visible(tool: IndexedTool, servers: dict[str, ServerConfig]) -> bool:
+    server = servers.get(tool.server)
+    if server is None or not server.enabled or server.quarantined:
+        return False
+    override = server.tools.get(tool.tool.name)
+    return override is None or override.enabled
+
+
+def build_view(
+    catalog: CatalogVersion, config: TenantConfig, principal: Principal | None = None
+) -> TenantView:
+    """Derive the view: visibility from the config and the caller's scope, then the deferral plan."""
+    principal = principal or Principal(catalog.tenant)
+    servers = {s.name: s for s in config.servers}
+    visible = tuple(t for t in catalog.tools if _is_visible(t, servers) and principal.sees(t))
+    costs = {t.tool.key: (t.tokens_full, t.tokens_deferred) for t in visible}
+
+    def cost(tool: Tool) -> tuple[int, int]:
+        return costs[tool.key]
+
+    plan = decide([t.tool for t in visible], config, cost=cost)
+    return TenantView(catalog, config, visible, plan, principal)

@@ -1,0 +1,1 @@
+"""Approved tool versions: interface, SQLite and DynamoDB backends."""

@@ -1,0 +1,1 @@
+"""Catalog versions: interface and codec (``base``), SQLite and DynamoDB backends."""

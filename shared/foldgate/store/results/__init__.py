@@ -1,0 +1,1 @@
+"""Oversized tool results for ``read_cache``: interface, SQLite and DynamoDB backends."""

@@ -1,0 +1,1 @@
+"""Agent tokens: interface, SQLite and DynamoDB backends."""

@@ -1,0 +1,347 @@
+"""Refuse upstream URLs that point into the gateway's own network (SSRF guard).
+
+Upstream URLs come from tenant configuration, so in a multi-tenant deployment they are hostile input:
+a tenant could aim the indexer or the call path at the cloud metadata service (EC2/ECS credentials at
+169.254.169.254 / 169.254.170.2 / fd00:ec2::254), at the VPC, or at the gateway's own loopback.
+``check_upstream_url`` resolves the host with ``socket.getaddrinfo`` (so every spelling the resolver
+accepts, from ``2130706433`` to ``0x7f.1`` to ``[::ffff:a9fe:a9fe]``, is judged by the address it
+really names) and refuses the URL when ANY resolved address is forbidden:
+
+* always: unspecified/"this network" (0.0.0.0/8, ::), link-local (169.254.0.0/16, fe80::/10, which
+  covers the metadata endpoints), the AWS IPv6 metadata address fd00:ec2::254, multicast, reserved
+  (240.0.0.0/4, broadcast, fec0::/10 and other never-routable blocks);
+* unless ``allow_private``: loopback, private (10/8, 172.16/12, 192.168/16, fc00::/7), shared/CGNAT
+  100.64/10, and every other special-purpose block that is not globally routable.
+
+IPv6 addresses that embed an IPv4 address (IPv4-mapped, IPv4-compatible, 6to4, NAT64) are also judged
+by the IPv4 address inside, because a dual-stack socket or a NAT64 gateway would reach it.
+
+Verdicts are cached per (host, port) for ``CACHE_SECONDS`` so calling the guard per connection costs a
+dictionary look-up, not a DNS query.
+
+DNS rebinding: a check at resolution time alone cannot stop a name whose next answer differs (TTL 0).
+``guarded_http_client`` therefore pins connections: its transport's network backend re-runs the guard
+for the host and port it is asked to connect to and dials the checked addresses themselves, never the
+name, so every TCP connection (redirects included) goes to an address that passed. TLS still verifies
+the certificate against the URL's host name. Residual risk, documented rather than closed: when the
+process environment configures an HTTP(S) proxy, connections are left to that proxy (as httpx would
+do), which resolves the name itself; only the resolution-time check applies then.
+
+Messages name the host and the kind of address refused, never the resolved address (which would tell
+a tenant what is inside the network) nor the URL's path, query or credentials (which may carry secrets).
+"""
+
+from __future__ import annotations
+
+import functools
+import ipaddress
+import logging
+import socket
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from foldgate.errors import UpstreamError
+
+if TYPE_CHECKING:
+    import httpx2
+
+__all__ = [
+    "CACHE_SECONDS",
+    "check_upstream_url",
+    "check_upstream_url_async",
+    "clear_cache",
+    "forbidden_reason",
+    "guarded_http_client",
+]
+
+log = logging.getLogger(__name__)
+
+CACHE_SECONDS = 60.0
+# A failed lookup is retried sooner: an upstream that is briefly unresolvable should come back quickly.
+FAILURE_CACHE_SECONDS = 5.0
+_MAX_CACHE_ENTRIES = 4096
+# The cache's clock, a module attribute so tests can move time without touching the event loop's.
+_now = time.monotonic
+
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+_Net = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+
+def _nets(*specs: tuple[str, str]) -> tuple[tuple[_Net, str], ...]:
+    return tuple((ipaddress.ip_network(net), why) for net, why in specs)
+
+
+# Forbidden whatever allow_private says. Order matters only for the message: specific before general.
+_ALWAYS = _nets(
+    ("169.254.169.254/32", "the cloud metadata service"),
+    ("169.254.170.2/32", "the cloud metadata service"),
+    ("fd00:ec2::254/128", "the cloud metadata service"),
+    ("0.0.0.0/8", "an unspecified address"),  # Linux connects 0.0.0.0 to the local host
+    ("::/128", "an unspecified address"),
+    ("169.254.0.0/16", "a link-local address"),
+    ("fe80::/10", "a link-local address"),
+    ("224.0.0.0/4", "a multicast address"),
+    ("ff00::/8", "a multicast address"),
+    ("240.0.0.0/4", "a reserved address"),  # includes 255.255.255.255
+    ("fec0::/10", "a reserved address"),  # deprecated site-local
+    ("100::/64", "a reserved address"),  # discard-only
+)
+
+# Forbidden unless allow_private (fine for a local fleet, never from a shared cloud deployment).
+_PRIVATE = _nets(
+    ("127.0.0.0/8", "a loopback address"),
+    ("::1/128", "a loopback address"),
+    ("10.0.0.0/8", "a private address"),
+    ("172.16.0.0/12", "a private address"),
+    ("192.168.0.0/16", "a private address"),
+    ("fc00::/7", "a private address"),
+    ("100.64.0.0/10", "a shared (CGNAT) address"),
+    ("192.0.0.0/24", "a special-purpose address"),
+    ("198.18.0.0/15", "a special-purpose address"),
+    ("192.0.2.0/24", "a special-purpose address"),
+    ("198.51.100.0/24", "a special-purpose address"),
+    ("203.0.113.0/24", "a special-purpose address"),
+    ("2001:db8::/32", "a special-purpose address"),
+)
+
+_NAT64 = (ipaddress.IPv6Network("64:ff9b::/96"), ipaddress.IPv6Network("64:ff9b:1::/48"))
+_IPV4_COMPATIBLE = ipaddress.IPv6Network("::/96")
+
+
+def _embedded_ipv4(ip: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
+    """The IPv4 address an IPv6 address stands for, when a socket or gateway would reach it."""
+    if ip.ipv4_mapped is not None:
+        return ip.ipv4_mapped
+    if ip.sixtofour is not None:
+        return ip.sixtofour
+    if any(ip in net for net in _NAT64) or (ip in _IPV4_COMPATIBLE and int(ip) > 1):
+        return ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
+    return None
+
+
+@functools.lru_cache(maxsize=4096)
+def _reason(ip: IPAddress, allow_private: bool) -> str | None:
+    for net, why in _ALWAYS:
+        if ip.version == net.version and ip in net:
+            return why
+    if not allow_private:
+        for net, why in _PRIVATE:
+            if ip.version == net.version and ip in net:
+                return why
+    if isinstance(ip, ipaddress.IPv6Address):
+        inner = _embedded_ipv4(ip)
+        if inner is not None:
+            return _reason(inner, allow_private)
+    if not allow_private and not ip.is_global:
+        # Defence in depth: whatever else the IANA special-purpose registry marks non-global.
+        return "a non-public address"
+    return None
+
+
+def forbidden_reason(address: str, *, allow_private: bool) -> str | None:
+    """Why an IP address (text, as getaddrinfo returns it) may not be an upstream; None if it may."""
+    text = address.split("%", 1)[0]  # an IPv6 zone id says which interface, not which address
+    try:
+        ip = ipaddress.ip_address(text)
+    except ValueError:
+        return "an unparseable address"
+    return _reason(ip, allow_private)
+
+
+@dataclass(frozen=True, slots=True)
+class _Resolution:
+    expires: float
+    addresses: tuple[str, ...]
+    failure: str | None
+
+
+_cache: OrderedDict[tuple[str, int], _Resolution] = OrderedDict()
+_cache_lock = threading.Lock()
+
+
+def clear_cache() -> None:
+    """Forget every cached resolution (tests; or after changing resolver configuration)."""
+    with _cache_lock:
+        _cache.clear()
+
+
+def _cached(host: str, port: int) -> _Resolution | None:
+    with _cache_lock:
+        entry = _cache.get((host, port))
+        if entry is None or entry.expires <= _now():
+            return None
+        return entry
+
+
+def _resolve(host: str, port: int) -> _Resolution:
+    """Look the host up (blocking) and cache the answer."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        addresses = tuple(dict.fromkeys(str(info[4][0]) for info in infos))
+        failure = None if addresses else "resolves to no address"
+    except (OSError, UnicodeError, ValueError):
+        # The resolver's own text may name internal DNS servers or search domains: keep it out.
+        addresses, failure = (), "cannot be resolved"
+    ttl = CACHE_SECONDS if failure is None else FAILURE_CACHE_SECONDS
+    entry = _Resolution(_now() + ttl, addresses, failure)
+    with _cache_lock:
+        _cache[(host, port)] = entry
+        _cache.move_to_end((host, port))
+        while len(_cache) > _MAX_CACHE_ENTRIES:
+            _cache.popitem(last=False)
+    return entry
+
+
+def _verdict(host: str, entry: _Resolution, allow_private: bool) -> tuple[str, ...]:
+    """The addresses to dial, or UpstreamError naming the host and the kind of address refused."""
+    if entry.failure is not None:
+        raise UpstreamError(f"upstream host {host!r} {entry.failure}")
+    for address in entry.addresses:
+        why = forbidden_reason(address, allow_private=allow_private)
+        if why is not None:
+            # Say when the deployment's setting is the reason, so an operator knows what to change.
+            by_setting = not allow_private and forbidden_reason(address, allow_private=True) is None
+            raise UpstreamError(
+                f"upstream host {host!r} is refused: it resolves to {why}"
+                + (" (private upstreams are not allowed here)" if by_setting else "")
+            )
+    return entry.addresses
+
+
+def _target(url: str) -> tuple[str, int]:
+    """(host, port) of an upstream URL, parsed the way the HTTP client will parse it."""
+    import httpx2  # the same parser as the client, so no parser-differential bypass
+
+    try:
+        parsed = httpx2.URL(url)
+    except Exception as exc:  # httpx2.InvalidURL and friends; the URL itself may hold secrets
+        raise UpstreamError("upstream URL is not a valid URL") from exc
+    if parsed.scheme not in ("http", "https"):
+        raise UpstreamError(f"upstream URL scheme {parsed.scheme!r} is not allowed (use http or https)")
+    # The ASCII (IDNA) form is what the connection pool hands the network backend: same cache key,
+    # and no second IDNA codec (Python's IDNA 2003 in getaddrinfo) to disagree with httpx2's.
+    host = parsed.raw_host.decode("ascii", "replace")
+    if not host:
+        raise UpstreamError("upstream URL has no host")
+    port = parsed.port if parsed.port is not None else (443 if parsed.scheme == "https" else 80)
+    return host, port
+
+
+def check_upstream_url(url: str, *, allow_private: bool) -> None:
+    """Raise UpstreamError unless ``url`` is an http(s) URL whose host resolves only to allowed addresses.
+
+    Blocking on a cache miss (one getaddrinfo); see ``check_upstream_url_async`` for event loops.
+    """
+    host, port = _target(url)
+    entry = _cached(host, port) or _resolve(host, port)
+    _verdict(host, entry, allow_private)
+
+
+async def _checked_addresses(host: str, port: int, allow_private: bool) -> tuple[str, ...]:
+    # Loaded on first use: the request path's cold start does not pay for it.
+    import anyio.to_thread
+
+    entry = _cached(host, port)
+    if entry is None:
+        # getaddrinfo blocks; off the loop, and abandoned (not awaited) if the caller's deadline hits.
+        entry = await anyio.to_thread.run_sync(_resolve, host, port, abandon_on_cancel=True)
+    return _verdict(host, entry, allow_private)
+
+
+async def check_upstream_url_async(url: str, *, allow_private: bool) -> None:
+    """``check_upstream_url`` for async code: a cache miss resolves in a worker thread."""
+    host, port = _target(url)
+    await _checked_addresses(host, port, allow_private)
+
+
+def _proxied_by_environment() -> bool:
+    """Whether httpx (trust_env) would send upstream traffic through a proxy from the environment."""
+    import urllib.request  # heavy (http.client, email); only needed once an upstream is dialed
+
+    proxies = urllib.request.getproxies()
+    return any(proxies.get(scheme) for scheme in ("http", "https", "all"))
+
+
+@functools.cache
+def _backend_class() -> type[Any]:
+    """The pinning network backend (built lazily: httpcore2 is only needed once an upstream is dialed)."""
+    # Loaded on first use: the request path's cold start does not pay for it.
+    import httpcore2
+
+    class GuardedBackend(httpcore2.AsyncNetworkBackend):
+        """Dials only addresses the guard accepted for the host being connected to (no rebinding)."""
+
+        def __init__(self, inner: httpcore2.AsyncNetworkBackend, allow_private: bool) -> None:
+            self.inner = inner
+            self.allow_private = allow_private
+
+        async def connect_tcp(
+            self,
+            host: str,
+            port: int,
+            timeout: float | None = None,
+            local_address: str | None = None,
+            socket_options: Iterable[Any] | None = None,
+        ) -> httpcore2.AsyncNetworkStream:
+            try:
+                addresses = await _checked_addresses(host, port, self.allow_private)
+            except UpstreamError as exc:
+                raise httpcore2.ConnectError(exc.message) from None
+            failure: Exception | None = None
+            for address in addresses:
+                try:
+                    return await self.inner.connect_tcp(
+                        address, port, timeout=timeout, local_address=local_address,
+                        socket_options=socket_options,
+                    )  # fmt: skip
+                except (httpcore2.ConnectError, httpcore2.ConnectTimeout) as exc:
+                    failure = exc  # try the next checked address, as a resolver-driven dial would
+            assert failure is not None  # the verdict never returns an empty tuple
+            raise failure
+
+        async def connect_unix_socket(
+            self, path: str, timeout: float | None = None, socket_options: Iterable[Any] | None = None
+        ) -> httpcore2.AsyncNetworkStream:
+            return await self.inner.connect_unix_socket(path, timeout=timeout, socket_options=socket_options)
+
+        async def sleep(self, seconds: float) -> None:
+            await self.inner.sleep(seconds)
+
+    return GuardedBackend
+
+
+def guarded_backend(inner: Any, *, allow_private: bool) -> Any:
+    """An httpcore2 network backend that connects only to guard-checked addresses of the host."""
+    return _backend_class()(inner, allow_private)
+
+
+def guarded_http_client(headers: Mapping[str, str], *, allow_private: bool) -> httpx2.AsyncClient:
+    """The MCP SDK's HTTP client for an upstream, with connections pinned to checked addresses.
+
+    Same timeouts and redirect behaviour as ``mcp.shared._httpx_utils.create_mcp_http_client``. When
+    the environment configures a proxy the SDK's own client is returned unchanged (see the module doc).
+    """
+    # Loaded on first use: the request path's cold start does not pay for it.
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    if _proxied_by_environment():
+        return create_mcp_http_client(headers=dict(headers))
+    # Loaded on first use: the request path's cold start does not pay for it.
+    import httpcore2
+    import httpx2
+    from mcp.shared._httpx_utils import MCP_DEFAULT_SSE_READ_TIMEOUT, MCP_DEFAULT_TIMEOUT
+
+    transport = httpx2.AsyncHTTPTransport()
+    pool = getattr(transport, "_pool", None)
+    # httpx2 has no public knob for the network backend; its pool reads this attribute per new
+    # connection. If a future httpx2 changes that layout, fall back to the resolution-time check.
+    if not isinstance(pool, httpcore2.AsyncConnectionPool) or not hasattr(pool, "_network_backend"):
+        log.warning("cannot pin upstream connections with this httpx2; DNS rebinding is not prevented")
+        return create_mcp_http_client(headers=dict(headers))
+    pool._network_backend = guarded_backend(pool._network_backend, allow_private=allow_private)
+    timeout = httpx2.Timeout(MCP_DEFAULT_TIMEOUT, read=MCP_DEFAULT_SSE_READ_TIMEOUT)
+    return httpx2.AsyncClient(headers=dict(headers), timeout=timeout, transport=transport)

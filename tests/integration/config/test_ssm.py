@@ -1,0 +1,131 @@
+"""Tenant configs and upstream secrets read from Parameter Store, against moto_server on loopback.
+
+Pins the documented layout ({prefix}/tenants/{t}/config, /servers/{name}, /secrets/{name}), last-good
+behaviour for invalid documents, the cache bypass change events use, and that secrets never leak.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any
+
+import boto3
+import pytest
+
+from foldgate.auth.secret_headers import SecretHeaders
+from foldgate.config.ssm import SsmConfigSource, tenant_of_parameter
+from foldgate.config.tenant import ServerConfig
+from foldgate.errors import ConfigError, NotFoundError
+
+
+@pytest.fixture
+def ssm(moto_endpoint: str) -> Any:
+    return boto3.client("ssm", region_name="us-east-1")
+
+
+@pytest.fixture
+def prefix() -> str:
+    return f"/fg-{uuid.uuid4().hex[:8]}"
+
+
+def put(ssm: Any, name: str, value: Any, kind: str = "String") -> None:
+    text = value if isinstance(value, str) else json.dumps(value)
+    ssm.put_parameter(Name=name, Value=text, Type=kind, Overwrite=True)
+
+
+def test_config_is_assembled_from_the_tenant_document_and_one_parameter_per_server(
+    ssm: Any, prefix: str
+) -> None:
+    base = f"{prefix}/tenants/acme"
+    inline = {"name": "inline", "url": "https://inline.example/mcp"}
+    put(ssm, f"{base}/config", {"direct_tool_response_mode": "deferred", "servers": [inline]})
+    put(ssm, f"{base}/servers/github", {"url": "https://gh.example/mcp", "headers_secret": "github"})
+    put(ssm, f"{base}/servers/abs", {"url": "https://abs.example/mcp", "headers_secret": "/shared/tok"})
+    config = SsmConfigSource(prefix).get("acme")
+    assert config.direct_tool_response_mode == "deferred"
+    assert [s.name for s in config.servers] == ["inline", "abs", "github"]
+    github = config.server("github")
+    assert github is not None
+    assert github.headers_secret == f"{base}/secrets/github"  # relative names resolve under the tenant
+    absolute = config.server("abs")
+    assert absolute is not None
+    assert absolute.headers_secret == "/shared/tok"
+
+
+def test_tenants_are_those_with_a_config_parameter(ssm: Any, prefix: str) -> None:
+    for tenant in ("b", "a"):
+        put(ssm, f"{prefix}/tenants/{tenant}/config", {})
+    put(ssm, f"{prefix}/tenants/c/servers/x", {"url": "https://x.example/mcp"})  # no config: not a tenant
+    put(ssm, f"{prefix}-other/tenants/d/config", {})
+    assert SsmConfigSource(prefix).tenants() == ["a", "b"]
+
+
+def test_unknown_tenant_is_not_found(ssm: Any, prefix: str) -> None:
+    with pytest.raises(NotFoundError):
+        SsmConfigSource(prefix).get("ghost")
+
+
+def test_an_invalid_document_is_rejected_with_its_parameter_and_field(ssm: Any, prefix: str) -> None:
+    base = f"{prefix}/tenants/acme"
+    put(ssm, f"{base}/config", {"routing_mode": "schema_deferred"})
+    with pytest.raises(ConfigError) as err:
+        SsmConfigSource(prefix).get("acme")
+    assert base in err.value.message
+    assert "direct_tool_response_mode" in err.value.message
+    put(ssm, f"{base}/config", "{not json")
+    with pytest.raises(ConfigError, match="not valid JSON"):
+        SsmConfigSource(prefix).get("acme")
+
+
+def test_a_bad_edit_keeps_the_last_good_config(ssm: Any, prefix: str) -> None:
+    base = f"{prefix}/tenants/acme"
+    put(ssm, f"{base}/config", {"defer_threshold": 7})
+    source = SsmConfigSource(prefix, max_age=0)
+    good = source.get("acme")
+    put(ssm, f"{base}/servers/bad", {"url": "ftp://nope"})
+    assert source.get("acme") is good
+    assert "streamable_http needs an http(s) url" in source.last_errors["acme"]
+    ssm.delete_parameter(Name=f"{base}/servers/bad")
+    assert source.get("acme") is good  # same documents again: the very same object
+    assert "acme" not in source.last_errors
+
+
+def test_reads_are_cached_and_force_bypasses_the_cache(ssm: Any, prefix: str) -> None:
+    base = f"{prefix}/tenants/acme"
+    put(ssm, f"{base}/config", {"defer_threshold": 1})
+    source = SsmConfigSource(prefix, max_age=300)
+    first = source.get("acme")
+    put(ssm, f"{base}/config", {"defer_threshold": 2})
+    assert source.get("acme") is first
+    assert source.get("acme", force=True).defer_threshold == 2
+
+
+def test_secret_headers_are_decrypted_and_merged(ssm: Any, prefix: str) -> None:
+    name = f"{prefix}/tenants/acme/secrets/github"
+    put(ssm, name, {"Authorization": "Bearer s3cret"}, "SecureString")
+    server = ServerConfig(
+        name="github", url="https://gh.example/mcp", headers={"X-A": "1"}, headers_secret=name
+    )
+    assert SecretHeaders()(server) == {"X-A": "1", "Authorization": "Bearer s3cret"}
+    plain = ServerConfig(name="p", url="https://p.example/mcp", headers={"X-B": "2"})
+    assert SecretHeaders()(plain) == {"X-B": "2"}
+
+
+def test_a_malformed_secret_is_an_error_that_never_echoes_its_value(ssm: Any, prefix: str) -> None:
+    name = f"{prefix}/tenants/acme/secrets/bad"
+    put(ssm, name, '["Bearer leaked-value"]', "SecureString")
+    server = ServerConfig(name="gh", url="https://gh.example/mcp", headers_secret=name)
+    with pytest.raises(ConfigError) as err:
+        SecretHeaders()(server)
+    assert "leaked-value" not in err.value.message
+    missing = ServerConfig(name="gh", url="https://gh.example/mcp", headers_secret=f"{prefix}/nope")
+    with pytest.raises(ConfigError, match="cannot read its headers secret"):
+        SecretHeaders()(missing)
+
+
+def test_tenant_of_parameter() -> None:
+    assert tenant_of_parameter("/foldgate/tenants/acme/servers/x", "/foldgate") == "acme"
+    assert tenant_of_parameter("/foldgate/tenants/acme/config", "/foldgate/") == "acme"
+    assert tenant_of_parameter("/foldgate/other/acme", "/foldgate") is None
+    assert tenant_of_parameter("/foldgate/tenants/", "/foldgate") is None

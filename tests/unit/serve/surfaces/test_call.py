@@ -1,0 +1,200 @@
+"""The search surface (/mcp/call): constant listing, retrieve_tools over visible tools only, the
+intent-split call variants, and read_cache for results cut at the tenant's limit."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx2
+import pytest
+
+from foldgate.index.indexer import catalog_from_tools
+from tests.gateway_fixture import demo_config, demo_tools, gateway_client
+
+H = {"accept": "application/json, text/event-stream", "content-type": "application/json",
+     "mcp-protocol-version": "2025-11-25"}  # fmt: skip
+META_TOOLS = ["retrieve_tools", "call_tool_read", "call_tool_write", "call_tool_destructive",
+              "describe_tool", "read_cache"]  # fmt: skip
+
+
+async def rpc(client: httpx2.AsyncClient, method: str, params: Any = None, *, path: str = "/mcp/call",
+              tenant: str | None = None) -> dict[str, Any]:  # fmt: skip
+    msg: dict[str, Any] = {"jsonrpc": "2.0", "id": 1, "method": method}
+    if params is not None:
+        msg["params"] = params
+    headers = {**H, "x-foldgate-tenant": tenant} if tenant else H
+    r = await client.post(path, json=msg, headers=headers)
+    assert r.status_code == 200, r.text
+    body: dict[str, Any] = r.json()
+    return body
+
+
+async def call(client: httpx2.AsyncClient, name: str, arguments: Any, **kw: Any) -> dict[str, Any]:
+    result: dict[str, Any] = (await rpc(client, "tools/call", {"name": name, "arguments": arguments}, **kw))[
+        "result"
+    ]
+    return result
+
+
+async def names(client: httpx2.AsyncClient, path: str) -> list[str]:
+    return [t["name"] for t in (await rpc(client, "tools/list", path=path))["result"]["tools"]]
+
+
+async def test_the_surface_lists_only_its_meta_tools_whatever_the_fleet() -> None:
+    async with gateway_client(demo_config(tools_limit=7)) as (client, *_):
+        body = await rpc(client, "tools/list")
+        tools = {t["name"]: t for t in body["result"]["tools"]}
+        assert list(tools) == META_TOOLS
+        assert tools["retrieve_tools"]["inputSchema"]["properties"]["limit"]["default"] == 7
+        assert tools["call_tool_destructive"]["annotations"]["destructiveHint"] is True
+        assert tools["call_tool_read"]["annotations"]["readOnlyHint"] is True
+        # The SDK path (a paginated request) lists the same tools.
+        slow = await rpc(client, "tools/list", {"cursor": None, "_meta": {"progressToken": 1}})
+        assert [t["name"] for t in slow["result"]["tools"]] == META_TOOLS
+
+
+async def test_routed_endpoint_follows_the_routing_mode() -> None:
+    async with gateway_client() as (client, _, _, configs):
+        assert await names(client, "/mcp") == META_TOOLS  # retrieve_tools is the default
+        configs.configs["default"] = demo_config(routing_mode="direct")
+        assert await names(client, "/mcp") == await names(client, "/mcp/all")
+
+
+async def test_initialize_on_the_surface_explains_the_search_workflow() -> None:
+    async with gateway_client() as (client, *_):
+        init = {"protocolVersion": "2025-11-25", "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"}}  # fmt: skip
+        text = (await rpc(client, "initialize", init))["result"]["instructions"]
+        assert "retrieve_tools" in text
+        assert "call_tool_read" in text
+
+
+async def test_retrieve_tools_finds_the_tool_and_says_how_to_call_it() -> None:
+    async with gateway_client() as (client, *_):
+        result = await call(client, "retrieve_tools", {"query": "create a new contact"})
+        hits = result["structuredContent"]["tools"]
+        top = hits[0]
+        assert top["name"] == "crm__create_contact"
+        assert top["call_with"] == "call_tool_write"
+        assert top["signature"].startswith("create_contact(name*:str, email*:str")
+        assert "input_schema" not in top
+        full = await call(
+            client, "retrieve_tools", {"query": "create a new contact", "detail": "full", "limit": 1}
+        )
+        assert full["structuredContent"]["tools"][0]["input_schema"]["required"] == ["name", "email"]
+        assert len(full["structuredContent"]["tools"]) == 1
+
+
+async def test_annotation_filters() -> None:
+    async with gateway_client() as (client, *_):
+
+        async def found(**filters: Any) -> set[str]:
+            args = {"query": "contact ticket delete create find list update", "limit": 10, **filters}
+            return {
+                h["name"] for h in (await call(client, "retrieve_tools", args))["structuredContent"]["tools"]
+            }
+
+        everything = await found()
+        assert "crm__delete_contact" in everything
+        assert "crm__delete_contact" not in await found(exclude_destructive=True)
+        assert await found(read_only_only=True) == {"crm__find_contact", "tickets__list_tickets"}
+        assert await found(exclude_open_world=True) == set()  # none of them declares openWorldHint false
+
+
+async def test_search_never_finds_what_the_caller_cannot_see() -> None:
+    config = demo_config()
+    servers = [s.model_copy(update={"quarantined": s.name == "crm"}) for s in config.servers]
+    async with gateway_client(config.model_copy(update={"servers": servers})) as (client, _, upstream, _):
+        result = await call(client, "retrieve_tools", {"query": "crm create_contact"})
+        assert all(not h["name"].startswith("crm__") for h in result["structuredContent"]["tools"])
+        hidden = await call(client, "call_tool_write", {"name": "crm__create_contact", "arguments": {}})
+        missing = await call(client, "call_tool_write", {"name": "crm__no_such_tool", "arguments": {}})
+        assert (
+            hidden["structuredContent"]["error_type"]
+            == missing["structuredContent"]["error_type"]
+            == "not_found"
+        )
+        assert upstream.calls == []
+
+
+async def test_the_variant_must_match_the_tools_tier() -> None:
+    async with gateway_client() as (client, _, upstream, _):
+        args = {"name": "crm__create_contact", "arguments": {"name": "Ada", "email": "ada@example.com"}}
+        wrong = await call(client, "call_tool_read", args)
+        assert wrong["isError"] is True
+        assert wrong["structuredContent"]["error_type"] == "wrong_variant"
+        assert wrong["structuredContent"]["call_with"] == "call_tool_write"
+        destructive = await call(
+            client, "call_tool_write", {"name": "crm:delete_contact", "arguments": {"id": "1"}}
+        )
+        assert destructive["structuredContent"]["call_with"] == "call_tool_destructive"
+        assert upstream.calls == []
+        ok = await call(client, "call_tool_write", args)
+        assert ok["isError"] is False
+        assert upstream.calls == [("crm", "create_contact", args["arguments"])]
+
+
+async def test_invalid_arguments_self_heal_through_the_variants() -> None:
+    async with gateway_client() as (client, _, upstream, _):
+        bad = await call(
+            client, "call_tool_write", {"name": "crm__create_contact", "arguments": {"name": "Ada"}}
+        )
+        err = bad["structuredContent"]
+        assert err["error_type"] == "invalid_params"
+        assert err["input_schema"]["required"] == ["name", "email"]
+        assert upstream.calls == []
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "message"),
+    [
+        ("retrieve_tools", {}, "query must be a non-empty string"),
+        ("retrieve_tools", {"query": "x", "limit": 0}, "limit must be an integer between 1 and 100"),
+        ("retrieve_tools", {"query": "x", "detail": "everything"}, "detail must be"),
+        ("retrieve_tools", {"query": "x", "sort": "asc"}, "does not take sort"),
+        ("call_tool_read", {"arguments": {}}, "name must be"),
+        ("read_cache", {"key": "k", "offset": -1}, "offset must be an integer"),
+        ("no_such_meta_tool", {}, "unknown tool"),
+    ],
+)
+async def test_bad_meta_tool_arguments_get_a_clear_error(tool: str, arguments: Any, message: str) -> None:
+    async with gateway_client() as (client, *_):
+        result = await call(client, tool, arguments)
+        assert result["isError"] is True
+        assert message in result["structuredContent"]["error"]
+
+
+async def test_long_results_are_cut_and_paged_back_with_read_cache() -> None:
+    async with gateway_client(demo_config(tool_response_limit=1000)) as (client, *_):
+        args = {"name": "crm__find_contact", "arguments": {"query": "x" * 2500}}
+        result = await call(client, "call_tool_read", args)
+        text = result["content"][0]["text"]
+        assert "structuredContent" not in result
+        key = text.split('key "', 1)[1].split('"', 1)[0]
+        assert text.startswith('{"echo"')
+        pages, offset = [text.split("\n\n[foldgate:")[0]], 1000
+        while offset is not None:
+            page = (await call(client, "read_cache", {"key": key, "offset": offset, "limit": 700}))[
+                "structuredContent"
+            ]
+            pages.append(page["text"])
+            offset = page["next_offset"]
+        whole = "".join(pages)
+        assert json.loads(whole) == {"echo": args["arguments"]}
+        assert page["total"] == len(whole)
+
+
+async def test_another_tenants_cache_key_is_exactly_not_found() -> None:
+    async with gateway_client(demo_config(tool_response_limit=1000)) as (client, gateway, _, configs):
+        configs.configs["other"] = demo_config(tool_response_limit=1000)
+        gateway.catalogs.store.publish(catalog_from_tools("other", demo_tools()), expected_current=None)
+        args = {"name": "crm__find_contact", "arguments": {"query": "y" * 3000}}
+        text = (await call(client, "call_tool_read", args))["content"][0]["text"]
+        key = text.split('key "', 1)[1].split('"', 1)[0]
+        own = await call(client, "read_cache", {"key": key})
+        assert own["isError"] is False
+        foreign = await call(client, "read_cache", {"key": key}, tenant="other")
+        missing = await call(client, "read_cache", {"key": "no-such-key"}, tenant="other")
+        assert foreign == missing
+        assert foreign["isError"] is True
