@@ -86,7 +86,7 @@ def build_local(
 ) -> LocalGateway:
     """Wire store, upstream client, indexer, gateway and app for one process."""
     store = SqliteStore(settings.sqlite_path)
-    upstream = UpstreamClient(allow_private=settings.allow_private_upstreams)
+    upstream = UpstreamClient(allow_private=settings.allow_private_upstreams, allow_stdio=True)
     approvals = open_approvals(settings)
     indexer = Indexer(store, upstream, approvals=approvals, embedder=open_embedder(settings))
     gateway = Gateway(

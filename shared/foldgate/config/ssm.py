@@ -9,16 +9,18 @@ Parameter layout under the stack's ``config_prefix`` (default ``/foldgate``)::
 
 Servers are split into their own parameters so every parameter stays within the 4 KB Standard tier
 (free, no Advanced-tier charge); a server referring to ``headers_secret: "github"`` reads
-``.../secrets/github`` (an absolute name starting with ``/`` is used as is). Reads go through
-Powertools Parameters with a max age, so a change applies on the next request after the cache expires.
-A document that fails validation is rejected with a message naming the parameter and field, and the
-tenant's last good config keeps serving.
+``.../secrets/github``; an absolute name must point under that same path (a tenant never reads
+another tenant's secrets), and ``stdio`` servers are refused (the cloud runs no program from a config).
+Reads go through Powertools Parameters with a max age, so a change applies on the next request after
+the cache expires. A document that fails validation is rejected with a message naming the parameter
+and field, and the tenant's last good config keeps serving.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import re
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -33,6 +35,9 @@ if TYPE_CHECKING:
 __all__ = ["SsmConfigSource", "parameter_json", "ssm_provider", "tenant_of_parameter"]
 
 log = logging.getLogger(__name__)
+
+# A secret's name below the tenant's secrets path: parameter-name characters, no empty segments.
+_SECRET_NAME = re.compile(r"^[A-Za-z0-9_.-]+(?:/[A-Za-z0-9_.-]+)*$")
 
 
 def ssm_provider(client: Any | None) -> SSMProvider:
@@ -125,13 +130,27 @@ class SsmConfigSource(ConfigSource):
         return self._absolute_secrets(config, base)
 
     def _absolute_secrets(self, config: TenantConfig, base: str) -> TenantConfig:
-        # Resolve relative secret names now, so the header source needs no tenant context.
-        servers = [
-            s.model_copy(update={"headers_secret": f"{base}/secrets/{s.headers_secret}"})
-            if s.headers_secret and not s.headers_secret.startswith("/")
-            else s
-            for s in config.servers
-        ]
+        # Resolve secret names now, so the header source needs no tenant context; a name may point only
+        # under this tenant's own secrets (never another tenant's or the stack's).
+        own = f"{base}/secrets/"
+        servers = []
+        for s in config.servers:
+            if s.transport == "stdio":
+                raise ConfigError(
+                    f"invalid tenant config in {base}: server {s.name!r}: transport 'stdio' runs a program "
+                    "and is available only in local mode; use streamable_http"
+                )
+            secret = s.headers_secret
+            if secret:
+                path = secret if secret.startswith("/") else own + secret
+                rest = path[len(own) :] if path.startswith(own) else ""
+                if not _SECRET_NAME.match(rest) or ".." in rest.split("/"):
+                    raise ConfigError(
+                        f"invalid tenant config in {base}: server {s.name!r}: headers_secret must name a "
+                        f"parameter under {own} (got {secret!r})"
+                    )
+                s = s.model_copy(update={"headers_secret": path})
+            servers.append(s)
         return config.model_copy(update={"servers": servers})
 
     def get(self, tenant: str, *, force: bool = False) -> TenantConfig:

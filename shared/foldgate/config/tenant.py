@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
 
@@ -43,6 +45,10 @@ class ToolOverride(Strict):
         default=None, description="Pin this tool deferred (true) or full (false); wins over every rule."
     )
     enabled: bool = Field(default=True, description="False hides the tool from every surface.")
+    tier: Literal["read", "write", "destructive"] | None = Field(
+        default=None,
+        description="Pin the tool's permission tier, overriding its annotations and the spec's defaults.",
+    )
 
 
 class ServerConfig(Strict):
@@ -145,6 +151,12 @@ class TenantConfig(Strict):
                 raise ValueError(f"server name {server.name!r} is used twice")
             seen.add(server.name)
         return self
+
+    @cached_property
+    def fingerprint(self) -> str:
+        """A hash of the whole config: caches derived from a config key on it, never on the object's
+        identity (an id can be reused by a new object once the old one is gone)."""
+        return hashlib.sha256(self.model_dump_json().encode("utf-8")).hexdigest()
 
     def server(self, name: str) -> ServerConfig | None:
         """The server config by name, None if absent."""

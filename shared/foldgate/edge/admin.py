@@ -13,9 +13,11 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from pydantic import BaseModel, ConfigDict, Field
 
-from foldgate.errors import FoldgateError, NotFoundError
+from foldgate.errors import ConflictError, FoldgateError, NotFoundError
 from foldgate.index.triggers import Reindexer
 from foldgate.serve.gateway import Gateway
+from foldgate.serve.review import approvable, held_tools
+from foldgate.serve.views import effective_tier
 from foldgate.store.approvals.base import ApprovalStore
 
 __all__ = ["admin_router"]
@@ -34,11 +36,18 @@ class ReindexRequest(_Body):
     tenant: str = Field(pattern=_TENANT)
 
 
+class ToolApproval(_Body):
+    """One tool's reviewed content: its id (``server:tool`` or the published name) and content hash."""
+
+    id: str = Field(min_length=1, max_length=200)
+    hash: str = Field(pattern=r"^[0-9a-f]{64}$", description="The content hash GET /approvals showed.")
+
+
 class ApprovalRequest(_Body):
-    """Approve the current version of these tools (published names or ``server:tool`` ids)."""
+    """Approve exactly the reviewed content of these tools (409 when any changed since)."""
 
     tenant: str = Field(pattern=_TENANT)
-    tools: list[Annotated[str, Field(min_length=1, max_length=200)]] = Field(min_length=1, max_length=1000)
+    tools: list[ToolApproval] = Field(min_length=1, max_length=1000)
 
 
 def _operator(secret: bytes | None) -> Callable[[Request], None]:
@@ -101,7 +110,8 @@ def admin_router(
             "indexed_at": catalog.created_at or None,
             "tools": len(catalog.tools),
             "visible_tools": len(view.visible),
-            "awaiting_approval": len(catalog.approvals),
+            "awaiting_approval": len(catalog.withheld),
+            "flagged": sum(1 for w in catalog.withheld.values() if w.get("state") == "flagged"),
             "config_problem": gateway.configs.problem(tenant),
             "servers": {
                 name: {
@@ -119,9 +129,11 @@ def admin_router(
     def tools(tenant: Tenant) -> dict[str, Any]:
         view = view_of(tenant)
         visible = {t.tool.key for t in view.visible}
+        servers = {s.name: s for s in view.config.servers}
         rows = []
         for t in view.catalog.tools:
             decision = view.plan.decisions.get(t.tool.key)
+            tier, tier_source = effective_tier(t, servers)
             rows.append({
                 "id": t.published,
                 "server": t.server,
@@ -133,7 +145,8 @@ def admin_router(
                 "lossy": t.lossy,
                 "deferred": decision.deferred if decision else None,
                 "reason": decision.label if decision else None,
-                "tier": t.tier,
+                "tier": tier,
+                "tier_source": tier_source,
                 "approval": view.approval(t) or "approved",
             })  # fmt: skip
         return {"tenant": tenant, "tools": rows}
@@ -145,27 +158,25 @@ def admin_router(
             raise HTTPException(503, "no indexer is reachable from this deployment")
         return {"tenant": body.tenant, **await reindex(body.tenant)}
 
-    @router.get("/approvals", summary="Tools waiting for an operator (new or changed upstream)")
+    @router.get("/approvals", summary="Held tools (pending, changed, flagged) with hashes and diffs")
     def pending(tenant: Tenant) -> dict[str, Any]:
-        view = view_of(tenant)
-        rows = [
-            {"id": t.published, "key": t.tool.key, "state": view.approval(t), "hash": t.tool.content_hash,
-             "description": t.tool.description, "input_schema": t.tool.input_schema}
-            for t in view.catalog.tools
-            if view.approval(t) is not None
-        ]  # fmt: skip
-        return {"tenant": tenant, "awaiting": rows}
+        return {"tenant": tenant, "awaiting": held_tools(view_of(tenant).catalog)}
 
-    @router.post("/approvals", summary="Approve the current version of tools, then reindex")
+    @router.post(
+        "/approvals",
+        summary="Approve reviewed content by hash, then reindex",
+        responses={409: {"description": "A tool's content changed since it was reviewed"}},
+    )
     async def approve(body: ApprovalRequest) -> dict[str, Any]:
         view = view_of(body.tenant)
         if approvals is None:
             raise HTTPException(503, "approvals are not available in this deployment")
-        by_id = {t.published: t for t in view.catalog.tools} | {t.tool.key: t for t in view.catalog.tools}
-        unknown = [i for i in body.tools if i not in by_id]
-        if unknown:
-            raise HTTPException(404, f"unknown tools: {', '.join(unknown[:20])}")
-        chosen = {by_id[i].tool.key: by_id[i].tool.content_hash for i in body.tools}
+        try:
+            chosen = approvable(view.catalog, [(t.id, t.hash) for t in body.tools])
+        except NotFoundError as exc:
+            raise HTTPException(404, exc.message) from None
+        except ConflictError as exc:
+            raise HTTPException(409, exc.message) from None
         try:
             approvals.approve(body.tenant, chosen)
         except FoldgateError as exc:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from foldgate.config.tenant import ServerConfig, TenantConfig
 from foldgate.errors import ConflictError, StoreError, UpstreamError
+from foldgate.index.holds import Holds, Scanner, carried_over, hold_unapproved
 from foldgate.model.catalog import CatalogVersion, IndexedTool, ServerStatus, new_version_id
 from foldgate.model.listing import fragments_for
 from foldgate.model.naming import assign_names
@@ -44,7 +45,11 @@ class IndexReport:
     duration_s: float = 0.0
     servers: dict[str, dict[str, Any]] = field(default_factory=dict)
     error: str | None = None
+    # Tools held for an operator (pending, changed or flagged) and how many of them the scan flagged.
     awaiting_approval: int = 0
+    flagged: int = 0
+    # Set when the current version could not be read and this run rebuilt the catalog over it.
+    recovered: str | None = None
 
     @property
     def failed_servers(self) -> int:
@@ -147,9 +152,12 @@ class Indexer:
         max_concurrency: int = 8,
         approvals: ApprovalStore | None = None,
         embedder: Embedder | None = None,
+        scan: Scanner | None = None,
     ) -> None:
         self.store = store
         self.approvals = approvals
+        # The poisoning scan run on content that is not approved yet (see foldgate.index.holds).
+        self.scan = scan
         self.embedder = embedder
         self.upstream = upstream
         self.count = counter or get_counter("cl100k", exact=False)
@@ -168,40 +176,36 @@ class Indexer:
         results = await asyncio.gather(*(one(s) for s in servers))
         return {s.name: r for s, r in zip(servers, results, strict=True)}
 
-    def _load_previous(self, tenant: str) -> CatalogVersion | None:
+    def _load_previous(self, tenant: str) -> tuple[CatalogVersion | None, str | None, str | None]:
+        """(current catalog, the pointer to publish against, a problem to report). An unreadable current
+        version is treated as absent: the run rebuilds from the listings and publishes over it, instead
+        of stalling on a version nobody can read."""
         try:
-            return self.store.load_current(tenant)
+            return self.store.load_current(tenant), None, None
         except StoreError as exc:
             log.error("tenant %s: last catalog unreadable, indexing from scratch: %s", tenant, exc.message)
-            return None
+            problem = f"current catalog unreadable, rebuilt from scratch: {exc.message}"
+        try:
+            pointer = self.store.current_version(tenant)
+        except StoreError as exc:
+            return None, None, f"{problem}; pointer unreadable: {exc.message}"
+        return None, pointer, problem
 
-    def _awaiting(self, catalog: CatalogVersion, config: TenantConfig) -> dict[str, str]:
-        """Tools that wait for an operator: new tools of untrusted servers (``pending``) and tools whose
-        content hash differs from the approved one (``changed``). A trusted server's tools are approved
-        the first time they are seen; a later change is withheld like any other."""
+    def _holds(
+        self, tenant: str, fresh: list[Tool], config: TenantConfig, previous: CatalogVersion | None
+    ) -> Holds:
+        """Apply the approval and poisoning-scan rules (:mod:`foldgate.index.holds`) to fresh listings."""
         if self.approvals is None:
-            return {}
-        approved = self.approvals.approved(catalog.tenant)
-        awaiting: dict[str, str] = {}
-        baseline: dict[str, str] = {}
-        for t in catalog.tools:
-            key, digest = t.tool.key, t.tool.content_hash
-            known = approved.get(key)
-            if known == digest:
-                continue
-            server = config.server(t.server)
-            if known is None and server is not None and server.trusted:
-                baseline[key] = digest
-            else:
-                awaiting[key] = "pending" if known is None else "changed"
-        if baseline:
-            self.approvals.approve(catalog.tenant, baseline)
-        return awaiting
+            return Holds(published=list(fresh))
+        holds = hold_unapproved(fresh, self.approvals.approved(tenant), config, previous, scan=self.scan)
+        if holds.baseline:
+            self.approvals.approve(tenant, holds.baseline)
+        return holds
 
     async def index_tenant(self, tenant: str, config: TenantConfig) -> IndexReport:
         """Index one tenant: list its enabled upstreams and publish a new version if anything changed."""
         started = time.monotonic()
-        previous = self._load_previous(tenant)
+        previous, pointer, problem = self._load_previous(tenant)
         servers = [s for s in config.servers if s.enabled]
         listings = await self._list_all(servers)
         now = time.time()
@@ -209,38 +213,58 @@ class Indexer:
         if previous is not None:
             for t in previous.tools:
                 old_by_server.setdefault(t.server, []).append(t)
-        tools: list[Tool] = []
+        fresh: list[Tool] = []
+        kept: list[Tool] = []
+        failed: set[str] = set()
         statuses: dict[str, ServerStatus] = {}
         for server in servers:
             result = listings[server.name]
             old_status = previous.servers.get(server.name) if previous else None
             if isinstance(result, UpstreamError):
-                kept = [t.tool for t in old_by_server.get(server.name, [])]
-                tools.extend(kept)  # the last good catalog keeps serving
+                failed.add(server.name)
+                kept.extend(
+                    t.tool for t in old_by_server.get(server.name, [])
+                )  # the last good catalog serves
                 statuses[server.name] = ServerStatus(
                     server.name,
                     False,
-                    len(kept),
+                    len(old_by_server.get(server.name, [])),
                     result.message,
                     now,
                     old_status.indexed_at if old_status else None,
                 )
-                log.warning("tenant %s: %s (kept %d tools)", tenant, result.message, len(kept))
+                log.warning(
+                    "tenant %s: %s (kept %d tools)",
+                    tenant,
+                    result.message,
+                    len(old_by_server.get(server.name, [])),
+                )
                 continue
-            tools.extend(tool_from_wire(server.name, raw) for raw in result.tools)
+            fresh.extend(tool_from_wire(server.name, raw) for raw in result.tools)
             statuses[server.name] = ServerStatus(
                 server.name, True, len(result.tools), None, now, now, tuple(result.skipped)
             )
-        catalog = catalog_from_tools(
-            tenant, tools, statuses, count=self.count, previous=previous, now=now, embedder=self.embedder
-        )
+        approvals_error = None
         try:
-            awaiting = self._awaiting(catalog, config)
-            approvals_error = None
+            holds = self._holds(tenant, fresh, config, previous)
         except StoreError as exc:
             # Without the approved hashes a changed tool cannot be told apart: publish nothing.
-            awaiting, approvals_error = {}, exc.message
-        catalog = replace(catalog, config=config.model_dump(mode="json"), approvals=awaiting)
+            holds, approvals_error = Holds(), exc.message
+        changed, withheld = carried_over(previous, failed)
+        changed.update(holds.changed)
+        withheld.update(holds.withheld)
+        catalog = catalog_from_tools(
+            tenant,
+            kept + holds.published,
+            statuses,
+            count=self.count,
+            previous=previous,
+            now=now,
+            embedder=self.embedder,
+        )
+        catalog = replace(
+            catalog, config=config.model_dump(mode="json"), approvals=changed, withheld=withheld
+        )
         indexed = catalog.tools
         report = IndexReport(tenant, previous.version if previous else None, False, len(indexed))
         report.servers = {
@@ -252,12 +276,15 @@ class Indexer:
             }
             for name, s in statuses.items()
         }
-        report.awaiting_approval = len(awaiting)
+        report.recovered = problem
+        report.awaiting_approval = len(withheld)
+        report.flagged = sum(1 for w in withheld.values() if w.get("state") == "flagged")
         if approvals_error is not None:
             report.error = approvals_error
         elif previous is None or previous.fingerprint != catalog.fingerprint:
+            expected = previous.version if previous is not None else pointer
             try:
-                self.store.publish(catalog, expected_current=previous.version if previous else None)
+                self.store.publish(catalog, expected_current=expected)
                 report.version, report.changed = catalog.version, True
             except ConflictError as exc:
                 report.error = exc.message  # another indexer won the race; its version is current

@@ -16,19 +16,41 @@ from typing import Any, Literal
 from foldgate.model.jsonutil import canonical, sha256_hex
 from foldgate.model.tool import Tool, tool_from_wire
 
-__all__ = ["CatalogVersion", "IndexedTool", "ServerStatus", "Tier", "new_version_id", "tier_of"]
+__all__ = [
+    "CatalogVersion",
+    "IndexedTool",
+    "ServerStatus",
+    "Tier",
+    "TierSource",
+    "declared_tier",
+    "new_version_id",
+    "tier_of",
+]
 
 Tier = Literal["read", "write", "destructive"]
+# Where a tool's tier came from: its annotations, the MCP spec's defaults, or the operator's pin.
+TierSource = Literal["declared", "default", "pinned"]
+
+
+def declared_tier(annotations: dict[str, Any] | None) -> tuple[Tier, TierSource]:
+    """Permission tier from annotations with the MCP spec's defaults (``readOnlyHint: false``,
+    ``destructiveHint: true``): a tool that declares nothing is destructive. ``readOnlyHint: true`` →
+    read; otherwise ``destructiveHint: false`` → write, ``true`` → destructive. A hint counts only when
+    it is a real boolean: anything else is as good as absent."""
+    ann = annotations if isinstance(annotations, dict) else {}
+    if ann.get("readOnlyHint") is True:
+        return "read", "declared"
+    destructive = ann.get("destructiveHint")
+    if destructive is False:
+        return "write", "declared"
+    if destructive is True:
+        return "destructive", "declared"
+    return "destructive", "default"
 
 
 def tier_of(annotations: dict[str, Any] | None) -> Tier:
-    """Permission tier from annotations: destructive wins, then readOnlyHint false → write, else read."""
-    ann = annotations or {}
-    if ann.get("destructiveHint") is True:
-        return "destructive"
-    if ann.get("readOnlyHint") is False:
-        return "write"
-    return "read"
+    """The tier the annotations give (see :func:`declared_tier`)."""
+    return declared_tier(annotations)[0]
 
 
 def new_version_id(now: float | None = None) -> str:
@@ -147,8 +169,12 @@ class CatalogVersion:
     search: dict[str, Any] | None = None
     # The serialized dense index (foldgate.search.dense), None when no embedding provider ran.
     dense: dict[str, Any] | None = None
-    # Tools awaiting an operator: canonical key -> "pending" (new, untrusted server) or "changed".
+    # Listed tools whose upstream changed and awaits an operator: canonical key -> "changed". Agents
+    # see the last approved content of such a tool and cannot call it.
     approvals: dict[str, str] = field(default_factory=dict)
+    # Content agents must not see until an operator approves it: canonical key -> {"state": "pending"
+    # | "changed" | "flagged", "hash", "approved_hash", "tool" (wire entry), "rules" (scan findings)}.
+    withheld: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @cached_property
     def fingerprint(self) -> str:
@@ -162,6 +188,7 @@ class CatalogVersion:
             "health": health,
             "config": self.config,
             "approvals": self.approvals,
+            "withheld": {k: [w.get("state"), w.get("hash")] for k, w in self.withheld.items()},
             "model": model,
         }
         return sha256_hex(canonical(doc))
@@ -191,6 +218,7 @@ class CatalogVersion:
             "config": self.config,
             "search": self.search,
             "approvals": self.approvals,
+            "withheld": self.withheld,
             "dense": self.dense,
         }
 
@@ -207,5 +235,6 @@ class CatalogVersion:
             config=doc.get("config"),
             search=doc.get("search"),
             approvals=dict(doc.get("approvals") or {}),
+            withheld=dict(doc.get("withheld") or {}),
             dense=doc.get("dense"),
         )

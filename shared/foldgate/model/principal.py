@@ -27,11 +27,12 @@ class Principal:
     tier: Tier = "destructive"
     key: str = "*"
 
-    def sees(self, tool: IndexedTool) -> bool:
-        """Whether this caller may see (and so describe, find and call) the tool."""
+    def sees(self, tool: IndexedTool, tier: Tier | None = None) -> bool:
+        """Whether this caller may see (and so describe, find and call) the tool; ``tier`` is the
+        tool's effective tier when the operator pinned one (else its declared or default tier)."""
         if self.servers is not None and tool.server not in self.servers:
             return False
-        return TIER_RANK[tool.tier] <= TIER_RANK[self.tier]
+        return TIER_RANK[tier or tool.tier] <= TIER_RANK[self.tier]
 
     @property
     def stamp(self) -> str:

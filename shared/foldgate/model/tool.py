@@ -42,20 +42,22 @@ class Tool:
 
     @cached_property
     def content_hash(self) -> str:
-        """Stable hash of everything an agent relies on; it changes exactly when the tool changes."""
-        return sha256_hex(
-            canonical(
-                {
-                    "server": self.server,
-                    "name": self.name,
-                    "title": self.title,
-                    "description": self.description,
-                    "inputSchema": self.input_schema,
-                    "outputSchema": self.output_schema,
-                    "annotations": self.annotations,
-                }
-            )
-        )
+        """Stable hash of everything an agent relies on; it changes exactly when the tool changes.
+
+        ``_meta`` is published with the tool, so it is hashed too (only when present, so that tools
+        without it keep the hashes operators already approved)."""
+        content: dict[str, Any] = {
+            "server": self.server,
+            "name": self.name,
+            "title": self.title,
+            "description": self.description,
+            "inputSchema": self.input_schema,
+            "outputSchema": self.output_schema,
+            "annotations": self.annotations,
+        }
+        if self.meta is not None:
+            content["_meta"] = self.meta
+        return sha256_hex(canonical(content))
 
     @cached_property
     def schema_json(self) -> str:

@@ -58,7 +58,7 @@ class Gateway:
         self.searchers = SearcherCache(embedder, hybrid_weight=hybrid_weight)
         self.results = results
         self.surfaces: dict[str, Surface] = build_surfaces(sandbox)
-        self._views: dict[tuple[Principal, str, int], TenantView] = {}
+        self._views: dict[tuple[Principal, str, str], TenantView] = {}
         self._lock = threading.Lock()
 
     @property
@@ -88,7 +88,7 @@ class Gateway:
         tenant = principal.tenant
         config = self.config(tenant)
         catalog = self.catalog(tenant) or CatalogVersion(tenant, "none", 0.0, ())
-        key = (principal, catalog.version, id(config))
+        key = (principal, catalog.version, config.fingerprint)
         view = self._views.get(key)
         if view is None:
             view = build_view(catalog, config, principal)

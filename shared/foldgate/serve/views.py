@@ -11,13 +11,13 @@ from functools import cached_property
 from typing import Any
 
 from foldgate.config.tenant import ServerConfig, TenantConfig
-from foldgate.model.catalog import CatalogVersion, IndexedTool
+from foldgate.model.catalog import CatalogVersion, IndexedTool, Tier, TierSource, declared_tier
 from foldgate.model.listing import instructions_text
 from foldgate.model.policy import Plan, decide
 from foldgate.model.principal import Principal
 from foldgate.model.tool import Tool
 
-__all__ = ["TenantView", "build_view"]
+__all__ = ["TenantView", "build_view", "effective_tier"]
 
 
 @dataclass(frozen=True)
@@ -29,8 +29,15 @@ class TenantView:
     visible: tuple[IndexedTool, ...]
     plan: Plan
     principal: Principal
+    # Each visible tool's effective tier and where it came from, by canonical key.
+    tiers: dict[str, tuple[Tier, TierSource]] = field(default_factory=dict, compare=False, repr=False)
     # Per-view memo for what surfaces derive from a view (their listings): dropped with the view.
     memo: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    def tier(self, tool: IndexedTool) -> Tier:
+        """The tool's effective tier for this tenant (a pin in the config wins over its annotations)."""
+        found = self.tiers.get(tool.tool.key)
+        return found[0] if found is not None else tool.tier
 
     def approval(self, tool: IndexedTool) -> str | None:
         """``pending`` or ``changed`` while a tool awaits an operator's approval, else None."""
@@ -58,6 +65,15 @@ class TenantView:
         return instructions_text(self.config.instructions)
 
 
+def effective_tier(tool: IndexedTool, servers: dict[str, ServerConfig]) -> tuple[Tier, TierSource]:
+    """The tool's tier under this config: the operator's pin, else declared or the spec's default."""
+    server = servers.get(tool.server)
+    override = server.tools.get(tool.tool.name) if server is not None else None
+    if override is not None and override.tier is not None:
+        return override.tier, "pinned"
+    return declared_tier(tool.tool.annotations)
+
+
 def _is_visible(tool: IndexedTool, servers: dict[str, ServerConfig]) -> bool:
     server = servers.get(tool.server)
     if server is None or not server.enabled or server.quarantined:
@@ -72,11 +88,16 @@ def build_view(
     """Derive the view: visibility from the config and the caller's scope, then the deferral plan."""
     principal = principal or Principal(catalog.tenant)
     servers = {s.name: s for s in config.servers}
-    visible = tuple(t for t in catalog.tools if _is_visible(t, servers) and principal.sees(t))
+    tiers = {t.tool.key: effective_tier(t, servers) for t in catalog.tools if _is_visible(t, servers)}
+    visible = tuple(
+        t for t in catalog.tools if t.tool.key in tiers and principal.sees(t, tiers[t.tool.key][0])
+    )
     costs = {t.tool.key: (t.tokens_full, t.tokens_deferred) for t in visible}
 
     def cost(tool: Tool) -> tuple[int, int]:
         return costs[tool.key]
 
     plan = decide([t.tool for t in visible], config, cost=cost)
-    return TenantView(catalog, config, visible, plan, principal)
+    return TenantView(
+        catalog, config, visible, plan, principal, {t.tool.key: tiers[t.tool.key] for t in visible}
+    )

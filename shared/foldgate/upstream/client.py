@@ -87,14 +87,24 @@ class UpstreamClient:
     other never-legitimate targets are refused either way (``foldgate.net_guard``).
     """
 
-    def __init__(self, *, headers: HeaderSource | None = None, allow_private: bool = True) -> None:
+    def __init__(
+        self, *, headers: HeaderSource | None = None, allow_private: bool = True, allow_stdio: bool = False
+    ) -> None:
         self._headers = headers or (lambda s: s.headers)
         self._allow_private = allow_private
+        # Spawning a process from a tenant's config is for local mode only (foldgate serve / index):
+        # in the cloud the child would run with the function's credentials.
+        self._allow_stdio = allow_stdio
         self._stdio: dict[str, _StdioSession] = {}
 
     @contextlib.asynccontextmanager
     async def _session(self, server: ServerConfig) -> AsyncIterator[Any]:
         if server.transport == "stdio":
+            if not self._allow_stdio:
+                raise UpstreamError(
+                    f"{server.name}: stdio upstreams run only in local mode (foldgate serve); "
+                    "this process starts no programs from a tenant config"
+                )
             session = self._stdio.get(server.name)
             if session is None or session.broken:
                 session = self._stdio[server.name] = _StdioSession(server)

@@ -41,7 +41,11 @@ def test_config_is_assembled_from_the_tenant_document_and_one_parameter_per_serv
     inline = {"name": "inline", "url": "https://inline.example/mcp"}
     put(ssm, f"{base}/config", {"direct_tool_response_mode": "deferred", "servers": [inline]})
     put(ssm, f"{base}/servers/github", {"url": "https://gh.example/mcp", "headers_secret": "github"})
-    put(ssm, f"{base}/servers/abs", {"url": "https://abs.example/mcp", "headers_secret": "/shared/tok"})
+    put(
+        ssm,
+        f"{base}/servers/abs",
+        {"url": "https://abs.example/mcp", "headers_secret": f"{base}/secrets/tok"},
+    )
     config = SsmConfigSource(prefix).get("acme")
     assert config.direct_tool_response_mode == "deferred"
     assert [s.name for s in config.servers] == ["inline", "abs", "github"]
@@ -50,7 +54,45 @@ def test_config_is_assembled_from_the_tenant_document_and_one_parameter_per_serv
     assert github.headers_secret == f"{base}/secrets/github"  # relative names resolve under the tenant
     absolute = config.server("abs")
     assert absolute is not None
-    assert absolute.headers_secret == "/shared/tok"
+    assert absolute.headers_secret == f"{base}/secrets/tok"  # absolute names only under its own secrets
+
+
+@pytest.mark.parametrize(
+    "secret",
+    [
+        "/fg/tenants/victim/secrets/github",  # another tenant's secret
+        "{prefix}/tenants/victim/secrets/github",
+        "{prefix}/secrets/token-hmac-key",  # the stack's own secrets
+        "{prefix}/tenants/acme/secrets/../../victim/secrets/github",
+        "../victim/secrets/github",
+        "{prefix}/tenants/acme/secretsX/github",
+        "",
+    ],
+)
+def test_a_secret_reference_outside_the_tenants_own_secrets_is_a_config_error(
+    ssm: Any, prefix: str, secret: str
+) -> None:
+    base = f"{prefix}/tenants/acme"
+    put(ssm, f"{base}/config", {})
+    put(
+        ssm,
+        f"{base}/servers/gh",
+        {"url": "https://gh.example/mcp", "headers_secret": secret.format(prefix=prefix)},
+    )
+    source = SsmConfigSource(prefix)
+    if not secret:  # an empty name means "no secret", which is fine
+        assert source.get("acme").server("gh") is not None
+        return
+    with pytest.raises(ConfigError, match="'gh': headers_secret must name a parameter under"):
+        source.get("acme")
+
+
+def test_a_stdio_server_is_refused_in_the_cloud_config(ssm: Any, prefix: str) -> None:
+    base = f"{prefix}/tenants/acme"
+    put(ssm, f"{base}/config", {})
+    put(ssm, f"{base}/servers/evil", {"transport": "stdio", "command": ["sh", "-c", "env > /tmp/leak"]})
+    with pytest.raises(ConfigError, match="server 'evil': transport 'stdio' runs a program"):
+        SsmConfigSource(prefix).get("acme")
 
 
 def test_tenants_are_those_with_a_config_parameter(ssm: Any, prefix: str) -> None:

@@ -74,7 +74,7 @@ def _mode_report(plan: Plan, full_total: int, costs: dict[str, tuple[int, int]])
 def _search_surface(tools: list[Tool], count: Callable[[str], int], hits: int = 5) -> dict[str, Any]:
     """The search surface's fixed cost (its tools/list) plus a typical retrieve_tools answer: the
     envelope and ``hits`` compact hits of median size over the whole catalog."""
-    # Optional tokenizer packages load only for the bench that names them.
+    # The serving modules load only for this figure, not for every token bench.
     from foldgate.model.catalog import IndexedTool
     from foldgate.serve.results import json_result
     from foldgate.serve.surfaces.call import call_surface_listing, hit_entry
@@ -84,7 +84,7 @@ def _search_surface(tools: list[Tool], count: Callable[[str], int], hits: int = 
     for t in tools:
         sig = t.signature
         indexed = IndexedTool(f"{t.server}__{t.name}", t, sig.params, sig.lossy, "", "", 0, 0)
-        sizes.append(count(compact(hit_entry(indexed, 1.0, full=False))))
+        sizes.append(count(compact(hit_entry(indexed, indexed.tier, 1, full=False))))
     envelope = count(compact(json_result({"query": "a typical request", "tools": []})))
     median = int(statistics.median(sizes)) if sizes else 0
     # The hits appear twice on the wire: as text content and as structuredContent.

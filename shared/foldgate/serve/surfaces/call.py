@@ -161,12 +161,13 @@ class SearchRequest:
         self.full = full
         self.filters = filters
 
-    def admits(self, tool: IndexedTool) -> bool:
-        """Whether the annotation filters let this tool through (MCP's defaults for absent hints)."""
+    def admits(self, tool: IndexedTool, tier: Tier) -> bool:
+        """Whether the filters let this tool of this effective tier through (MCP's defaults for absent
+        hints)."""
         ann = tool.tool.annotations or {}
-        if self.filters["read_only_only"] and ann.get("readOnlyHint") is not True:
+        if self.filters["read_only_only"] and tier != "read":
             return False
-        if self.filters["exclude_destructive"] and tool.tier == "destructive":
+        if self.filters["exclude_destructive"] and tier == "destructive":
             return False
         return not (self.filters["exclude_open_world"] and ann.get("openWorldHint") is not False)
 
@@ -240,14 +241,14 @@ def _summary(text: str) -> str:
     return first if len(first) <= _SUMMARY_CHARS else first[: _SUMMARY_CHARS - 1].rstrip() + "…"
 
 
-def hit_entry(tool: IndexedTool, score: float, *, full: bool) -> dict[str, Any]:
+def hit_entry(tool: IndexedTool, tier: Tier, rank: int, *, full: bool) -> dict[str, Any]:
     """One retrieve_tools hit: enough to call a flat tool without describing it."""
     t = tool.tool
     entry: dict[str, Any] = {
         "name": tool.published,
         "server": t.server,
-        "score": round(score, 3),
-        "call_with": VARIANT_OF[tool.tier],
+        "rank": rank,
+        "call_with": VARIANT_OF[tier],
         "description": t.description if full else _summary(t.description),
         "signature": t.name + tool.signature,
     }
@@ -269,12 +270,14 @@ async def _retrieve(ctx: CallContext, name: str, arguments: Any) -> dict[str, An
 
     def allowed(key: str) -> bool:
         tool = view.resolve(key)  # visibility first: nothing invisible is ever scored into a page
-        return tool is not None and request.admits(tool)
+        return tool is not None and request.admits(tool, view.tier(tool))
 
     hits = ctx.searcher().search(request.query, limit=request.limit, allowed=allowed)
+    found = [tool for hit in hits if (tool := view.resolve(hit.key)) is not None]
     body: dict[str, Any] = {
         "query": request.query,
-        "tools": [hit_entry(t, h.score, full=request.full) for h in hits if (t := view.resolve(h.key))],
+        # Ranks, not scores: a raw score carries corpus statistics of tools this caller cannot see.
+        "tools": [hit_entry(t, view.tier(t), rank, full=request.full) for rank, t in enumerate(found, 1)],
     }
     if not hits:
         body["hint"] = "no tool matched; try other words or fewer filters"
@@ -286,9 +289,10 @@ async def _call_variant(ctx: CallContext, variant: str, arguments: Any) -> dict[
     tool = ctx.view.resolve(tool_name)
     if tool is None:
         raise NotFoundError(f"unknown tool: {tool_name}")
-    if tool.tier != CALL_VARIANTS[variant]:
-        right = VARIANT_OF[tool.tier]
-        message = f"{tool.published} is a {tool.tier} tool: call it with {right}, not {variant}"
+    tier = ctx.view.tier(tool)
+    if tier != CALL_VARIANTS[variant]:
+        right = VARIANT_OF[tier]
+        message = f"{tool.published} is a {tier} tool: call it with {right}, not {variant}"
         return error_result(WrongVariantError(message), call_with=right)
     result = await ctx.caller.call(ctx.view, tool, tool_args)
     if ctx.results is None:

@@ -198,3 +198,33 @@ async def test_another_tenants_cache_key_is_exactly_not_found() -> None:
         missing = await call(client, "read_cache", {"key": "no-such-key"}, tenant="other")
         assert foreign == missing
         assert foreign["isError"] is True
+
+
+async def test_hits_carry_ranks_and_tools_the_caller_cannot_see_change_nothing() -> None:
+    """Raw BM25 scores carry corpus statistics (how many tools mention a word); with hidden tools in
+    the index they would tell a caller about tools it cannot see. Answers carry ranks instead."""
+    from foldgate.model.tool import tool_from_wire
+
+    query = {"query": "find a contact by name"}
+    async with gateway_client() as (client, *_):
+        plain = (await call(client, "retrieve_tools", query))["content"][0]["text"]
+    hidden = [
+        tool_from_wire(
+            "secret", {"name": f"contact_{i}", "description": "Find a contact by name in the vault."}
+        )
+        for i in range(30)
+    ]
+    config = demo_config()
+    servers = [*config.servers, config.servers[0].model_copy(update={"name": "secret", "quarantined": True})]
+    async with gateway_client(
+        config.model_copy(update={"servers": servers}), tools=demo_tools() + hidden
+    ) as (
+        client,
+        *_,
+    ):
+        answer = await call(client, "retrieve_tools", query)
+        shadowed = answer["content"][0]["text"]
+    assert shadowed == plain
+    hits = json.loads(plain)["tools"]
+    assert [h["rank"] for h in hits] == list(range(1, len(hits) + 1))
+    assert all("score" not in h for h in hits)

@@ -1,0 +1,99 @@
+"""Operator review of held tools: what is waiting, how it differs from what agents see, and approval
+by content hash (so an operator approves exactly the content they reviewed, never a later one)."""
+
+from __future__ import annotations
+
+import difflib
+import json
+from typing import Any
+
+from foldgate.errors import ConflictError, NotFoundError
+from foldgate.model.catalog import CatalogVersion
+
+__all__ = ["approvable", "held_tools"]
+
+_MAX_DIFF_LINES = 400
+
+
+def _text(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return value.splitlines()
+    return json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False).splitlines()
+
+
+def _diff(before: Any, after: Any, name: str) -> str:
+    lines = list(
+        difflib.unified_diff(
+            _text(before), _text(after), fromfile=f"approved/{name}", tofile=f"upstream/{name}", lineterm=""
+        )
+    )
+    if len(lines) > _MAX_DIFF_LINES:
+        lines = [*lines[:_MAX_DIFF_LINES], f"... {len(lines) - _MAX_DIFF_LINES} more lines"]
+    return "\n".join(lines)
+
+
+def held_tools(catalog: CatalogVersion) -> list[dict[str, Any]]:
+    """Every held tool with its state, the content hash to approve, the scan's findings, the new
+    content and, for a changed tool, a diff against the approved content agents still see."""
+    rows = []
+    for key, held in sorted(catalog.withheld.items()):
+        new = held.get("tool") or {}
+        shown = catalog.by_key.get(key)
+        row: dict[str, Any] = {
+            "key": key,
+            "id": shown.published if shown is not None else key,
+            "server": held.get("server"),
+            "state": held.get("state"),
+            "hash": held.get("hash"),
+            "approved_hash": held.get("approved_hash"),
+            "rules": held.get("rules") or [],
+            "upstream": new,
+        }
+        if shown is not None:
+            old = shown.tool.to_wire()
+            row["approved"] = old
+            row["diff"] = {
+                part: _diff(old.get(field), new.get(field), part)
+                for part, field in (
+                    ("description", "description"),
+                    ("title", "title"),
+                    ("input_schema", "inputSchema"),
+                    ("output_schema", "outputSchema"),
+                    ("annotations", "annotations"),
+                    ("_meta", "_meta"),
+                )
+                if old.get(field) != new.get(field)
+            }
+        rows.append(row)
+    return rows
+
+
+def approvable(catalog: CatalogVersion, requested: list[tuple[str, str]]) -> dict[str, str]:
+    """Canonical key -> content hash for each (tool id, hash) the operator approves. Raises
+    NotFoundError for ids that are neither held nor listed, ConflictError when a hash is not the
+    content held now (the upstream changed again after the operator's review)."""
+    chosen: dict[str, str] = {}
+    unknown: list[str] = []
+    stale: list[str] = []
+    for tool_id, digest in requested:
+        key = tool_id if tool_id in catalog.withheld else None
+        if key is None:
+            listed = catalog.resolve(tool_id)
+            key = listed.tool.key if listed is not None else None
+        if key is None:
+            unknown.append(tool_id)
+            continue
+        held = catalog.withheld.get(key)
+        listed = catalog.by_key.get(key)
+        current = held.get("hash") if held is not None else (listed.tool.content_hash if listed else None)
+        if current != digest:
+            stale.append(tool_id)
+            continue
+        chosen[key] = digest
+    if unknown:
+        raise NotFoundError(f"unknown tools: {', '.join(unknown[:20])}")
+    if stale:
+        raise ConflictError(
+            f"content changed since it was reviewed: {', '.join(stale[:20])}; review the current hash again"
+        )
+    return chosen
