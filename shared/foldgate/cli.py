@@ -133,10 +133,21 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         )
         return 2
     hosts = [f"{args.host}:{args.port}", f"localhost:{args.port}", f"127.0.0.1:{args.port}"]
-    local = build_local(_configs(args), settings, interval_s=args.interval, allowed_hosts=hosts)
     base = f"http://{args.host}:{args.port}"
+    oauth = None
+    if args.oauth_issuer:
+        from foldgate.auth.oauth.config import parse_oauth_config
+
+        doc = {"issuer": args.oauth_issuer, "audience": args.oauth_audience or None}
+        allow = settings.allow_private_upstreams
+        oauth = parse_oauth_config(doc, allow_loopback=allow, source="--oauth-issuer/--oauth-audience")
+    local = build_local(
+        _configs(args), settings, interval_s=args.interval, allowed_hosts=hosts, oauth=oauth, public_url=base
+    )
     print(f"foldgate {base}/mcp (routed) · {base}/mcp/all (direct) · {base}/mcp/call (search)", flush=True)
     auth = "agent tokens required" if settings.auth_required else "no agent token needed on loopback"
+    if oauth is not None:
+        auth = f"OAuth access tokens of {oauth.issuer} (or agent tokens) required"
     from foldgate.auth.secrets import secret_file
 
     key = "FOLDGATE_OPERATOR_KEY" if settings.operator_key else secret_file(settings, "operator")
@@ -325,6 +336,8 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8080)
     serve.add_argument("--interval", type=float, default=300.0, help="seconds between index runs")
+    serve.add_argument("--oauth-issuer", metavar="URL", help="accept this issuer's OAuth access tokens")
+    serve.add_argument("--oauth-audience", metavar="AUD", help="their audience (default: this server's URL)")
     serve.set_defaults(func=_cmd_serve)
 
     index = sub.add_parser("index", help="index the configured upstreams once and print a report")

@@ -25,7 +25,7 @@ from starlette.types import Message, Receive, Scope, Send
 
 from foldgate import __version__
 from foldgate.access import TENANT_HEADER, Access, RateLimited
-from foldgate.errors import AuthError, FoldgateError
+from foldgate.errors import AuthError, FoldgateError, InsufficientScopeError
 from foldgate.gateway import Gateway
 
 __all__ = ["TENANT_HEADER", "create_app"]
@@ -130,9 +130,10 @@ class _Sdk:
 class McpEndpoint:
     """ASGI endpoint for one MCP surface."""
 
-    def __init__(self, app: FastAPI, surface: str, access: Access, max_body: int) -> None:
+    def __init__(self, app: FastAPI, surface: str, access: Access, max_body: int, path: str) -> None:
         self.app = app
         self.surface = surface
+        self.path = path
         self.access = access
         self.max_body = max_body
 
@@ -169,10 +170,15 @@ class McpEndpoint:
                 chunks.append(chunk)
             body = b"".join(chunks)
         try:
-            principal = self.access.principal(request)
-        except AuthError as exc:
-            challenge = {"www-authenticate": 'Bearer realm="foldgate"'}
-            await _jsonrpc_error(401, -32001, exc.message, challenge)(scope, receive, send)
+            principal = await self.access.resolve(request, self.path)
+        except (AuthError, InsufficientScopeError) as exc:
+            from foldgate.auth.oauth.edge import challenge_headers
+
+            challenge = challenge_headers(
+                self.access.oauth, self.access.default_tenant, self.path, request, exc
+            )
+            status = 403 if isinstance(exc, InsufficientScopeError) else 401
+            await _jsonrpc_error(status, -32001, exc.message, challenge)(scope, receive, send)
             return
         except RateLimited as exc:
             retry = {"retry-after": str(max(1, round(exc.retry_after)))}
@@ -278,12 +284,15 @@ def create_app(
     access = access or Access(default_tenant=default_tenant, allow_tenant_header=allow_tenant_header)
     surfaces = (("/mcp", "routed"), ("/mcp/all", "direct"), ("/mcp/call", "call"), ("/mcp/code", "code"))
     for path, surface in surfaces:
-        endpoint = McpEndpoint(app, surface, access, max_body_bytes)
+        endpoint = McpEndpoint(app, surface, access, max_body_bytes, path)
         # A class instance is routed as a raw ASGI app (mounting would answer 307 to /mcp).
         app.router.add_route(path, endpoint, methods=["GET", "POST", "DELETE"])  # type: ignore[arg-type]
 
     if admin is not None:
         app.include_router(admin)
+    from foldgate.auth.oauth.edge import add_metadata_routes
+
+    add_metadata_routes(app, lambda: access.oauth, access.default_tenant)
 
     @app.exception_handler(RequestValidationError)
     async def invalid_input(request: Request, exc: RequestValidationError) -> JSONResponse:
