@@ -69,7 +69,8 @@ class OAuthVerifier:
         self.allow_private = allow_private
         self._fetch = fetch if fetch is not None else guarded_fetcher(allow_private=allow_private)
         self._lock = threading.Lock()
-        self._issuers: dict[OAuthConfig, _Issuer] = {}
+        # Keyed by the config's JSON: a changed oauth block starts over with fresh metadata and keys.
+        self._issuers: dict[str, _Issuer] = {}
 
     def config(self, tenant: str) -> OAuthConfig | None:
         """The tenant's OAuth config, None when it does not accept OAuth tokens."""
@@ -89,8 +90,9 @@ class OAuthVerifier:
         return challenge(metadata_url(self.base_url, path), scope=scope or "foldgate:read", error=error)
 
     def _issuer(self, config: OAuthConfig) -> _Issuer:
+        ident = config.model_dump_json()
         with self._lock:
-            found = self._issuers.get(config)
+            found = self._issuers.get(ident)
             if found is not None:
                 return found
             state: _Issuer
@@ -107,7 +109,7 @@ class OAuthVerifier:
                 jwks, issuer=config.issuer, algorithms=config.algorithms, leeway=config.leeway_seconds
             )
             state = _Issuer(validator)
-            self._issuers[config] = state
+            self._issuers[ident] = state
             return state
 
     async def verify(self, bearer: str, tenant: str, endpoint_url: str) -> Principal:
