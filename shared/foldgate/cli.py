@@ -134,20 +134,17 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         return 2
     hosts = [f"{args.host}:{args.port}", f"localhost:{args.port}", f"127.0.0.1:{args.port}"]
     base = f"http://{args.host}:{args.port}"
-    oauth = None
     if args.oauth_issuer:
-        from foldgate.auth.oauth.config import parse_oauth_config
-
-        doc = {"issuer": args.oauth_issuer, "audience": args.oauth_audience or None}
-        allow = settings.allow_private_upstreams
-        oauth = parse_oauth_config(doc, allow_loopback=allow, source="--oauth-issuer/--oauth-audience")
-    local = build_local(
-        _configs(args), settings, interval_s=args.interval, allowed_hosts=hosts, oauth=oauth, public_url=base
-    )
+        oauth = {"oauth_issuer": args.oauth_issuer, "oauth_audience": args.oauth_audience}
+        settings = settings.model_copy(update=oauth)
+    if settings.oauth_issuer and not settings.public_url:
+        # The process is its own public URL unless the environment names another (e.g. a tunnel).
+        settings = settings.model_copy(update={"public_url": base})
+    local = build_local(_configs(args), settings, interval_s=args.interval, allowed_hosts=hosts)
     print(f"foldgate {base}/mcp (routed) · {base}/mcp/all (direct) · {base}/mcp/call (search)", flush=True)
     auth = "agent tokens required" if settings.auth_required else "no agent token needed on loopback"
-    if oauth is not None:
-        auth = f"OAuth access tokens of {oauth.issuer} (or agent tokens) required"
+    if settings.oauth_issuer:
+        auth = f"OAuth access tokens of {settings.oauth_issuer} (or agent tokens) required"
     from foldgate.auth.secrets import secret_file
 
     key = "FOLDGATE_OPERATOR_KEY" if settings.operator_key else secret_file(settings, "operator")

@@ -7,7 +7,6 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from fastapi import FastAPI
 
@@ -29,9 +28,6 @@ from foldgate.wiring import (
     open_sandbox,
     optional_secret,
 )
-
-if TYPE_CHECKING:
-    from foldgate.auth.oauth.config import OAuthConfig
 
 __all__ = ["LocalGateway", "build_local"]
 
@@ -87,14 +83,8 @@ def build_local(
     *,
     interval_s: float = 300.0,
     allowed_hosts: list[str] | None = None,
-    oauth: OAuthConfig | None = None,
-    public_url: str | None = None,
 ) -> LocalGateway:
-    """Wire store, upstream client, indexer, gateway and app for one process.
-
-    ``oauth`` makes the default tenant accept access tokens of that issuer, minted for ``public_url``
-    (the base URL this process is reached at) or for the endpoint they are presented to.
-    """
+    """Wire store, upstream client, indexer, gateway and app for one process."""
     store = SqliteStore(settings.sqlite_path)
     upstream = UpstreamClient(allow_private=settings.allow_private_upstreams)
     approvals = open_approvals(settings)
@@ -116,21 +106,9 @@ def build_local(
         reindex=local_reindexer(indexer, configs, published=gateway.invalidate),
     )
     holder: list[LocalGateway] = []
-    access = open_access(settings)
-    if oauth is not None:
-        from foldgate.auth.oauth.verifier import OAuthVerifier
-
-        if public_url is None:
-            raise ValueError("OAuth needs the public base URL of the gateway")
-        tenant = settings.default_tenant
-        access.oauth = OAuthVerifier(
-            lambda t: oauth if t == tenant else None,
-            base_url=public_url,
-            allow_private=settings.allow_private_upstreams,
-        )
     app = create_app(
         gateway,
-        access=access,
+        access=open_access(settings),
         admin=admin,
         allowed_hosts=allowed_hosts,
         max_body_bytes=settings.max_body_bytes,

@@ -120,8 +120,10 @@ def optional_secret(settings: Settings, name: Literal["token", "operator"]) -> b
 
 
 def open_access(settings: Settings) -> Access:
-    """Request authentication (agent tokens) and the per-caller rate limit."""
+    """Request authentication (agent tokens; OAuth access tokens when an issuer is set) and the
+    per-caller rate limit."""
     from foldgate.access import Access
+    from foldgate.auth.oauth.setup import open_oauth
     from foldgate.auth.store import open_token_store
     from foldgate.auth.tokens import TokenAuthority, TokenHasher
     from foldgate.ratelimit import RateLimiter
@@ -135,6 +137,7 @@ def open_access(settings: Settings) -> Access:
         auth_required=settings.auth_required,
         # 0 turns the limiter off (e.g. behind a gateway that already throttles per client).
         limiter=RateLimiter(settings.rate_limit_per_minute) if settings.rate_limit_per_minute > 0 else None,
+        oauth=open_oauth(settings),
     )
 
 
