@@ -11,6 +11,8 @@ import httpx2
 from foldgate.access import Access
 from foldgate.auth.oauth.config import OAuthConfig
 from foldgate.auth.oauth.verifier import OAuthVerifier
+from foldgate.auth.store import SqliteTokenStore
+from foldgate.auth.tokens import TokenAuthority, TokenHasher
 from tests.gateway_fixture import gateway_client
 from tests.unit.auth.oauth.issuer import ISSUER, RESOURCE, FakeIssuer
 
@@ -18,7 +20,7 @@ H = {"accept": "application/json", "content-type": "application/json", "mcp-prot
 LIST = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
 
 
-def _access(issuer: FakeIssuer) -> Access:
+def _access(issuer: FakeIssuer, authority: TokenAuthority | None = None) -> Access:
     config = OAuthConfig(issuer=ISSUER)
     verifier = OAuthVerifier(
         lambda t: config if t == "default" else None,
@@ -26,7 +28,7 @@ def _access(issuer: FakeIssuer) -> Access:
         allow_private=False,
         fetch=issuer.fetch,
     )
-    return Access(oauth=verifier)
+    return Access(oauth=verifier, authority=authority)
 
 
 async def _post(
@@ -81,3 +83,15 @@ async def test_without_oauth_nothing_changes() -> None:
     async with gateway_client() as (client, *_):
         assert (await _post(client, "/mcp/all")).status_code == 200
         assert (await client.get("/.well-known/oauth-protected-resource/mcp")).status_code == 404
+
+
+async def test_agent_tokens_keep_working_beside_oauth() -> None:
+    issuer = FakeIssuer()
+    authority = TokenAuthority(SqliteTokenStore(":memory:"), TokenHasher(b"edge-test-secret-0123456789"))
+    token, _ = authority.issue("default", tier="destructive", expires_in=60)
+    async with gateway_client(access=_access(issuer, authority)) as (client, *_):
+        r = await _post(client, "/mcp/all", token)
+        assert r.status_code == 200
+        assert "crm__delete_contact" in {t["name"] for t in r.json()["result"]["tools"]}
+        assert (await _post(client, "/mcp/all", "fgt_" + "B" * 43)).status_code == 401
+        assert (await _post(client, "/mcp/all", issuer.sign(aud=RESOURCE))).status_code == 200
