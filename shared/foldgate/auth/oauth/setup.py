@@ -10,10 +10,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from foldgate.auth.oauth.config import parse_oauth_config
-from foldgate.auth.oauth.verifier import OAuthVerifier
 from foldgate.errors import ConfigError
 
 if TYPE_CHECKING:
+    from foldgate.auth.oauth.verifier import OAuthVerifier
     from foldgate.config import Settings
 
 __all__ = ["open_oauth"]
@@ -34,6 +34,9 @@ def open_oauth(settings: Settings) -> OAuthVerifier | None:
     doc = {"issuer": settings.oauth_issuer, "audience": settings.oauth_audience or None}
     allow = settings.allow_private_upstreams
     config = parse_oauth_config(doc, allow_loopback=allow, source="OAuth settings")
+    # Only here: PyJWT and cryptography load where OAuth is on, not in every cold start.
+    from foldgate.auth.oauth.verifier import OAuthVerifier
+
     tenant = settings.default_tenant
     return OAuthVerifier(
         lambda t: config if t == tenant else None, base_url=settings.public_url, allow_private=allow
