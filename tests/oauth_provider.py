@@ -19,7 +19,7 @@ import shutil
 import subprocess
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -56,7 +56,6 @@ class Provider:
     machine_secret: str
     es_key: ec.EllipticCurvePrivateKey
     es_kid: str
-    public_jwks: dict[str, Any] = field(default_factory=dict)
 
     def client_credentials(self, resource: str, scope: str) -> httpx2.Response:
         """The token endpoint's answer to the machine agent asking for ``scope`` at ``resource``."""
@@ -137,7 +136,6 @@ def oidc_provider(tmp: Path, scopes: str = SCOPES) -> Iterator[Provider]:
             if not line.startswith("ready "):
                 raise RuntimeError(f"oidc-provider did not start (see {tmp / 'provider.log'})")
             issuer = line.split(" ", 1)[1].strip()
-            jwks = httpx2.get(issuer + "/jwks", timeout=10).json()
-            yield Provider(issuer, secret, es_key, es_kid, jwks)
+            yield Provider(issuer, secret, es_key, es_kid)
         finally:
             _stop(proc)

@@ -65,8 +65,6 @@ const configuration = {
 };
 
 const provider = new Provider(issuer, configuration);
-// oidc-provider refuses plain http redirect URIs of "web" clients unless told they are native apps;
-// the SDK's loopback callback is exactly a native-app redirect (RFC 8252), so allow it.
 provider.on('server_error', (_ctx, err) => console.error('server_error', err));
 const server = provider.listen(port, '127.0.0.1', () => {
   console.log(`ready ${issuer}`);
