@@ -30,7 +30,7 @@ MODEL_TOOLS := transformers==5.24.0 onnx==1.23.2 onnxruntime==1.32.0 tokenizers=
 # Real texts for the int8-vs-fp32 check when the team kit is beside the checkout (else the model card's).
 MODEL_TEXTS := $(wildcard $(CORPORA)/mcp-flow/tools.jsonl $(CORPORA)/mcptoolbench-pp/tools.jsonl)
 
-.PHONY: venv demo-deps run lint format typecheck unit test bench bench-holdout clean model
+.PHONY: venv demo-deps oauth-deps run lint format typecheck unit test bench bench-holdout clean model
 .PHONY: sam-cli sam-validate sam-build
 
 $(STAMP): pyproject.toml
@@ -53,6 +53,14 @@ $(DEMO_VENV)/.installed:
 	touch $@
 
 demo-deps: $(NODE_BIN)/mcp-server-everything $(DEMO_VENV)/.installed
+
+# The OAuth tests' authorization server: oidc-provider pinned by tests/oauth/package-lock.json.
+OAUTH_STAMP := tests/oauth/node_modules/.installed
+$(OAUTH_STAMP): tests/oauth/package.json tests/oauth/package-lock.json
+	cd tests/oauth && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+oauth-deps: $(OAUTH_STAMP)
 
 # Idempotent: nothing runs while $(MODEL_DIR) holds a complete build (the manifest is written last).
 $(MODEL_DIR)/manifest.json:
@@ -85,7 +93,7 @@ unit: venv
 	$(BIN)/pytest tests/unit -q
 
 # pytest exits 5 when it collected nothing: that is a failure here, never a pass.
-test: lint typecheck model demo-deps sam-validate sam-build
+test: lint typecheck model demo-deps oauth-deps sam-validate sam-build
 	@$(BIN)/pytest -q; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing"; exit 1; fi; exit $$rc
 
@@ -123,7 +131,7 @@ bench: venv model
 	$(BIN)/foldgate bench cloud --corpus $(CORPORA)/mcpproxy/livemcptool_snapshot/tools.json --corpus $(CORPORA)/mcp-flow/tools.jsonl
 
 clean:
-	rm -rf $(VENV) .demo demo/node_modules .mypy_cache .ruff_cache .pytest_cache .aws-sam .sam .model
+	rm -rf $(VENV) .demo demo/node_modules tests/oauth/node_modules .mypy_cache .ruff_cache .pytest_cache .aws-sam .sam .model
 
 # Aggregate search figures on the evaluation-only holdout sets (never tuned on; prints aggregates only).
 bench-holdout: venv model

@@ -92,3 +92,13 @@ class ToolChangedError(InvalidRequestError):
     """A tool whose definition changed upstream, not callable until an operator approves it."""
 
     code = "tool_changed"
+
+
+class InsufficientScopeError(FoldgateError):
+    """A valid OAuth access token whose scope is too small here (403); ``scope`` names what is needed."""
+
+    code = "insufficient_scope"
+
+    def __init__(self, message: str, *, scope: str) -> None:
+        super().__init__(message, scope=scope)
+        self.scope = scope

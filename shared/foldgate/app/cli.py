@@ -142,10 +142,18 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         )
         return 2
     hosts = [f"{args.host}:{args.port}", f"localhost:{args.port}", f"127.0.0.1:{args.port}"]
-    local = build_local(_configs(args), settings, interval_s=args.interval, allowed_hosts=hosts)
     base = f"http://{args.host}:{args.port}"
+    if args.oauth_issuer:
+        oauth = {"oauth_issuer": args.oauth_issuer, "oauth_audience": args.oauth_audience}
+        settings = settings.model_copy(update=oauth)
+    if settings.oauth_issuer and not settings.public_url:
+        # The process is its own public URL unless the environment names another (e.g. a tunnel).
+        settings = settings.model_copy(update={"public_url": base})
+    local = build_local(_configs(args), settings, interval_s=args.interval, allowed_hosts=hosts)
     print(f"foldgate {base}/mcp (routed) · {base}/mcp/all (direct) · {base}/mcp/call (search)", flush=True)
     auth = "agent tokens required" if settings.auth_required else "no agent token needed on loopback"
+    if settings.oauth_issuer:
+        auth = f"OAuth access tokens of {settings.oauth_issuer} (or agent tokens) required"
     # Loaded per command: the CLI starts fast and each command pays only for what it uses.
     from foldgate.auth.secrets import secret_file
 
@@ -343,6 +351,8 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8080)
     serve.add_argument("--interval", type=float, default=300.0, help="seconds between index runs")
+    serve.add_argument("--oauth-issuer", metavar="URL", help="accept this issuer's OAuth access tokens")
+    serve.add_argument("--oauth-audience", metavar="AUD", help="their audience (default: this server's URL)")
     serve.set_defaults(func=_cmd_serve)
 
     index = sub.add_parser("index", help="index the configured upstreams once and print a report")

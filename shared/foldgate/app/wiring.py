@@ -170,10 +170,12 @@ def optional_secret(settings: Settings, name: Literal["token", "operator"]) -> b
 
 
 def open_access(settings: Settings) -> Access:
-    """Request authentication (agent tokens) and the per-caller rate limit."""
+    """Request authentication (agent tokens; OAuth access tokens when an issuer is set) and the
+    per-caller rate limit."""
     # Loaded only where the settings pick this part: a cold start pays for nothing else.
     from foldgate.auth.authority import TokenAuthority
     from foldgate.auth.model import TokenHasher
+    from foldgate.auth.oauth.setup import open_oauth
     from foldgate.edge.access import Access
     from foldgate.edge.ratelimit import RateLimiter
 
@@ -186,6 +188,7 @@ def open_access(settings: Settings) -> Access:
         auth_required=settings.auth_required,
         # 0 turns the limiter off (e.g. behind a gateway that already throttles per client).
         limiter=RateLimiter(settings.rate_limit_per_minute) if settings.rate_limit_per_minute > 0 else None,
+        oauth=open_oauth(settings),
     )
 
 

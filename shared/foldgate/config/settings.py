@@ -39,6 +39,11 @@ class Settings(Strict):
     rate_limit_per_minute: int = 600
     # Upstream URLs on private/loopback networks: fine locally, refused in the cloud (SSRF).
     allow_private_upstreams: bool = True
+    # Inbound OAuth for the default tenant (foldgate.auth.oauth): the trusted issuer, the audience its
+    # tokens carry (default: public_url), and the gateway's public base URL (the resource identifier).
+    oauth_issuer: str | None = None
+    oauth_audience: str | None = None
+    public_url: str | None = None
     # Semantic search: "local" (the int8 MiniLM built by `make model`), "bedrock" (Titan v2) or "none".
     embedding_provider: Literal["local", "bedrock", "none"] = "local"
     model_dir: str | None = None

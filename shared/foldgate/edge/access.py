@@ -17,6 +17,7 @@ from foldgate.model.principal import Principal
 
 if TYPE_CHECKING:
     from foldgate.auth.authority import TokenAuthority
+    from foldgate.auth.oauth.verifier import OAuthVerifier
     from foldgate.edge.ratelimit import RateLimiter
 
 __all__ = ["TENANT_HEADER", "Access", "RateLimited"]
@@ -43,6 +44,7 @@ class Access:
         authority: TokenAuthority | None = None,
         auth_required: bool = False,
         limiter: RateLimiter | None = None,
+        oauth: OAuthVerifier | None = None,
     ) -> None:
         if auth_required and authority is None:
             raise ValueError("auth_required needs a token authority")
@@ -51,6 +53,29 @@ class Access:
         self.authority = authority
         self.auth_required = auth_required
         self.limiter = limiter
+        self.oauth = oauth
+
+    async def resolve(self, request: Request, path: str) -> Principal:
+        """The caller at MCP endpoint ``path``: OAuth access tokens for a tenant with OAuth go to the
+        verifier (the tenant is the deployment's, never a header's); everything else to :meth:`principal`.
+
+        With OAuth on, a credential is required: an anonymous caller gets the 401 whose challenge
+        starts the MCP authorization flow, and an ``fgt_`` token needs the token authority.
+        """
+        if self.oauth is None or self.oauth.config(self.default_tenant) is None:
+            return self.principal(request)
+        # The OAuth half of the edge loads only for tenants that accept OAuth access tokens.
+        from foldgate.edge.oauth import bearer_credential, oauth_bearer
+
+        credential = oauth_bearer(request)
+        if credential is not None:
+            resource = self.oauth.resource(path)
+            principal = await self.oauth.verify(credential, self.default_tenant, resource)
+            self._limit(principal)
+            return principal
+        if bearer_credential(request) is None or self.authority is None:
+            raise AuthError("this gateway needs a bearer token: send Authorization: Bearer <token>")
+        return self.principal(request)
 
     def principal(self, request: Request) -> Principal:
         """The caller; AuthError when a token is required or presented and does not verify."""
@@ -67,8 +92,11 @@ class Access:
         else:
             tenant = request.headers.get(TENANT_HEADER) if self.allow_tenant_header else None
             principal = Principal(tenant or self.default_tenant)
+        self._limit(principal)
+        return principal
+
+    def _limit(self, principal: Principal) -> None:
         if self.limiter is not None:
             allowed, retry_after = self.limiter.allow(f"{principal.tenant}\x1f{principal.key}")
             if not allowed:
                 raise RateLimited(retry_after)
-        return principal

@@ -17,6 +17,7 @@ from starlette.requests import Request
 from foldgate import __version__
 from foldgate.edge.access import TENANT_HEADER, Access
 from foldgate.edge.endpoint import McpEndpoint
+from foldgate.edge.oauth import add_metadata_routes
 from foldgate.serve.gateway import Gateway
 
 __all__ = ["TENANT_HEADER", "create_app"]
@@ -52,12 +53,13 @@ def create_app(
     access = access or Access(default_tenant=default_tenant, allow_tenant_header=allow_tenant_header)
     surfaces = (("/mcp", "routed"), ("/mcp/all", "direct"), ("/mcp/call", "call"), ("/mcp/code", "code"))
     for path, surface in surfaces:
-        endpoint = McpEndpoint(app, surface, access, max_body_bytes)
+        endpoint = McpEndpoint(app, surface, access, max_body_bytes, path)
         # A class instance is routed as a raw ASGI app (mounting would answer 307 to /mcp).
         app.router.add_route(path, endpoint, methods=["GET", "POST", "DELETE"])  # type: ignore[arg-type]
 
     if admin is not None:
         app.include_router(admin)
+    add_metadata_routes(app, lambda: access.oauth, access.default_tenant)
 
     @app.exception_handler(RequestValidationError)
     async def invalid_input(request: Request, exc: RequestValidationError) -> JSONResponse:

@@ -17,8 +17,9 @@ from starlette.types import Message, Receive, Scope, Send
 
 from foldgate.edge.access import Access, RateLimited
 from foldgate.edge.fast_path import plain_tools_list, send_listing
+from foldgate.edge.oauth import challenge_headers
 from foldgate.edge.protocol import jsonrpc_error
-from foldgate.errors import AuthError, FoldgateError
+from foldgate.errors import AuthError, FoldgateError, InsufficientScopeError
 from foldgate.model.principal import Principal
 from foldgate.serve.gateway import Gateway
 
@@ -67,9 +68,10 @@ class _Sdk:
 class McpEndpoint:
     """ASGI endpoint for one MCP surface."""
 
-    def __init__(self, app: FastAPI, surface: str, access: Access, max_body: int) -> None:
+    def __init__(self, app: FastAPI, surface: str, access: Access, max_body: int, path: str) -> None:
         self.app = app
         self.surface = surface
+        self.path = path
         self.access = access
         self.max_body = max_body
 
@@ -91,7 +93,7 @@ class McpEndpoint:
         if isinstance(body, Response):
             await body(scope, receive, send)
             return
-        principal = self._authenticate(request)
+        principal = await self._authenticate(request)
         if isinstance(principal, Response):
             await principal(scope, receive, send)
             return
@@ -133,12 +135,17 @@ class McpEndpoint:
             chunks.append(chunk)
         return b"".join(chunks)
 
-    def _authenticate(self, request: Request) -> Principal | Response:
-        """The caller, or the 401/429 to answer."""
+    async def _authenticate(self, request: Request) -> Principal | Response:
+        """The caller, or the 401/403/429 to answer (401 and 403 carry the OAuth challenge when the
+        tenant accepts OAuth access tokens)."""
         try:
-            return self.access.principal(request)
-        except AuthError as exc:
-            return jsonrpc_error(401, -32001, exc.message, {"www-authenticate": 'Bearer realm="foldgate"'})
+            return await self.access.resolve(request, self.path)
+        except (AuthError, InsufficientScopeError) as exc:
+            challenge = challenge_headers(
+                self.access.oauth, self.access.default_tenant, self.path, request, exc
+            )
+            status = 403 if isinstance(exc, InsufficientScopeError) else 401
+            return jsonrpc_error(status, -32001, exc.message, challenge)
         except RateLimited as exc:
             retry = {"retry-after": str(max(1, round(exc.retry_after)))}
             return jsonrpc_error(429, -32002, str(exc), retry)

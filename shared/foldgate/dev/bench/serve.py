@@ -147,7 +147,11 @@ async def _latency(corpus: Path, n: int) -> dict[str, Any]:
             lambda: post("tools/call", {"name": "describe_tool", "arguments": {"tool_ids": describe_ids}}), n
         )
         call_ms = await _time(lambda: post("tools/call", {"name": flat.published, "arguments": args}), n)
+    # The auth rows need PyJWT and cryptography: loaded only for this bench.
+    from foldgate.dev.bench.auth import run_auth_bench
+
     return {
+        "auth": await run_auth_bench(gateway, n),
         "tools": len(view.visible),
         "listing_bytes": len(json.dumps(listing)),
         "tools_list": _row(list_ms, _bare(lambda: json.dumps(listing), n)),
@@ -206,6 +210,16 @@ def format_serve_report(r: dict[str, Any]) -> str:
         row = r[key]
         lines.append(
             f"{key:<16}{row['p50_ms']:>9.3f}{row['p95_ms']:>9.3f}{row['bare_serialize_ms']:>9.3f}{row['ratio']:>7.2f}"
+        )
+    auth = r.get("auth")
+    if auth:
+        for key in ("fgt_token", "jwt_es256", "jwt_rs256"):
+            row = auth[key]
+            ratio = f"  x{row['vs_fgt']} vs fgt_" if "vs_fgt" in row else ""
+            lines.append(f"auth {key:<11}{row['p50_ms']:>9.3f}{row['p95_ms']:>9.3f}{ratio}")
+        lines.append(
+            f"auth: first JWT on a cold instance {auth['jwt_cold_first_ms']} ms (discovery + JWKS, "
+            f"in-process issuer; {auth['issuer_fetches']} issuer reads in the whole run)"
         )
     cold = r.get("cold_start")
     if cold:

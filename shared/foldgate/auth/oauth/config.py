@@ -1,0 +1,139 @@
+"""A tenant's ``oauth:`` block: which authorization server it trusts and how claims become a grant.
+
+Tenant configuration is hostile input in a multi-tenant deployment, so the issuer and any JWKS or
+introspection URL must be plain ``https`` URLs (no credentials, query or fragment). Plain ``http`` is
+accepted only for a loopback host, and only when the caller says loopback is allowed (local and test
+mode, where private upstreams are allowed too): :func:`parse_oauth_config` takes that flag, the model
+reads it from the pydantic validation context.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from typing import Any, Final, Literal
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
+
+from foldgate.errors import ConfigError
+from foldgate.model.catalog import Tier
+
+__all__ = ["ALGORITHMS", "ClaimRule", "OAuthConfig", "is_loopback_host", "parse_oauth_config"]
+
+# Asymmetric signatures only: an HMAC algorithm would let anyone holding the (public) JWKS forge tokens.
+Algorithm = Literal["RS256", "ES256", "EdDSA"]
+ALGORITHMS: Final[tuple[Algorithm, ...]] = ("RS256", "ES256", "EdDSA")
+_MAX_URL: Final = 2048
+_MAX_AUDIENCES: Final = 16
+
+
+def is_loopback_host(host: str) -> bool:
+    """Whether ``host`` (as a URL spells it, brackets stripped) names this machine."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _check_url(value: str, what: str, info: ValidationInfo) -> str:
+    """``value`` if it is an https URL (http on loopback when the context allows it); ValueError else."""
+    if len(value) > _MAX_URL:
+        raise ValueError(f"{what} is longer than {_MAX_URL} characters")
+    try:
+        parts = urlsplit(value)
+        host = parts.hostname or ""
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number
+    except ValueError as exc:
+        raise ValueError(f"{what} is not a valid URL") from exc
+    if parts.username is not None or parts.password is not None:
+        raise ValueError(f"{what} must not carry credentials")
+    if parts.query or parts.fragment or "#" in value:
+        raise ValueError(f"{what} must not have a query or fragment")
+    if not host:
+        raise ValueError(f"{what} has no host")
+    allow_loopback = bool((info.context or {}).get("allow_loopback", False))
+    if parts.scheme == "https":
+        return value
+    if parts.scheme == "http" and allow_loopback and is_loopback_host(host):
+        return value
+    if parts.scheme == "http" and is_loopback_host(host):
+        raise ValueError(f"{what} on loopback is only allowed where private upstreams are allowed")
+    raise ValueError(f"{what} must be an https URL")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ClaimRule(_Strict):
+    """When the token's ``claim`` equals or contains ``value``, also grant ``servers`` and/or ``tier``."""
+
+    claim: str = Field(min_length=1, max_length=200, description="Claim name, e.g. groups or cognito:groups.")
+    value: str = Field(min_length=1, max_length=500)
+    servers: list[str] | None = Field(default=None, description="Servers this rule grants.")
+    tier: Tier | None = Field(default=None, description="Tier this rule grants (the highest granted wins).")
+
+    @field_validator("servers")
+    @classmethod
+    def _some_servers(cls, value: list[str] | None) -> list[str] | None:
+        if value is not None and not value:
+            raise ValueError("servers, when given, must name at least one server")
+        return value
+
+
+class OAuthConfig(_Strict):
+    """The tenant's trusted authorization server and how its tokens map onto foldgate's grant."""
+
+    issuer: str = Field(description="The issuer identifier; its metadata is discovered from it.")
+    audience: list[str] | None = Field(
+        default=None,
+        description="Accepted `aud` values (default: the gateway's public base URL); the URL of the "
+        "endpoint the token is presented to is always accepted too.",
+    )
+    jwks_uri: str | None = Field(default=None, description="Skip discovery and read keys here.")
+    algorithms: list[Algorithm] = Field(default_factory=lambda: list(ALGORITHMS))
+    leeway_seconds: int = Field(default=30, ge=0, le=300, description="Clock skew allowed on exp/nbf.")
+    mapping: list[ClaimRule] = Field(default_factory=list, max_length=100)
+
+    @field_validator("issuer")
+    @classmethod
+    def _issuer(cls, value: str, info: ValidationInfo) -> str:
+        return _check_url(value, "issuer", info)
+
+    @field_validator("jwks_uri")
+    @classmethod
+    def _jwks(cls, value: str | None, info: ValidationInfo) -> str | None:
+        return None if value is None else _check_url(value, "jwks_uri", info)
+
+    @field_validator("audience", mode="before")
+    @classmethod
+    def _audience(cls, value: Any) -> Any:
+        # A single audience is the common case; accept it without the list brackets.
+        value = [value] if isinstance(value, str) else value
+        if isinstance(value, list):
+            if not value or len(value) > _MAX_AUDIENCES:
+                raise ValueError(f"audience must name 1 to {_MAX_AUDIENCES} values")
+            if any(not isinstance(v, str) or not v or len(v) > _MAX_URL for v in value):
+                raise ValueError("each audience must be a non-empty string")
+        return value
+
+    @field_validator("algorithms")
+    @classmethod
+    def _algorithms(cls, value: list[Algorithm]) -> list[Algorithm]:
+        if not value:
+            raise ValueError("algorithms must name at least one of " + ", ".join(ALGORITHMS))
+        return value
+
+
+def parse_oauth_config(data: Any, *, allow_loopback: bool, source: str = "oauth") -> OAuthConfig:
+    """Validate an ``oauth:`` block; ConfigError naming each bad field.
+
+    ``allow_loopback`` admits ``http://`` issuer/JWKS URLs on this machine (local serve and tests).
+    """
+    try:
+        return OAuthConfig.model_validate(data, context={"allow_loopback": allow_loopback})
+    except ValidationError as exc:
+        parts = [f"{'.'.join(str(p) for p in e['loc']) or 'oauth'}: {e['msg']}" for e in exc.errors()]
+        raise ConfigError(f"invalid {source}: " + "; ".join(parts)) from exc
