@@ -3,9 +3,8 @@ verifier reads the issuer once (discovery + JWKS) however many JWTs it validates
 
 from __future__ import annotations
 
-from foldgate.dev.bench.auth import run_auth_bench
-
 from foldgate.config.source import StaticConfigSource
+from foldgate.dev.bench.auth import run_auth_bench
 from foldgate.index.indexer import catalog_from_tools
 from foldgate.serve.gateway import Gateway
 from foldgate.store.catalog.sqlite import SqliteStore
