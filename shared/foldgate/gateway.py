@@ -326,7 +326,10 @@ class Gateway:
         if server is None:  # visibility already requires a configured server
             return error_result(NotFoundError(f"unknown tool: {tool.published}"))
         try:
-            return await self.upstream.call_tool(server, tool.tool.name, arguments or {})
+            # The annotations decide whether a call lost in transit may be sent again.
+            return await self.upstream.call_tool(
+                server, tool.tool.name, arguments or {}, annotations=tool.tool.annotations
+            )
         except UpstreamError as exc:
             log.warning("tenant %s: %s", view.catalog.tenant, exc.message)
             return error_result(exc, tool=tool.published)
