@@ -319,7 +319,7 @@ def _parser() -> argparse.ArgumentParser:
     call.add_argument("--calls", type=int, default=100, help="sequential calls per side")
     call.add_argument("--callers", type=int, default=32, help="concurrent callers")
     call.add_argument("--per-caller", type=int, default=10, help="calls per concurrent caller")
-    call.add_argument("--cold-rounds", type=int, default=3, help="fresh processes per side (0: skip)")
+    call.add_argument("--cold-rounds", type=int, default=2, help="fresh processes per side (0: skip)")
     call.add_argument("--source", type=Path, help="run the gateway from this shared/ folder (before/after)")
     call.add_argument("--json", action="store_true")
     call.set_defaults(func=_cmd_bench_call)

@@ -113,7 +113,7 @@ class UpstreamClient:
         except UpstreamError as exc:
             raise UpstreamError(f"{server.name}: {exc.message}") from None
         key = SessionKey.of(server, self._headers(server))
-        async with self._pool.session(key) as pooled:
+        async with self._pool.session(key, timeout_s=server.timeout_s) as pooled:
             yield pooled
 
     async def list_tools(self, server: ServerConfig) -> Listing:

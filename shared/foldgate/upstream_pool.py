@@ -138,8 +138,9 @@ class _Era:
 class PooledSession:
     """One MCP session over one pinned HTTP client, held open by a background task on its loop."""
 
-    def __init__(self, key: SessionKey, *, allow_private: bool, era: _Era | None) -> None:
+    def __init__(self, key: SessionKey, *, allow_private: bool, era: _Era | None, timeout_s: float) -> None:
         self.key = key
+        self.timeout_s = timeout_s
         self.allow_private = allow_private
         self.era = era
         self.broken = False
@@ -179,7 +180,9 @@ class PooledSession:
             http.event_hooks["response"].append(self._on_response)
             async with http:
                 transport = streamable_http_client(self.key.url, http_client=http, terminate_on_close=True)
-                async with Client(transport, cache=None, mode=mode, prior_discover=prior) as client:
+                options: dict[str, Any] = {"mode": mode, "prior_discover": prior}
+                client = Client(transport, cache=None, read_timeout_seconds=self.timeout_s, **options)
+                async with client:
                     self.session = client.session
                     self._ready.set()
                     await self._stop.wait()
@@ -195,10 +198,20 @@ class PooledSession:
         """The SDK session once its handshake is done (callers bound the wait with their deadline)."""
         if self._task is None:
             self._task = self.loop.create_task(self._run(), name=f"upstream-session-{self.key.name}")
+            # An upstream that accepts the connection but never finishes the handshake must not leave
+            # every later caller waiting on this session: cancelling the whole task (never a scope
+            # inside the SDK's task groups) ends it, and the next caller opens a new one.
+            self.loop.call_later(self.timeout_s, self._handshake_deadline)
         await self._ready.wait()
         if self.session is None or self.broken:
-            raise self._error or UpstreamError(f"{self.key.name}: the upstream session closed")
+            if isinstance(self._error, Exception):
+                raise self._error
+            raise UpstreamError(f"{self.key.name}: no MCP session within {self.timeout_s:g}s")
         return self.session
+
+    def _handshake_deadline(self) -> None:
+        if not self._ready.is_set() and self._task is not None:
+            self._task.cancel()
 
     def negotiated(self) -> _Era | None:
         """The era this session settled on, for the next session to the same key."""
@@ -280,15 +293,18 @@ class SessionPool:
         return limiter.slot(server)
 
     @contextlib.asynccontextmanager
-    async def session(self, key: SessionKey) -> AsyncIterator[PooledSession]:
-        """A ready session for ``key``, opened (and its handshake done) on first use, then reused."""
+    async def session(self, key: SessionKey, *, timeout_s: float) -> AsyncIterator[PooledSession]:
+        """A ready session for ``key``, opened (and its handshake done) on first use, then reused.
+
+        ``timeout_s`` bounds a new session's handshake and each of its requests (the server's timeout).
+        """
         state = self._current()
         pooled = state.sessions.get(key)
         if pooled is None or pooled.broken or pooled.expired:
             if pooled is not None:
                 self._retire(state, pooled)
             pooled = state.sessions[key] = PooledSession(
-                key, allow_private=self.allow_private, era=self._eras.get(key)
+                key, allow_private=self.allow_private, era=self._eras.get(key), timeout_s=timeout_s
             )
             self.opened += 1
         pooled.in_flight += 1

@@ -210,3 +210,22 @@ def test_a_session_from_a_finished_event_loop_is_not_reused(ev_proxy: tuple[Wire
         assert result == {"content": [{"type": "text", "text": f"Echo: {message}"}]}
     assert proxy.count("POST initialize") == 2
     asyncio.run(client.aclose())
+
+
+async def test_a_handshake_that_never_finishes_does_not_wedge_later_calls(
+    ev_proxy: tuple[WireProxy, str],
+) -> None:
+    proxy, url = ev_proxy
+    client = UpstreamClient(allow_private=True)
+    cfg = server(url, timeout_s=0.5)
+    try:
+        proxy.hold.add("initialize")
+        with pytest.raises(UpstreamTimeoutError):
+            await client.call_tool(cfg, "echo", {"message": "first"})
+        proxy.hold.discard("initialize")  # the held handshake stays stuck; new ones pass
+        await asyncio.sleep(0.3)  # past the stuck session's own handshake deadline
+        result = await client.call_tool(cfg, "echo", {"message": "second"})
+        assert result == {"content": [{"type": "text", "text": "Echo: second"}]}
+        assert proxy.count("POST initialize") == 2
+    finally:
+        await client.aclose()
