@@ -126,7 +126,7 @@ sam-build: sam-cli model
 		$(SAM) build --build-dir $(SAM_BUILD_DIR)
 	$(SAM_VENV)/bin/python tools/lambda_size.py $(SAM_BUILD_DIR)
 
-bench: venv model
+bench: venv model demo-deps
 	$(BIN)/foldgate bench tokens --corpus $(CORPORA)/mcpproxy/corpus_v2.tools.json
 	$(BIN)/foldgate bench tokens --corpus $(CORPORA)/mcpproxy/corpus_v2.tools.json --mcpproxy-rendering
 	$(BIN)/foldgate bench tokens --corpus $(CORPORA)/mcpproxy/livemcptool_snapshot/tools.json
@@ -139,6 +139,7 @@ bench: venv model
 	$(BIN)/foldgate bench search --engine hybrid --tools $(CORPORA)/mcptoolbench-pp/tools.jsonl --queries $(CORPORA)/mcptoolbench-pp/queries.jsonl
 	$(BIN)/foldgate bench serve --corpus $(CORPORA)/mcpproxy/livemcptool_snapshot/tools.json
 	$(BIN)/foldgate bench code
+	$(BIN)/foldgate bench call
 	$(BIN)/foldgate bench cloud --corpus $(CORPORA)/mcpproxy/livemcptool_snapshot/tools.json --corpus $(CORPORA)/mcp-flow/tools.jsonl
 
 clean:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +37,14 @@ class RecordingUpstream(UpstreamClient):
         self.calls: list[tuple[str, str, dict[str, Any]]] = []
         self.fail: dict[str, UpstreamError] = {}
 
-    async def call_tool(self, server: ServerConfig, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    async def call_tool(
+        self,
+        server: ServerConfig,
+        name: str,
+        arguments: dict[str, Any],
+        *,
+        annotations: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
         self.calls.append((server.name, name, arguments))
         if name in self.fail:
             raise self.fail[name]

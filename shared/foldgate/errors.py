@@ -64,6 +64,12 @@ class UpstreamTimeoutError(UpstreamError):
     code = "upstream_timeout"
 
 
+class UpstreamBusyError(UpstreamError):
+    """An upstream already runs its ``max_concurrency`` calls and no slot freed within the queue timeout."""
+
+    code = "upstream_busy"
+
+
 class StoreError(FoldgateError):
     """The catalog store failed to read or write."""
 

@@ -68,6 +68,18 @@ def _cmd_bench_serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_bench_call(args: argparse.Namespace) -> int:
+    # Loaded per command: the CLI starts fast and each command pays only for what it uses.
+    from foldgate.dev.bench.call import format_call_report, run_call_bench
+
+    report = run_call_bench(
+        calls=args.calls, callers=args.callers, per_caller=args.per_caller,
+        cold_rounds=args.cold_rounds, source=args.source,
+    )  # fmt: skip
+    print(json.dumps(report) if args.json else format_call_report(report))
+    return 0
+
+
 def _cmd_bench_code(args: argparse.Namespace) -> int:
     # Loaded per command: the CLI starts fast and each command pays only for what it uses.
     from foldgate.dev.bench.code import format_code_report, run_code_bench
@@ -330,6 +342,14 @@ def _parser() -> argparse.ArgumentParser:
     cloud.add_argument("--requests", type=int, default=100)
     cloud.add_argument("--json", action="store_true")
     cloud.set_defaults(func=_cmd_bench_cloud)
+    call = bench_sub.add_parser("call", help="proxied tool call vs a direct session")
+    call.add_argument("--calls", type=int, default=100, help="sequential calls per side")
+    call.add_argument("--callers", type=int, default=32, help="concurrent callers")
+    call.add_argument("--per-caller", type=int, default=10, help="calls per concurrent caller")
+    call.add_argument("--cold-rounds", type=int, default=2, help="fresh processes per side (0: skip)")
+    call.add_argument("--source", type=Path, help="run the gateway from this shared/ folder (before/after)")
+    call.add_argument("--json", action="store_true")
+    call.set_defaults(func=_cmd_bench_call)
     code = bench_sub.add_parser("code", help="code sandbox overhead: per run, per tool call, per respawn")
     code.add_argument("--runs", type=int, default=200, help="runs per measured row (default 200)")
     code.add_argument("--json", action="store_true", help="print one JSON object")

@@ -72,6 +72,12 @@ class ServerConfig(Strict):
     tool_loading: ToolLoading = "auto"
     tools: dict[str, ToolOverride] = Field(default_factory=dict)
     timeout_s: float = Field(default=30.0, gt=0, le=900)
+    max_concurrency: int = Field(
+        default=16, ge=1, le=256, description="Calls in flight to this upstream at once (per instance)."
+    )
+    queue_timeout_s: float = Field(
+        default=5.0, gt=0, le=60, description="Wait for a free slot before failing with upstream_busy."
+    )
 
     @field_validator("name")
     @classmethod

@@ -7,6 +7,7 @@ Whatever surface a call arrives on (a direct ``tools/call``, a ``call_tool_*`` v
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from typing import Any, Protocol
 
 from foldgate.config.tenant import ServerConfig
@@ -26,8 +27,16 @@ HINT = "Call describe_tool with this tool's id for its full definition, then ret
 class Upstream(Protocol):
     """What the call path needs of the upstream client."""
 
-    async def call_tool(self, server: ServerConfig, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-        """Call one tool upstream; a CallToolResult wire dict, or UpstreamError."""
+    async def call_tool(
+        self,
+        server: ServerConfig,
+        name: str,
+        arguments: dict[str, Any],
+        *,
+        annotations: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """Call one tool upstream; a CallToolResult wire dict, or UpstreamError. ``annotations`` tell
+        whether a call lost in transit may be sent again (read-only or idempotent tools only)."""
         ...
 
 
@@ -78,7 +87,10 @@ class ToolCaller:
         if server is None:  # visibility already requires a configured server
             return error_result(NotFoundError(f"unknown tool: {tool.published}"))
         try:
-            return await self.upstream.call_tool(server, tool.tool.name, arguments or {})
+            # The annotations decide whether a call lost in transit may be sent again.
+            return await self.upstream.call_tool(
+                server, tool.tool.name, arguments or {}, annotations=tool.tool.annotations
+            )
         except UpstreamError as exc:
             log.warning("tenant %s: %s", view.catalog.tenant, exc.message)
             return error_result(exc, tool=tool.published)

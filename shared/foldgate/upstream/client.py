@@ -19,7 +19,8 @@ from pydantic import TypeAdapter, ValidationError
 
 from foldgate.config.tenant import ServerConfig
 from foldgate.errors import UpstreamError, UpstreamTimeoutError
-from foldgate.upstream.net_guard import check_upstream_url_async, guarded_http_client
+from foldgate.upstream.net_guard import check_upstream_url_async
+from foldgate.upstream.pool import PooledSession, SessionKey, SessionPool, retry_safe
 
 __all__ = ["Listing", "UpstreamClient"]
 
@@ -79,7 +80,8 @@ def check_tool_entry(raw: Any) -> str | None:
 
 
 class UpstreamClient:
-    """Talks to upstreams. HTTP sessions are opened per operation (stateless, Lambda-friendly);
+    """Talks to upstreams over warm sessions: HTTP upstreams through a ``SessionPool`` (one pinned
+    client and MCP session per upstream identity, reused across requests and Lambda invocations);
     stdio servers (local mode only) keep one long-lived session each.
 
     ``headers`` resolves a server's request headers (e.g. from a secret parameter) at call time.
@@ -96,41 +98,52 @@ class UpstreamClient:
         # in the cloud the child would run with the function's credentials.
         self._allow_stdio = allow_stdio
         self._stdio: dict[str, _StdioSession] = {}
+        self._pool = SessionPool(allow_private=allow_private)
+
+    async def _stdio_session(self, server: ServerConfig) -> Any:
+        if not self._allow_stdio:
+            raise UpstreamError(
+                f"{server.name}: stdio upstreams run only in local mode (foldgate serve); "
+                "this process starts no programs from a tenant config"
+            )
+        session = self._stdio.get(server.name)
+        # A session started on another (finished) event loop cannot be used from this one.
+        if session is None or session.broken or session.loop is not asyncio.get_running_loop():
+            session = self._stdio[server.name] = _StdioSession(server)
+        return await session.get()
 
     @contextlib.asynccontextmanager
-    async def _session(self, server: ServerConfig) -> AsyncIterator[Any]:
-        if server.transport == "stdio":
-            if not self._allow_stdio:
-                raise UpstreamError(
-                    f"{server.name}: stdio upstreams run only in local mode (foldgate serve); "
-                    "this process starts no programs from a tenant config"
-                )
-            session = self._stdio.get(server.name)
-            if session is None or session.broken:
-                session = self._stdio[server.name] = _StdioSession(server)
-            yield await session.get()
-            return
-        # The SDK (~0.4 s to import) loads on first use, not at init.
-        from mcp import Client
-        from mcp.client.streamable_http import streamable_http_client
-
+    async def _pooled(self, server: ServerConfig) -> AsyncIterator[PooledSession]:
+        """The warm pooled session of an HTTP upstream (see ``foldgate.upstream_pool``)."""
         assert server.url is not None  # the config guarantees a url for HTTP servers
         try:
             # Before any header (secret) is resolved or sent: the indexer and the call path both land here.
+            # A cached verdict costs a dict look-up; new connections are pinned again by the guarded client.
             await check_upstream_url_async(server.url, allow_private=self._allow_private)
         except UpstreamError as exc:
             raise UpstreamError(f"{server.name}: {exc.message}") from None
-        headers = dict(self._headers(server))
-        async with guarded_http_client(headers, allow_private=self._allow_private) as http:
-            transport = streamable_http_client(server.url, http_client=http, terminate_on_close=False)
-            async with Client(transport, cache=None, read_timeout_seconds=server.timeout_s) as client:
-                yield client.session
+        key = SessionKey.of(server, self._headers(server))
+        async with self._pool.session(key, timeout_s=server.timeout_s) as pooled:
+            yield pooled
 
     async def list_tools(self, server: ServerConfig) -> Listing:
         """Every tool of a server, following pagination cursors; raises UpstreamError on failure."""
         try:
-            with anyio.fail_after(server.timeout_s):
-                return await self._list(server)
+            async with self._pool.slot(server):
+                with anyio.fail_after(server.timeout_s):
+                    if server.transport == "stdio":
+                        return await self._list(server, await self._stdio_session(server))
+                    for attempt in (1, 2):
+                        async with self._pooled(server) as pooled:
+                            try:
+                                return await self._list(server, pooled.session)
+                            except Exception as exc:
+                                if pooled.expired or _lost_in_transit(exc, pooled):
+                                    self._pool.discard(pooled)
+                                if attempt == 2 or not pooled.expired:
+                                    raise
+                                # Refused before it ran; listing is read-only anyway: safe to repeat.
+                    raise AssertionError("unreachable")  # the second attempt returns or raises
         except TimeoutError as exc:
             raise UpstreamTimeoutError(
                 f"{server.name}: no tool listing within {server.timeout_s:g}s"
@@ -140,58 +153,65 @@ class UpstreamClient:
         except Exception as exc:
             raise UpstreamError(f"{server.name}: cannot list tools: {_describe(exc)}") from exc
 
-    async def _list(self, server: ServerConfig) -> Listing:
+    async def _list(self, server: ServerConfig, session: Any) -> Listing:
         # The SDK (~0.4 s to import) loads on first use, not at init.
         import mcp_types as types
 
         listing = Listing()
         seen_cursors: set[str] = set()
         names: set[str] = set()
-        async with self._session(server) as session:
-            cursor: str | None = None
-            for _ in range(MAX_PAGES):
-                params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
-                page = await session.send_request(types.ListToolsRequest(params=params), _RAW)
-                raw_tools = page.get("tools")
-                if not isinstance(raw_tools, list):
-                    raise UpstreamError(f"{server.name}: tools/list result has no tools array")
-                for raw in raw_tools:
-                    reason = check_tool_entry(raw)
-                    name = str(raw.get("name")) if isinstance(raw, dict) else "?"
-                    if reason is None and name in names:
-                        reason = "listed twice"
-                    if reason is not None:
-                        listing.skipped.append((name, reason))
-                        continue
-                    names.add(name)
-                    listing.tools.append(raw)
-                cursor = page.get("nextCursor")
-                if not cursor:
-                    return listing
-                if not isinstance(cursor, str) or cursor in seen_cursors:
-                    raise UpstreamError(f"{server.name}: tools/list pagination repeats a cursor")
-                seen_cursors.add(cursor)
+        cursor: str | None = None
+        for _ in range(MAX_PAGES):
+            params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
+            page = await session.send_request(types.ListToolsRequest(params=params), _RAW)
+            raw_tools = page.get("tools")
+            if not isinstance(raw_tools, list):
+                raise UpstreamError(f"{server.name}: tools/list result has no tools array")
+            for raw in raw_tools:
+                reason = check_tool_entry(raw)
+                name = str(raw.get("name")) if isinstance(raw, dict) else "?"
+                if reason is None and name in names:
+                    reason = "listed twice"
+                if reason is not None:
+                    listing.skipped.append((name, reason))
+                    continue
+                names.add(name)
+                listing.tools.append(raw)
+            cursor = page.get("nextCursor")
+            if not cursor:
+                return listing
+            if not isinstance(cursor, str) or cursor in seen_cursors:
+                raise UpstreamError(f"{server.name}: tools/list pagination repeats a cursor")
+            seen_cursors.add(cursor)
         raise UpstreamError(f"{server.name}: tools/list did not end within {MAX_PAGES} pages")
 
-    async def call_tool(self, server: ServerConfig, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-        """Call a tool; returns the raw CallToolResult dict. Transport failures raise UpstreamError."""
-        # The SDK (~0.4 s to import) loads on first use, not at init.
-        import mcp_types as types
+    async def call_tool(
+        self,
+        server: ServerConfig,
+        name: str,
+        arguments: dict[str, Any],
+        *,
+        annotations: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """Call a tool; returns the raw CallToolResult dict. Transport failures raise UpstreamError.
 
+        A session the upstream expired is re-initialised once and the call sent again (the upstream
+        refused it before running it). A call lost in transit is sent again only when ``annotations``
+        mark the tool read-only or idempotent: it may already have run. Waiting for one of the
+        server's ``max_concurrency`` slots longer than its ``queue_timeout_s`` raises UpstreamBusyError.
+        """
         try:
-            with anyio.fail_after(server.timeout_s):
-                async with self._session(server) as session:
-                    request = types.CallToolRequest(
-                        params=types.CallToolRequestParams(name=name, arguments=arguments)
-                    )
-                    result: dict[str, Any] = await session.send_request(request, _RAW)
-                    return result
+            async with self._pool.slot(server):
+                with anyio.fail_after(server.timeout_s):
+                    if server.transport == "stdio":
+                        return await _send_call(await self._stdio_session(server), name, arguments)
+                    return await self._call_http(server, name, arguments, retry_safe(annotations))
         except TimeoutError as exc:
             raise UpstreamTimeoutError(
                 f"{server.name}: {name} did not answer within {server.timeout_s:g}s"
             ) from exc
         except UpstreamError:
-            raise  # raised by foldgate itself (refused URL, stdio start): already names the server
+            raise  # raised by foldgate itself (refused URL, stdio start, busy): already names the server
         except Exception as exc:
             # The SDK (~0.4 s to import) loads on first use, not at init.
             from mcp.shared.exceptions import MCPError
@@ -201,11 +221,51 @@ class UpstreamClient:
                 raise UpstreamError(f"{server.name}: {name} failed upstream: {leaf.error.message}") from exc
             raise UpstreamError(f"{server.name}: {name} failed: {_describe(exc)}") from exc
 
+    async def _call_http(
+        self, server: ServerConfig, name: str, arguments: dict[str, Any], idempotent: bool
+    ) -> dict[str, Any]:
+        for attempt in (1, 2):
+            async with self._pooled(server) as pooled:
+                try:
+                    return await _send_call(pooled.session, name, arguments)
+                except Exception as exc:
+                    refused = pooled.expired  # the response hook saw the upstream refuse the session
+                    lost = not refused and _lost_in_transit(exc, pooled)
+                    if refused or lost:
+                        self._pool.discard(pooled)  # the next attempt (or call) opens a fresh session
+                    if attempt == 2 or not (refused or (lost and idempotent)):
+                        raise
+                    log.info("%s: %s; retrying %s on a new session", server.name, _describe(exc), name)
+        raise AssertionError("unreachable")  # the second attempt returns or raises
+
     async def aclose(self) -> None:
-        """Stop long-lived stdio sessions."""
+        """Close pooled HTTP sessions and stop long-lived stdio sessions."""
+        await self._pool.aclose()
         for session in self._stdio.values():
-            await session.close()
+            if session.loop is asyncio.get_running_loop():
+                await session.close()
         self._stdio.clear()
+
+
+async def _send_call(session: Any, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    # The SDK (~0.4 s to import) loads on first use, not at init.
+    import mcp_types as types
+
+    request = types.CallToolRequest(params=types.CallToolRequestParams(name=name, arguments=arguments))
+    result: dict[str, Any] = await session.send_request(request, _RAW)
+    return result
+
+
+def _lost_in_transit(exc: BaseException, pooled: PooledSession) -> bool:
+    """Whether a call failed in the transport (no answer from the upstream), not with an upstream error."""
+    # The SDK (~0.4 s to import) loads on first use, not at init.
+    from mcp.shared.exceptions import MCPError
+    from mcp_types import CONNECTION_CLOSED
+
+    leaf = _leaf(exc)
+    if isinstance(leaf, MCPError):
+        return leaf.error.code == CONNECTION_CLOSED or pooled.broken
+    return True
 
 
 class _StdioSession:
@@ -214,6 +274,7 @@ class _StdioSession:
     def __init__(self, server: ServerConfig) -> None:
         self.server = server
         self.broken = False
+        self.loop = asyncio.get_running_loop()  # its process pipes and task live on this loop
         self._ready = asyncio.Event()
         self._stop = asyncio.Event()
         self._session: Any = None

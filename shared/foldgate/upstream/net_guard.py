@@ -40,7 +40,7 @@ import socket
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -319,11 +319,17 @@ def guarded_backend(inner: Any, *, allow_private: bool) -> Any:
     return _backend_class()(inner, allow_private)
 
 
-def guarded_http_client(headers: Mapping[str, str], *, allow_private: bool) -> httpx2.AsyncClient:
+def guarded_http_client(
+    headers: Mapping[str, str],
+    *,
+    allow_private: bool,
+    wrap: Callable[[httpx2.AsyncBaseTransport], httpx2.AsyncBaseTransport] | None = None,
+) -> httpx2.AsyncClient:
     """The MCP SDK's HTTP client for an upstream, with connections pinned to checked addresses.
 
     Same timeouts and redirect behaviour as ``mcp.shared._httpx_utils.create_mcp_http_client``. When
     the environment configures a proxy the SDK's own client is returned unchanged (see the module doc).
+    ``wrap`` wraps the pinned transport (the session pool adds keep-alive care there).
     """
     # Loaded on first use: the request path's cold start does not pay for it.
     from mcp.shared._httpx_utils import create_mcp_http_client
@@ -344,4 +350,5 @@ def guarded_http_client(headers: Mapping[str, str], *, allow_private: bool) -> h
         return create_mcp_http_client(headers=dict(headers))
     pool._network_backend = guarded_backend(pool._network_backend, allow_private=allow_private)
     timeout = httpx2.Timeout(MCP_DEFAULT_TIMEOUT, read=MCP_DEFAULT_SSE_READ_TIMEOUT)
-    return httpx2.AsyncClient(headers=dict(headers), timeout=timeout, transport=transport)
+    wrapped = wrap(transport) if wrap is not None else transport
+    return httpx2.AsyncClient(headers=dict(headers), timeout=timeout, transport=wrapped)

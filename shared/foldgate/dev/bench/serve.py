@@ -17,7 +17,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -51,7 +51,14 @@ _NAIVE_IMPORTS = "import " + ", ".join(
 
 
 class _InstantUpstream(UpstreamClient):
-    async def call_tool(self, server: ServerConfig, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    async def call_tool(
+        self,
+        server: ServerConfig,
+        name: str,
+        arguments: dict[str, Any],
+        *,
+        annotations: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
         return {"content": [{"type": "text", "text": "ok"}], "isError": False}
 
 

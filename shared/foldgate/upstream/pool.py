@@ -1,0 +1,362 @@
+"""Warm upstream sessions: one pinned HTTP client and one MCP session per upstream, reused across calls.
+
+Opening a client and a session per call costs a TCP (+TLS) handshake and the MCP handshake
+(``server/discover`` probe, ``initialize``, ``notifications/initialized``) before every tool call. The
+pool keeps both open on the warm instance so a warm call is one HTTP round trip:
+
+* **Identity.** A session belongs to a ``SessionKey``: server name, URL and the headers resolved for
+  it. A config change (new URL, rotated secret) is a new key and so a new session; the old one
+  closes after ``idle_seconds`` unused (not at once: another tenant may use the same name).
+* **Era.** The first session to an upstream negotiates with ``mode="auto"``. The pool remembers the
+  outcome per key: a 2026-07-28 (stateless) upstream's ``DiscoverResult`` is adopted by every later
+  session without any handshake; a handshake-era upstream goes straight to ``initialize``, skipping
+  the probe it is known to refuse.
+* **Expiry.** An upstream that forgets a session answers 404 (or, as server-everything does, a 400
+  naming the session). A response hook on the session's HTTP client sees that status, which the SDK
+  reports only as a generic error, and marks the session expired: the upstream refused the request
+  before running it, so the caller may re-initialise and send it again.
+* **Event loops.** Sessions, their background tasks and the concurrency limiters live on the loop
+  that created them. Mangum keeps one loop per Lambda instance, so warm invocations share them; code
+  that runs each request on a fresh loop (``asyncio.run`` per invocation, one loop per test) gets a
+  fresh pool state instead of a session whose tasks are bound to a dead loop.
+* **Concurrency.** ``max_concurrency`` calls in flight per upstream; a caller that waits longer than
+  ``queue_timeout_s`` for a slot gets ``UpstreamBusyError``, so one slow upstream cannot hold every
+  request of the instance.
+
+SSRF: every session's HTTP client is ``net_guard.guarded_http_client``, whose network backend re-runs
+the guard and pins the checked addresses for every new TCP connection, pooled or not.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from foldgate.config.tenant import ServerConfig
+from foldgate.errors import UpstreamBusyError, UpstreamError
+from foldgate.upstream.net_guard import guarded_http_client
+
+__all__ = ["IDLE_SECONDS", "PooledSession", "SessionKey", "SessionPool", "retry_safe"]
+
+log = logging.getLogger(__name__)
+
+IDLE_SECONDS = 120.0
+# Closing sends the upstream a DELETE for its session; a dead upstream must not stall shutdown.
+_CLOSE_SECONDS = 5.0
+# A response body this close to its end is read out on close so its connection stays reusable.
+_DRAIN_BYTES = 64 * 1024
+_DRAIN_SECONDS = 0.05
+
+
+def retry_safe(annotations: Mapping[str, Any] | None) -> bool:
+    """Whether a tool may run twice: the upstream marks it read-only or idempotent.
+
+    Annotations are the upstream's own claims about its own tool, so a false claim can only repeat an
+    effect on that upstream; ``is True`` keeps anything but a real JSON true from counting.
+    """
+    ann = annotations or {}
+    return ann.get("readOnlyHint") is True or ann.get("idempotentHint") is True
+
+
+@dataclass(frozen=True, slots=True)
+class SessionKey:
+    """What a session is bound to: the server's name, URL and resolved request headers."""
+
+    name: str
+    url: str
+    headers: tuple[tuple[str, str], ...]
+
+    @classmethod
+    def of(cls, server: ServerConfig, headers: Mapping[str, str]) -> SessionKey:
+        """The key for a server with its headers resolved now (a rotated secret gives a new key)."""
+        assert server.url is not None  # the config guarantees a url for HTTP servers
+        return cls(server.name, server.url, tuple(sorted(headers.items())))
+
+
+def keep_alive(transport: Any) -> Any:
+    """Wrap an httpx2 transport so responses closed just short of their end keep their connection.
+
+    The SDK closes an SSE answer as soon as the JSON-RPC response event arrives, before the end of the
+    HTTP body (the last chunk) is read; httpcore then drops the connection and the next call pays a new
+    TCP (and TLS) handshake. Upstreams end the body right after that event, so reading on briefly (at
+    most ``_DRAIN_BYTES`` for ``_DRAIN_SECONDS``) returns the connection to the pool; a stream that
+    stays open is closed as before. The caller already has its answer: the drain costs it nothing.
+    """
+    # The SDK and its HTTP client load with the first pooled session, not at init.
+    import httpx2
+
+    class _Drained(httpx2.AsyncByteStream):
+        def __init__(self, inner: httpx2.AsyncByteStream) -> None:
+            self._inner = inner
+            self._chunks = inner.__aiter__()  # one iterator, so closing can read on where reading stopped
+
+        async def __aiter__(self) -> AsyncIterator[bytes]:
+            while True:
+                try:
+                    yield await self._chunks.__anext__()
+                except StopAsyncIteration:
+                    return
+
+        async def aclose(self) -> None:
+            budget = _DRAIN_BYTES
+            with contextlib.suppress(Exception):
+                async with asyncio.timeout(_DRAIN_SECONDS):
+                    async for chunk in self:
+                        budget -= len(chunk)
+                        if budget < 0:
+                            break
+            await self._inner.aclose()
+
+    class _KeepAlive(httpx2.AsyncBaseTransport):
+        def __init__(self, inner: httpx2.AsyncBaseTransport) -> None:
+            self._inner = inner
+
+        async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+            response = await self._inner.handle_async_request(request)
+            # Only answers to POSTs: the GET stream is meant to stay open until the session ends.
+            if request.method == "POST" and isinstance(response.stream, httpx2.AsyncByteStream):
+                response.stream = _Drained(response.stream)
+            return response
+
+        async def aclose(self) -> None:
+            await self._inner.aclose()
+
+    return _KeepAlive(transport)
+
+
+@dataclass(slots=True)
+class _Era:
+    """How an upstream negotiated last time: ``"legacy"`` or a modern version with its discover result."""
+
+    mode: str
+    discover: Any = None
+
+
+class PooledSession:
+    """One MCP session over one pinned HTTP client, held open by a background task on its loop."""
+
+    def __init__(self, key: SessionKey, *, allow_private: bool, era: _Era | None, timeout_s: float) -> None:
+        self.key = key
+        self.timeout_s = timeout_s
+        self.allow_private = allow_private
+        self.era = era
+        self.broken = False
+        self.expired = False  # the upstream refused this session's id (see the module doc)
+        self.in_flight = 0
+        self.loop = asyncio.get_running_loop()
+        self.last_used = self.loop.time()
+        self.session: Any = None
+        self._ready = asyncio.Event()
+        self._stop = asyncio.Event()
+        self._error: BaseException | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._idle: asyncio.TimerHandle | None = None
+
+    async def _on_response(self, response: Any) -> None:
+        request = response.request
+        if request.method != "POST" or "mcp-session-id" not in request.headers:
+            return
+        if response.status_code == 404:
+            self.expired = True  # the spec's answer to an unknown or terminated session
+        elif response.status_code == 400:
+            # Some servers (server-everything) answer an unknown session with 400 and a message.
+            body = await response.aread()
+            if b"session" in body[:2000].lower():
+                self.expired = True
+
+    async def _run(self) -> None:
+        # The SDK and its HTTP client load with the first pooled session, not at init.
+        from mcp import Client
+        from mcp.client.streamable_http import streamable_http_client
+
+        mode = self.era.mode if self.era is not None else "auto"
+        prior = self.era.discover if self.era is not None else None
+        try:
+            http = guarded_http_client(
+                dict(self.key.headers), allow_private=self.allow_private, wrap=keep_alive
+            )
+            http.event_hooks["response"].append(self._on_response)
+            async with http:
+                transport = streamable_http_client(self.key.url, http_client=http, terminate_on_close=True)
+                options: dict[str, Any] = {"mode": mode, "prior_discover": prior}
+                client = Client(transport, cache=None, read_timeout_seconds=self.timeout_s, **options)
+                async with client:
+                    self.session = client.session
+                    self._ready.set()
+                    await self._stop.wait()
+        except BaseException as exc:  # the upstream refused or died: report it to waiters
+            self._error = exc
+            if not isinstance(exc, Exception):
+                raise
+        finally:
+            self.broken = True
+            self._ready.set()
+
+    async def ready(self) -> Any:
+        """The SDK session once its handshake is done (callers bound the wait with their deadline)."""
+        if self._task is None:
+            self._task = self.loop.create_task(self._run(), name=f"upstream-session-{self.key.name}")
+            # An upstream that accepts the connection but never finishes the handshake must not leave
+            # every later caller waiting on this session: cancelling the whole task (never a scope
+            # inside the SDK's task groups) ends it, and the next caller opens a new one.
+            self.loop.call_later(self.timeout_s, self._handshake_deadline)
+        await self._ready.wait()
+        if self.session is None or self.broken:
+            if isinstance(self._error, Exception):
+                raise self._error
+            raise UpstreamError(f"{self.key.name}: no MCP session within {self.timeout_s:g}s")
+        return self.session
+
+    def _handshake_deadline(self) -> None:
+        if not self._ready.is_set() and self._task is not None:
+            self._task.cancel()
+
+    def negotiated(self) -> _Era | None:
+        """The era this session settled on, for the next session to the same key."""
+        session = self.session
+        if session is None:
+            return None
+        if session.discover_result is not None:
+            return _Era(str(session.protocol_version), session.discover_result)
+        return _Era("legacy")
+
+    async def close(self) -> None:
+        """End the session (DELETE to the upstream when it has one) and its HTTP client."""
+        self.broken = True
+        self._stop.set()
+        if self._idle is not None:
+            self._idle.cancel()
+        if self._task is not None and not self._task.done():
+            with contextlib.suppress(BaseException):
+                await asyncio.wait_for(self._task, _CLOSE_SECONDS)
+
+
+class _Limiter:
+    """At most ``limit`` calls in flight to one upstream; waiting longer than the queue timeout fails."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._free = asyncio.Semaphore(limit)
+
+    @contextlib.asynccontextmanager
+    async def slot(self, server: ServerConfig) -> AsyncIterator[None]:
+        try:
+            async with asyncio.timeout(server.queue_timeout_s):
+                await self._free.acquire()
+        except TimeoutError:
+            raise UpstreamBusyError(
+                f"{server.name}: upstream busy: {self.limit} calls already in flight and no slot "
+                f"freed within {server.queue_timeout_s:g}s; retry shortly"
+            ) from None
+        try:
+            yield
+        finally:
+            self._free.release()
+
+
+@dataclass
+class _LoopState:
+    loop: asyncio.AbstractEventLoop
+    sessions: dict[SessionKey, PooledSession] = field(default_factory=dict)
+    limiters: dict[tuple[str, str | None, int], _Limiter] = field(default_factory=dict)
+
+
+class SessionPool:
+    """Warm sessions and concurrency limits per upstream, for the event loop currently running."""
+
+    def __init__(self, *, allow_private: bool, idle_seconds: float = IDLE_SECONDS) -> None:
+        self.allow_private = allow_private
+        self.idle_seconds = idle_seconds
+        self._state: _LoopState | None = None
+        self._eras: dict[SessionKey, _Era] = {}
+        self.opened = 0  # sessions started over the pool's life (observability and tests)
+
+    def _current(self) -> _LoopState:
+        loop = asyncio.get_running_loop()
+        state = self._state
+        if state is None or state.loop is not loop:
+            if state is not None and state.sessions:
+                # Their tasks belong to another (usually closed) loop: never await them from this one.
+                log.debug("event loop changed: dropping %d pooled upstream sessions", len(state.sessions))
+            state = self._state = _LoopState(loop)
+        return state
+
+    def slot(self, server: ServerConfig) -> contextlib.AbstractAsyncContextManager[None]:
+        """A concurrency slot for one call to ``server`` (raises UpstreamBusyError on queue timeout)."""
+        state = self._current()
+        ident = (server.name, server.url or " ".join(server.command or []), server.max_concurrency)
+        limiter = state.limiters.get(ident)
+        if limiter is None:
+            limiter = state.limiters[ident] = _Limiter(server.max_concurrency)
+        return limiter.slot(server)
+
+    @contextlib.asynccontextmanager
+    async def session(self, key: SessionKey, *, timeout_s: float) -> AsyncIterator[PooledSession]:
+        """A ready session for ``key``, opened (and its handshake done) on first use, then reused.
+
+        ``timeout_s`` bounds a new session's handshake and each of its requests (the server's timeout).
+        """
+        state = self._current()
+        pooled = state.sessions.get(key)
+        if pooled is None or pooled.broken or pooled.expired:
+            if pooled is not None:
+                self._retire(state, pooled)
+            pooled = state.sessions[key] = PooledSession(
+                key, allow_private=self.allow_private, era=self._eras.get(key), timeout_s=timeout_s
+            )
+            self.opened += 1
+        pooled.in_flight += 1
+        if pooled._idle is not None:
+            pooled._idle.cancel()
+            pooled._idle = None
+        try:
+            try:
+                await pooled.ready()
+            except BaseException:
+                # A remembered era that no longer works (the upstream changed) is renegotiated next time.
+                self._eras.pop(key, None)
+                raise
+            era = pooled.negotiated()
+            if era is not None:
+                self._eras[key] = era
+            yield pooled
+        finally:
+            pooled.in_flight -= 1
+            pooled.last_used = state.loop.time()
+            if pooled.in_flight == 0 and not pooled.broken:
+                pooled._idle = state.loop.call_later(self.idle_seconds, self._idle_check, state, pooled)
+
+    def discard(self, pooled: PooledSession) -> None:
+        """Stop reusing a session (broken transport or refused by the upstream); it closes when idle."""
+        pooled.broken = True
+        state = self._state
+        if state is not None and state.loop is pooled.loop:
+            self._retire(state, pooled)
+
+    def _retire(self, state: _LoopState, pooled: PooledSession) -> None:
+        if state.sessions.get(pooled.key) is pooled:
+            del state.sessions[pooled.key]
+        state.loop.create_task(pooled.close())
+
+    def _idle_check(self, state: _LoopState, pooled: PooledSession) -> None:
+        pooled._idle = None
+        if pooled.in_flight == 0 and state.loop.time() - pooled.last_used >= self.idle_seconds * 0.99:
+            self._retire(state, pooled)
+
+    def live(self) -> int:
+        """Sessions currently pooled on the running loop."""
+        return len(self._current().sessions)
+
+    async def aclose(self) -> None:
+        """Close every session of the running loop's state (sessions of a dead loop died with it)."""
+        state = self._state
+        self._state = None
+        if state is None:
+            return
+        if state.loop is not asyncio.get_running_loop():
+            return
+        await asyncio.gather(*(s.close() for s in state.sessions.values()), return_exceptions=True)
