@@ -57,7 +57,12 @@ config="$state/foldgate.yaml"
   echo "    command: [\"$node_bin/mcp-server-memory\"]"
   echo "    env: {MEMORY_FILE_PATH: \"$scratch/memory.jsonl\"}"
   echo "  - {name: git, transport: stdio, command: [\"$demo_bin/mcp-server-git\", \"--repository\", \"$scratch/repo\"]}"
-  echo "  - {name: time, transport: stdio, command: [\"$demo_bin/mcp-server-time\"]}"
+  # Tiers follow the MCP spec's annotation defaults (a tool that declares nothing is destructive); an
+  # operator pins one where it knows better, as here.
+  echo "  - name: time"
+  echo "    transport: stdio"
+  echo "    command: [\"$demo_bin/mcp-server-time\"]"
+  echo "    tools: {get_current_time: {tier: read}, convert_time: {tier: read}}"
   # Each replayed server becomes one upstream (the replay prints "name<TAB>url" per server).
   while IFS=$'\t' read -r name url; do
     [[ -n "$url" ]] || continue
