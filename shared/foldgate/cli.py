@@ -81,6 +81,7 @@ def _cmd_bench_search(args: argparse.Namespace) -> int:
     dense["dense_cache"] = args.dense_cache
     if args.weight is not None:
         dense["weight"] = args.weight
+    dense["multi_intent"] = not args.single_intent
     report = run_search_bench(args.tools, args.queries, limit=args.limit, config=config, **dense)
     print(json.dumps(report) if args.json else format_search_report(report))
     return 0
@@ -317,6 +318,7 @@ def _parser() -> argparse.ArgumentParser:
     srch.add_argument("--model-dir", help="local model dir (default: .model/all-MiniLM-L6-v2-int8)")
     srch.add_argument("--weight", type=float, help="hybrid: dense weight in [0, 1] (default 0.6)")
     srch.add_argument("--dense-cache", help="JSON file keeping tool vectors between runs (reused by hash)")
+    srch.add_argument("--single-intent", action="store_true", help="search each query whole (no splitting)")
     srch.add_argument("--json", action="store_true", help="print one JSON object")
     srch.set_defaults(func=_cmd_bench_search)
 
