@@ -64,6 +64,8 @@ THREE_PART = (
 MCPTOOLBENCH_TOOLS = "mcptoolbench-pp/tools.jsonl"
 MCPTOOLBENCH_QUERIES = "mcptoolbench-pp/queries.jsonl"
 MCPFLOW_TOOLS = "mcp-flow/tools.jsonl"
+# Two tools are copies of one another when name and the start of the description agree.
+_CLONE_PREFIX = 80
 
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
@@ -171,6 +173,24 @@ def materialise(refs: Sequence[dict[str, Any]], queries: Sequence[dict[str, Any]
     return out
 
 
+def _clone_key(tool: dict[str, Any]) -> tuple[str, str]:
+    return str(tool.get("name")), " ".join(str(tool.get("description") or "").split())[:_CLONE_PREFIX]
+
+
+def without_clones(
+    haystack: Sequence[dict[str, Any]], labelled: Sequence[dict[str, Any]]
+) -> tuple[list[dict[str, Any]], int]:
+    """``haystack`` minus exact copies of a labelled tool (same name, same description start).
+
+    MCP-Flow re-lists some MCPToolBench++ servers (filesystem, tavily, maps) from other marketplaces: a
+    copy is as right an answer as the labelled tool, but the labels would count it wrong. Similar tools
+    with other names or descriptions stay: they are the realistic competition.
+    """
+    keys = {_clone_key(t) for t in labelled}
+    kept = [t for t in haystack if _clone_key(t) not in keys]
+    return kept, len(haystack) - len(kept)
+
+
 def _cmd_generate(args: argparse.Namespace) -> int:
     corpora = Path(args.corpora)
     queries = read_jsonl(corpora / MCPTOOLBENCH_QUERIES)
@@ -189,10 +209,15 @@ def _cmd_materialise(args: argparse.Namespace) -> int:
     write_jsonl(out / "multi_intent.queries.jsonl", multi)
     write_jsonl(out / "cross_catalog.queries.jsonl", single)
     write_jsonl(out / "cross_catalog_multi.queries.jsonl", multi)
+    labelled = read_jsonl(corpora / MCPTOOLBENCH_TOOLS)
+    haystack, dropped = without_clones(read_jsonl(corpora / MCPFLOW_TOOLS), labelled)
     # The haystack: MCP-Flow's catalog with the labelled tools present (their server names do not clash).
-    tools = read_jsonl(corpora / MCPFLOW_TOOLS) + read_jsonl(corpora / MCPTOOLBENCH_TOOLS)
+    tools = haystack + labelled
     write_jsonl(out / "cross_catalog.tools.jsonl", tools)
-    print(f"materialised {len(multi)} multi-intent, {len(single)} cross-catalog queries, {len(tools)} tools")
+    print(
+        f"materialised {len(multi)} multi-intent, {len(single)} cross-catalog queries, {len(tools)} tools "
+        f"({dropped} exact clones of labelled tools left out)"
+    )
     return 0
 
 

@@ -60,7 +60,9 @@ def retrieve_tool(default_limit: int) -> dict[str, Any]:
         "description": (
             "Search this gateway's tools by what you want to do. Returns the best matches with a compact "
             "call signature (no ~ means callable from it alone) and `call_with`: the call_tool_* variant "
-            "to use. Search again with other words if nothing fits."
+            'to use. A query naming several needs ("find X, then email Y") is searched need by need; '
+            "`intents` then lists each need with the returned tools that serve it. Search again with "
+            "other words if nothing fits."
         ),
         "inputSchema": {
             "type": "object",

@@ -240,6 +240,7 @@ class Gateway:
         if cached is not None and cached[0] == catalog.version:
             return cached[1]
         from foldgate.search import IndexFormatError, SearchIndex, build_search_index
+        from foldgate.search.multi import MultiIntentSearcher
 
         lexical = None
         if catalog.search is not None:
@@ -260,6 +261,8 @@ class Gateway:
                 searcher = HybridSearcher(lexical, dense, self.embedder(), weight=self.hybrid_weight)
             except IndexFormatError as exc:
                 log.error("tenant %s: stored dense index unreadable: %s", catalog.tenant, exc)
+        # Multi-need requests are searched need by need (foldgate.search.multi); one need: unchanged.
+        searcher = MultiIntentSearcher(searcher)
         self._search[catalog.tenant] = (catalog.version, searcher)
         return searcher
 
@@ -371,11 +374,18 @@ class Gateway:
             tool = view.resolve(key)  # visibility first: nothing invisible is ever scored into a page
             return tool is not None and request.admits(tool)
 
-        hits = self.searcher(view.catalog).search(request.query, limit=request.limit, allowed=allowed)
+        from foldgate.search.multi import intents_answer, search_with_intents
+
+        searcher = self.searcher(view.catalog)
+        hits, groups = search_with_intents(searcher, request.query, limit=request.limit, allowed=allowed)
+        resolved = [(h, t) for h in hits if (t := view.resolve(h.key))]
         body: dict[str, Any] = {
             "query": request.query,
-            "tools": [hit_entry(t, h.score, full=request.full) for h in hits if (t := view.resolve(h.key))],
+            "tools": [hit_entry(t, h.score, full=request.full) for h, t in resolved],
         }
+        if groups:
+            names = {h.key: t.published for h, t in resolved}
+            body["intents"] = intents_answer(hits, groups, names.get)
         if not hits:
             body["hint"] = "no tool matched; try other words or fewer filters"
         return body

@@ -108,6 +108,8 @@ def split_intents(query: object) -> list[str]:
     pending = ""
     for raw in _pieces(text):
         piece = _LEAD.sub("", raw.strip()).strip(" ,.;:")
+        if not _words(piece):
+            continue  # a bare list marker ("1.") or punctuation: nothing to search or keep
         if pending:
             piece = f"{pending} {piece}".strip()
             pending = ""

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from foldgate.search.index import SearchHit
 from foldgate.search.intents import split_intents
@@ -29,6 +29,8 @@ __all__ = [
     "IntentHits",
     "MultiIntentSearcher",
     "Searcher",
+    "intents_answer",
+    "search_with_intents",
 ]
 
 # RRF constant and the whole request's weight, chosen on the generated multi-intent tuning set
@@ -114,3 +116,31 @@ class MultiIntentSearcher:
         ordered = sorted(fused, key=lambda key: (-fused[key], first_seen[key]))[:limit]
         best = fused[ordered[0]]
         return [SearchHit(key, round(fused[key] / best, 6)) for key in ordered]
+
+
+def search_with_intents(
+    searcher: Searcher, query: str, *, limit: int, allowed: Callable[[str], bool] | None = None
+) -> tuple[list[SearchHit], list[IntentHits]]:
+    """:meth:`MultiIntentSearcher.search_intents` for any searcher (a plain one has no needs to show)."""
+    if isinstance(searcher, MultiIntentSearcher):
+        return searcher.search_intents(query, limit=limit, allowed=allowed)
+    return searcher.search(query, limit=limit, allowed=allowed), []
+
+
+def intents_answer(
+    page: list[SearchHit], groups: list[IntentHits], name_of: Callable[[str], str | None]
+) -> list[dict[str, Any]]:
+    """``[{"need", "tools": [name, ...]}]``: each need with the page's tools its own search found.
+
+    This is what lets an agent see which returned tool serves which part of its request (names as
+    ``name_of`` publishes them; a key it cannot name is left out). A page tool that only the whole
+    request found is in no group. A need with no page tool is kept with an empty list: it tells the
+    agent to search that need again with other words.
+    """
+    order = {hit.key: i for i, hit in enumerate(page)}
+    out: list[dict[str, Any]] = []
+    for group in groups:
+        keys = sorted({h.key for h in group.hits if h.key in order}, key=order.__getitem__)
+        names = [name for key in keys if (name := name_of(key)) is not None]
+        out.append({"need": group.intent, "tools": names})
+    return out
