@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from foldgate.catalog import Tool
 from foldgate.search import SearchHit, build_search_index
 from foldgate.search.multi import (
@@ -96,3 +99,17 @@ def test_no_page_for_a_non_positive_limit() -> None:
     inner = CountingSearcher({})
     assert MultiIntentSearcher(inner).search_intents("a and then b c", limit=0) == ([], [])
     assert inner.calls == []
+
+
+# Pieces that exercise every splitting rule: sentence ends, connectives, brackets, quotes, CJK.
+_PIECES = [*"ab .,;?!\n()\"'", "then ", "and ", "read ", "file ", "文件"]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=st.lists(st.sampled_from(_PIECES), max_size=60).map("".join))
+def test_hostile_requests_never_raise_and_keep_the_page_bounded(tiny_catalog: list[Tool], text: str) -> None:
+    page = MultiIntentSearcher(build_search_index(tiny_catalog)).search(text, limit=3)
+    assert len(page) <= 3
+    assert len({h.key for h in page}) == len(page)
+    # A single-need request keeps the inner scores; a split one gets fused scores in (0, 1].
+    assert all(h.score > 0 for h in page)

@@ -2,30 +2,15 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
-from tests.conftest import REPO, corpus_path
+from tests.conftest import corpus_path
+from tests.tuning import REFS, tuning_sets_module
 
-REFS = REPO / "tests" / "data" / "tuning"
-
-
-def _load() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("tuning_sets", REPO / "tools" / "tuning_sets.py")
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["tuning_sets"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-ts = _load()
+ts = tuning_sets_module()
 
 
 @pytest.mark.parametrize(
