@@ -30,7 +30,7 @@ MODEL_TOOLS := transformers==5.24.0 onnx==1.23.2 onnxruntime==1.32.0 tokenizers=
 # Real texts for the int8-vs-fp32 check when the team kit is beside the checkout (else the model card's).
 MODEL_TEXTS := $(wildcard $(CORPORA)/mcp-flow/tools.jsonl $(CORPORA)/mcptoolbench-pp/tools.jsonl)
 
-.PHONY: venv demo-deps oauth-deps conformance-deps run lint format typecheck unit test bench bench-holdout clean model
+.PHONY: venv demo-deps oauth-deps conformance-deps run lint format typecheck unit test bench bench-holdout bench-tuning tuning-sets clean model
 .PHONY: sam-cli sam-validate sam-build
 
 $(STAMP): pyproject.toml
@@ -137,15 +137,37 @@ bench: venv model demo-deps
 	$(BIN)/foldgate bench search --tools $(CORPORA)/mcptoolbench-pp/tools.jsonl --queries $(CORPORA)/mcptoolbench-pp/queries.jsonl
 	$(BIN)/foldgate bench search --engine hybrid --tools $(CORPORA)/mcpproxy/corpus_v2.tools.json --queries $(CORPORA)/mcpproxy/retrieval_golden_v1.json
 	$(BIN)/foldgate bench search --engine hybrid --tools $(CORPORA)/mcptoolbench-pp/tools.jsonl --queries $(CORPORA)/mcptoolbench-pp/queries.jsonl
+	$(MAKE) bench-tuning
 	$(BIN)/foldgate bench serve --corpus $(CORPORA)/mcpproxy/livemcptool_snapshot/tools.json
 	$(BIN)/foldgate bench code
 	$(BIN)/foldgate bench call
 	$(BIN)/foldgate bench cloud --corpus $(CORPORA)/mcpproxy/livemcptool_snapshot/tools.json --corpus $(CORPORA)/mcp-flow/tools.jsonl
 
+# Generated tuning sets (tools/tuning_sets.py): the repository keeps references only (ids, templates,
+# labels); the query texts and the merged 11k-tool haystack are materialised here from ../shared/corpora.
+TUNING := .tuning
+TUNING_REFS := tests/data/tuning/multi_intent.jsonl tests/data/tuning/cross_catalog.jsonl
+
+$(TUNING)/.materialised: $(TUNING_REFS) tools/tuning_sets.py
+	$(PY) tools/tuning_sets.py materialise --corpora $(CORPORA) --refs tests/data/tuning --out $(TUNING)
+	touch $@
+
+tuning-sets: $(TUNING)/.materialised
+
+# Multi-intent and cross-catalog tuning figures, and the context each surface costs per task.
+# The 11k-tool dense index is cached by tool hash in $(TUNING)/dense.json (~70 s to build once).
+bench-tuning: venv model tuning-sets
+	$(BIN)/foldgate bench search --engine hybrid --tools $(CORPORA)/mcptoolbench-pp/tools.jsonl --queries $(TUNING)/multi_intent.queries.jsonl
+	$(BIN)/foldgate bench search --engine hybrid --dense-cache $(TUNING)/dense.json --tools $(TUNING)/cross_catalog.tools.jsonl --queries $(TUNING)/cross_catalog.queries.jsonl
+	$(BIN)/foldgate bench search --engine hybrid --dense-cache $(TUNING)/dense.json --tools $(TUNING)/cross_catalog.tools.jsonl --queries $(TUNING)/cross_catalog_multi.queries.jsonl
+	$(BIN)/foldgate bench context --tools $(CORPORA)/mcptoolbench-pp/tools.jsonl --queries $(TUNING)/multi_intent.queries.jsonl
+	$(BIN)/foldgate bench context --tools $(CORPORA)/mcpproxy/corpus_v2.tools.json --queries $(CORPORA)/mcpproxy/retrieval_golden_v1.json
+
 clean:
-	rm -rf $(VENV) .demo demo/node_modules tests/oauth/node_modules $(CONFORMANCE)/node_modules .mypy_cache .ruff_cache .pytest_cache .aws-sam .sam .model
+	rm -rf $(VENV) .demo demo/node_modules tests/oauth/node_modules $(CONFORMANCE)/node_modules .mypy_cache .ruff_cache .pytest_cache .aws-sam .sam .model $(TUNING)
 
 # Aggregate search figures on the evaluation-only holdout sets (never tuned on; prints aggregates only).
 bench-holdout: venv model
 	$(BIN)/foldgate bench search --engine hybrid --tools $(CORPORA)/livemcpbench/tools.jsonl --queries $(SHARED)/holdout/livemcpbench-queries.jsonl
 	$(BIN)/foldgate bench search --engine hybrid --tools $(CORPORA)/mcp-flow/tools.jsonl --queries $(SHARED)/holdout/mcp-flow-queries.jsonl
+	$(BIN)/foldgate bench context --tools $(CORPORA)/livemcpbench/tools.jsonl --queries $(SHARED)/holdout/livemcpbench-queries.jsonl

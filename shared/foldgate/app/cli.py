@@ -99,8 +99,21 @@ def _cmd_bench_search(args: argparse.Namespace) -> int:
     dense["dense_cache"] = args.dense_cache
     if args.weight is not None:
         dense["weight"] = args.weight
+    dense["multi_intent"] = not args.single_intent
     report = run_search_bench(args.tools, args.queries, limit=args.limit, config=config, **dense)
     print(json.dumps(report) if args.json else format_search_report(report))
+    return 0
+
+
+def _cmd_bench_context(args: argparse.Namespace) -> int:
+    # Loaded per command: the CLI starts fast and each command pays only for what it uses.
+    from foldgate.dev.bench.context import format_context_report, run_context_bench
+
+    report = run_context_bench(
+        args.tools, args.queries, limits=args.limit or [5, 10], engine=args.engine,
+        model_dir=args.model_dir, dense_cache=args.dense_cache,
+    )  # fmt: skip
+    print(json.dumps(report) if args.json else format_context_report(report))
     return 0
 
 
@@ -363,8 +376,21 @@ def _parser() -> argparse.ArgumentParser:
     srch.add_argument("--model-dir", help="local model dir (default: .model/all-MiniLM-L6-v2-int8)")
     srch.add_argument("--weight", type=float, help="hybrid: dense weight in [0, 1] (default 0.6)")
     srch.add_argument("--dense-cache", help="JSON file keeping tool vectors between runs (reused by hash)")
+    srch.add_argument("--single-intent", action="store_true", help="search each query whole (no splitting)")
     srch.add_argument("--json", action="store_true", help="print one JSON object")
     srch.set_defaults(func=_cmd_bench_search)
+
+    ctx = bench_sub.add_parser("context", help="context tokens to reach a task's tools, per surface")
+    ctx.add_argument("--tools", required=True, help="tools.jsonl, a corpus folder, or an mcpproxy file")
+    ctx.add_argument("--queries", required=True, help='tasks: {"query","expected"} jsonl or golden JSON')
+    ctx.add_argument(
+        "--limit", type=int, action="append", help="retrieve_tools limit (repeat; default 5, 10)"
+    )
+    ctx.add_argument("--engine", choices=["lexical", "dense", "hybrid"], default="hybrid")
+    ctx.add_argument("--model-dir", help="local model dir (default: .model/all-MiniLM-L6-v2-int8)")
+    ctx.add_argument("--dense-cache", help="JSON file keeping tool vectors between runs (reused by hash)")
+    ctx.add_argument("--json", action="store_true", help="print one JSON object")
+    ctx.set_defaults(func=_cmd_bench_context)
 
     serve = sub.add_parser("serve", help="serve the gateway locally (embedded store, indexer on a timer)")
     _add_tenant_args(serve)

@@ -43,6 +43,7 @@ class SearcherCache:
             return cached[1]
         # The search package (and numpy, for the dense half) loads on the first search, not at init.
         from foldgate.search import IndexFormatError, SearchIndex, build_search_index
+        from foldgate.search.multi import MultiIntentSearcher
 
         lexical = None
         if catalog.search is not None:
@@ -63,5 +64,7 @@ class SearcherCache:
                 searcher = HybridSearcher(lexical, dense, self.embedder(), weight=self.hybrid_weight)
             except IndexFormatError as exc:
                 log.error("tenant %s: stored dense index unreadable: %s", catalog.tenant, exc)
+        # Multi-need requests are searched need by need (foldgate.search.multi); one need: unchanged.
+        searcher = MultiIntentSearcher(searcher)
         self._search[catalog.tenant] = (catalog.version, searcher)
         return searcher

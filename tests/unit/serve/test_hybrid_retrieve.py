@@ -13,6 +13,7 @@ from foldgate.edge.app import create_app
 from foldgate.index.indexer import catalog_from_tools
 from foldgate.model.principal import Principal
 from foldgate.search.hybrid import HybridSearcher
+from foldgate.search.multi import MultiIntentSearcher
 from foldgate.serve.gateway import Gateway
 from foldgate.store.catalog.sqlite import SqliteStore
 from tests.gateway_fixture import RecordingUpstream, demo_config, demo_tools
@@ -47,7 +48,9 @@ async def test_a_paraphrase_finds_the_tool_through_the_dense_signal() -> None:
     catalog = gateway.catalog("default")
     assert catalog is not None
     searcher = gateway.searchers.get(catalog)
-    assert isinstance(searcher, HybridSearcher)
+    # Served through the multi-intent wrapper, which delegates single-need queries to the hybrid searcher.
+    assert isinstance(searcher, MultiIntentSearcher)
+    assert isinstance(searcher.inner, HybridSearcher)
     assert searcher.mode == "hybrid"
     hits = await retrieve(gateway, "someone at a company I want to reach by email")
     assert hits[0]["name"] in {"crm__find_contact", "crm__create_contact"}

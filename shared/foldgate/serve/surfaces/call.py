@@ -65,7 +65,9 @@ def retrieve_tool(default_limit: int) -> dict[str, Any]:
         "description": (
             "Search this gateway's tools by what you want to do. Returns the best matches with a compact "
             "call signature (no ~ means callable from it alone) and `call_with`: the call_tool_* variant "
-            "to use. Search again with other words if nothing fits."
+            'to use. A query naming several needs ("find X, then email Y") is searched need by need; '
+            "`intents` then lists each need with the returned tools that serve it. Search again with "
+            "other words if nothing fits."
         ),
         "inputSchema": {
             "type": "object",
@@ -272,13 +274,21 @@ async def _retrieve(ctx: CallContext, name: str, arguments: Any) -> dict[str, An
         tool = view.resolve(key)  # visibility first: nothing invisible is ever scored into a page
         return tool is not None and request.admits(tool, view.tier(tool))
 
-    hits = ctx.searcher().search(request.query, limit=request.limit, allowed=allowed)
-    found = [tool for hit in hits if (tool := view.resolve(hit.key)) is not None]
+    # Multi-need requests are searched need by need; the search package loads with the first search.
+    from foldgate.search.multi import intents_answer, search_with_intents
+
+    hits, groups = search_with_intents(ctx.searcher(), request.query, limit=request.limit, allowed=allowed)
+    resolved = [(hit, tool) for hit in hits if (tool := view.resolve(hit.key)) is not None]
     body: dict[str, Any] = {
         "query": request.query,
         # Ranks, not scores: a raw score carries corpus statistics of tools this caller cannot see.
-        "tools": [hit_entry(t, view.tier(t), rank, full=request.full) for rank, t in enumerate(found, 1)],
+        "tools": [
+            hit_entry(t, view.tier(t), rank, full=request.full) for rank, (_, t) in enumerate(resolved, 1)
+        ],
     }
+    if groups:
+        names = {hit.key: tool.published for hit, tool in resolved}
+        body["intents"] = intents_answer(hits, groups, names.get)
     if not hits:
         body["hint"] = "no tool matched; try other words or fewer filters"
     return json_result(body)

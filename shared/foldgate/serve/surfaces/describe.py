@@ -22,6 +22,7 @@ __all__ = [
     "describe",
     "describe_tools",
     "parse_describe_arguments",
+    "tool_definition",
 ]
 
 DESCRIBE_TOOL_NAME: Final = "describe_tool"
@@ -87,7 +88,8 @@ def parse_describe_arguments(arguments: Any) -> tuple[list[str], bool]:
     return list(dict.fromkeys(ids)), check
 
 
-def _definition(tool: IndexedTool) -> dict[str, Any]:
+def tool_definition(tool: IndexedTool) -> dict[str, Any]:
+    """One tool's full definition as describe_tool returns it."""
     t = tool.tool
     out: dict[str, Any] = {
         "id": tool.published,
@@ -127,7 +129,7 @@ def describe_tools(view: TenantView, tool_ids: list[str], check: bool) -> dict[s
         elif check:
             rows.append(_readiness(view, tool))
         else:
-            rows.append(_definition(tool))
+            rows.append(tool_definition(tool))
     return {"tools": rows}
 
 

@@ -86,6 +86,20 @@ async def test_retrieve_tools_finds_the_tool_and_says_how_to_call_it() -> None:
         assert len(full["structuredContent"]["tools"]) == 1
 
 
+async def test_a_request_with_several_needs_is_answered_need_by_need() -> None:
+    async with gateway_client() as (client, *_):
+        query = "Delete the contact for good, then list the support tickets newest first"
+        body = (await call(client, "retrieve_tools", {"query": query, "limit": 2}))["structuredContent"]
+        assert {h["name"] for h in body["tools"]} == {"crm__delete_contact", "tickets__list_tickets"}
+        assert body["intents"] == [
+            {"need": "Delete the contact for good", "tools": ["crm__delete_contact"]},
+            {"need": "list the support tickets newest first", "tools": ["tickets__list_tickets"]},
+        ]
+        # One need: the answer has no intents (nothing to group, no extra tokens).
+        single = await call(client, "retrieve_tools", {"query": "create a new contact"})
+        assert "intents" not in single["structuredContent"]
+
+
 async def test_annotation_filters() -> None:
     async with gateway_client() as (client, *_):
 
