@@ -141,7 +141,8 @@ def _cmd_serve(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    hosts = [f"{args.host}:{args.port}", f"localhost:{args.port}", f"127.0.0.1:{args.port}"]
+    # Every loopback spelling on any port (foldgate.edge.hosts), the bound name, and any public names.
+    hosts = ["localhost", args.host, *settings.public_hosts]
     local = build_local(_configs(args), settings, interval_s=args.interval, allowed_hosts=hosts)
     base = f"http://{args.host}:{args.port}"
     print(f"foldgate {base}/mcp (routed) · {base}/mcp/all (direct) · {base}/mcp/call (search)", flush=True)

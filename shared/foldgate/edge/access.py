@@ -1,6 +1,7 @@
 """Who a request is: an agent token (``Authorization: Bearer fgt_...``) resolved to a tenant, its server
 scope and its tier; or, where the deployment allows unauthenticated access (local serve), the tenant
-header or the default tenant. Also the per-caller rate limit.
+header or the default tenant. Also the rate limits: per source address before a token is looked up,
+and per caller after.
 
 Failures are deliberately uniform: an unknown, expired, revoked or malformed token gets the same
 answer, and nothing about the token is logged.
@@ -43,6 +44,7 @@ class Access:
         authority: TokenAuthority | None = None,
         auth_required: bool = False,
         limiter: RateLimiter | None = None,
+        source_limiter: RateLimiter | None = None,
     ) -> None:
         if auth_required and authority is None:
             raise ValueError("auth_required needs a token authority")
@@ -51,6 +53,7 @@ class Access:
         self.authority = authority
         self.auth_required = auth_required
         self.limiter = limiter
+        self.source_limiter = source_limiter
 
     def principal(self, request: Request) -> Principal:
         """The caller; AuthError when a token is required or presented and does not verify."""
@@ -59,6 +62,7 @@ class Access:
         if header and self.authority is not None:
             if scheme.lower() != "bearer" or not credential.strip():
                 raise AuthError("invalid, expired or revoked token")
+            self._limit_source(request)
             token = self.authority.verify(credential.strip())
             servers = frozenset(token.servers) if token.servers is not None else None
             principal = Principal(token.tenant, servers, token.tier, token.token_id)
@@ -72,3 +76,17 @@ class Access:
             if not allowed:
                 raise RateLimited(retry_after)
         return principal
+
+    def _limit_source(self, request: Request) -> None:
+        """Spend from the source address's bucket before a token lookup costs a store read.
+
+        The address is the ASGI client: the socket peer locally, and behind API Gateway v2 the
+        ``requestContext.http.sourceIp`` that Mangum maps there (not X-Forwarded-For, which the
+        caller writes). A request without one shares a single bucket, which fails closed.
+        """
+        if self.source_limiter is None:
+            return
+        source = request.client.host if request.client is not None else ""
+        allowed, retry_after = self.source_limiter.allow(f"source\x1f{source}")
+        if not allowed:
+            raise RateLimited(retry_after)

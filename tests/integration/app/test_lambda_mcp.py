@@ -16,6 +16,7 @@ from foldgate.config.tenant import parse_tenant_config
 from foldgate.index.indexer import Indexer
 from foldgate.store.catalog.sqlite import SqliteStore
 from foldgate.upstream.client import UpstreamClient
+from tests.helpers import error_of
 from tests.lambdas import LambdaContext, event, load_function
 from tests.procs import Replay, replay
 
@@ -109,7 +110,7 @@ def test_invalid_call_answers_with_the_schema_and_never_reaches_the_upstream(
     assert status == 200
     result = body["result"]
     assert result["isError"] is True
-    err = result["structuredContent"]
+    err = error_of(result)
     assert err["error_type"] == "invalid_params"
     assert "'email' is a required property" in err["error"]
     assert err["input_schema"]["required"] == ["name", "email"]
