@@ -111,11 +111,7 @@ async def test_search_never_finds_what_the_caller_cannot_see() -> None:
         assert all(not h["name"].startswith("crm__") for h in result["structuredContent"]["tools"])
         hidden = await call(client, "call_tool_write", {"name": "crm__create_contact", "arguments": {}})
         missing = await call(client, "call_tool_write", {"name": "crm__no_such_tool", "arguments": {}})
-        assert (
-            error_of(hidden)["error_type"]
-            == error_of(missing)["error_type"]
-            == "not_found"
-        )
+        assert error_of(hidden)["error_type"] == error_of(missing)["error_type"] == "not_found"
         assert upstream.calls == []
 
 
