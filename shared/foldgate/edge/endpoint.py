@@ -1,6 +1,7 @@
-"""One MCP endpoint (a surface at a path): read and cap the body, authenticate, check the content
-headers, answer a plain ``tools/list`` on the fast path, and hand everything else to the SDK with the
-caller's scope set.
+"""One MCP endpoint (a surface at a path): refuse what needs no body or caller (a non-POST method with
+405, a foreign Host/Origin with 403), read and cap the body, authenticate, check the content headers,
+refuse batches, answer a plain ``tools/list`` on the fast path, and hand everything else to the SDK with
+the caller's scope set. All of it inside :func:`foldgate.edge.guard.shielded`: nothing escapes.
 
 Each SDK request runs in its own stateless session manager, so there is no lifespan to manage (Mangum
 can run with ``lifespan="off"``).
