@@ -139,3 +139,14 @@ def soundness_problems(schema: Any, params: str) -> list[str]:
         if validator.is_valid({k: v for k, v in req_args.items() if k != name}):
             problems.append(f"dropping required {name} still validates")
     return problems
+
+
+def error_of(result: dict[str, Any]) -> dict[str, Any]:
+    """The error object of a gateway-made error result, checking it is client-safe: ``isError`` with
+    the object as JSON text only, never as ``structuredContent`` (which clients validate against the
+    tool's output schema)."""
+    assert result.get("isError") is True, result
+    assert "structuredContent" not in result, result
+    [content] = result["content"]
+    body: dict[str, Any] = json.loads(content["text"])
+    return body

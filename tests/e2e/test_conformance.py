@@ -71,6 +71,9 @@ def lambda_front(everything_url: str, tmp_path_factory: pytest.TempPathFactory) 
         "FOLDGATE_SQLITE_PATH": str(tmp / "store.sqlite3"),
         "FOLDGATE_CONFIG_SOURCE": "file",
         "FOLDGATE_CONFIG_FILE": str(tmp / "foldgate.json"),
+        # The adapter serves on loopback: name it as the deployment's public host, so Host and Origin
+        # are checked as they are behind a custom domain.
+        "FOLDGATE_PUBLIC_HOSTS": "localhost,127.0.0.1",
     }
     handler = load_function("mcp", "mcp_function_conformance", env).handler
     with lambda_http(handler) as (base, invocations):
@@ -127,10 +130,6 @@ def test_expected_failures_name_scenarios_the_suite_has(listing: Path) -> None:
 
 # Clients open a GET stream after initialize and may DELETE the session at the end; a stateless gateway
 # answers both with 405 (the transport spec allows it), an Allow header and a JSON body, fast.
-NO_GET_OR_DELETE = (
-    "issue 13: GET/DELETE should be a fast 405 with Allow and a JSON body; today GET opens an SSE stream "
-    "(http.McpEndpoint hands it to the SDK) and DELETE's 405 has no Allow header"
-)
 
 
 def method_answer(url: str, method: str) -> tuple[int | None, dict[str, str], bytes]:
@@ -161,28 +160,16 @@ def assert_405(answer: tuple[int | None, dict[str, str], bytes]) -> None:
     assert json.loads(body)["error"]["code"] < 0
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=NO_GET_OR_DELETE)
 @pytest.mark.parametrize("method", ["GET", "DELETE"])
 def test_local_get_and_delete_answer_405(demo_gateway: str, method: str) -> None:
     assert_405(method_answer(demo_gateway, method))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason=NO_GET_OR_DELETE + "; on Lambda GET is an unhandled Mangum error (500)",
-)
 @pytest.mark.parametrize("method", ["GET", "DELETE"])
 def test_lambda_get_and_delete_answer_405(lambda_front: LambdaFront, method: str) -> None:
     assert_405(method_answer(lambda_front.url, method))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="issue 13: each GET of the suite's clients makes Mangum raise AttributeError ('HTTPCycle' object "
-    "has no attribute 'body'): an API Gateway 500 and a Lambda error per session",
-)
 def test_no_exception_escapes_the_lambda_handler_during_the_suite(
     lambda_results: SuiteRun, lambda_front: LambdaFront
 ) -> None:

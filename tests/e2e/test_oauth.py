@@ -34,6 +34,7 @@ from mcp.shared.auth import (
     ProtectedResourceMetadata,
 )
 
+from tests.helpers import error_of
 from tests.oauth_provider import Provider, oidc_provider
 from tests.procs import foldgate_serve, replay
 
@@ -284,7 +285,7 @@ def test_a_read_token_cannot_call_destructive_tools_on_the_call_surface(setup: S
     refused = _call(base, "/mcp/call", read, "call_tool_destructive", args)["result"]
     # Out of scope answers exactly like a tool that does not exist.
     assert refused["isError"]
-    assert refused["structuredContent"]["error_type"] == "not_found"
+    assert error_of(refused)["error_type"] == "not_found"
     destructive = p.machine_token(base, "foldgate:destructive foldgate:server:crm")
     allowed = _call(base, "/mcp/call", destructive, "call_tool_destructive", args)["result"]
     assert not allowed["isError"]
@@ -293,4 +294,4 @@ def test_a_read_token_cannot_call_destructive_tools_on_the_call_surface(setup: S
     tickets = p.machine_token(base, "foldgate:destructive foldgate:server:tickets")
     elsewhere = _call(base, "/mcp/call", tickets, "call_tool_destructive", args)["result"]
     assert elsewhere["isError"]
-    assert elsewhere["structuredContent"]["error_type"] == "not_found"
+    assert error_of(elsewhere)["error_type"] == "not_found"

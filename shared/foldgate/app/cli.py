@@ -166,7 +166,8 @@ def _cmd_serve(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    hosts = [f"{args.host}:{args.port}", f"localhost:{args.port}", f"127.0.0.1:{args.port}"]
+    # Every loopback spelling on any port (foldgate.edge.hosts), the bound name, and any public names.
+    hosts = ["localhost", args.host, *settings.public_hosts]
     base = f"http://{args.host}:{args.port}"
     if args.oauth_issuer:
         oauth = {"oauth_issuer": args.oauth_issuer, "oauth_audience": args.oauth_audience}

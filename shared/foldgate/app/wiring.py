@@ -189,6 +189,11 @@ def open_access(settings: Settings) -> Access:
         # 0 turns the limiter off (e.g. behind a gateway that already throttles per client).
         limiter=RateLimiter(settings.rate_limit_per_minute) if settings.rate_limit_per_minute > 0 else None,
         oauth=open_oauth(settings),
+        source_limiter=(
+            RateLimiter(settings.source_rate_limit_per_minute)
+            if settings.source_rate_limit_per_minute > 0
+            else None
+        ),
     )
 
 
@@ -268,5 +273,9 @@ def build_mcp_app(settings: Settings, *, reindex: Reindexer | None = None, admin
             reindex=reindex,
         )
     return create_app(
-        gateway, access=open_access(settings), max_body_bytes=settings.max_body_bytes, admin=admin
+        gateway,
+        access=open_access(settings),
+        max_body_bytes=settings.max_body_bytes,
+        admin=admin,
+        allowed_hosts=settings.public_hosts or None,
     )

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from typing import Any, Literal
 
-from pydantic import Field, ValidationError
+from pydantic import Field, ValidationError, field_validator
 
 from foldgate.config.tenant import Strict, format_validation
 from foldgate.errors import ConfigError
@@ -37,6 +37,13 @@ class Settings(Strict):
     token_secret: str | None = None
     operator_key: str | None = None
     rate_limit_per_minute: int = 600
+    # Per source address, spent before an agent token is looked up (a strongly consistent read in the
+    # cloud), so a flood of bogus tokens cannot buy one table read each; 0 turns it off. Higher than the
+    # per-caller limit because many callers can share an address (NAT, one agent host).
+    source_rate_limit_per_minute: int = 1200
+    # The public Host name(s) of the cloud endpoint (FOLDGATE_PUBLIC_HOSTS, comma-separated); requests
+    # naming another Host or Origin are refused. Empty: no Host check (API Gateway's own domain).
+    public_hosts: list[str] = Field(default_factory=list)
     # Upstream URLs on private/loopback networks: fine locally, refused in the cloud (SSRF).
     allow_private_upstreams: bool = True
     # Inbound OAuth for the default tenant (foldgate.auth.oauth): the trusted issuer, the audience its
@@ -56,6 +63,14 @@ class Settings(Strict):
     catalog_cache_seconds: float = 10.0
     max_body_bytes: int = 1_048_576
     log_level: str = "INFO"
+
+    @field_validator("public_hosts", mode="before")
+    @classmethod
+    def _comma_separated(cls, value: Any) -> Any:
+        # The environment gives one string; the CLI and tests may give a list.
+        if isinstance(value, str):
+            return [part.strip() for part in value.split(",") if part.strip()]
+        return value
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> Settings:

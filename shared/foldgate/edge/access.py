@@ -1,6 +1,7 @@
 """Who a request is: an agent token (``Authorization: Bearer fgt_...``) resolved to a tenant, its server
 scope and its tier; or, where the deployment allows unauthenticated access (local serve), the tenant
-header or the default tenant. Also the per-caller rate limit.
+header or the default tenant. Also the rate limits: per source address before a token is looked up,
+and per caller after.
 
 Failures are deliberately uniform: an unknown, expired, revoked or malformed token gets the same
 answer, and nothing about the token is logged.
@@ -45,6 +46,7 @@ class Access:
         auth_required: bool = False,
         limiter: RateLimiter | None = None,
         oauth: OAuthVerifier | None = None,
+        source_limiter: RateLimiter | None = None,
     ) -> None:
         if auth_required and authority is None:
             raise ValueError("auth_required needs a token authority")
@@ -54,6 +56,7 @@ class Access:
         self.auth_required = auth_required
         self.limiter = limiter
         self.oauth = oauth
+        self.source_limiter = source_limiter
 
     async def resolve(self, request: Request, path: str) -> Principal:
         """The caller at MCP endpoint ``path``: OAuth access tokens for a tenant with OAuth go to the
@@ -69,6 +72,7 @@ class Access:
 
         credential = oauth_bearer(request)
         if credential is not None:
+            self._limit_source(request)  # before a signature check or a JWKS fetch
             resource = self.oauth.resource(path)
             principal = await self.oauth.verify(credential, self.default_tenant, resource)
             self._limit(principal)
@@ -84,6 +88,7 @@ class Access:
         if header and self.authority is not None:
             if scheme.lower() != "bearer" or not credential.strip():
                 raise AuthError("invalid, expired or revoked token")
+            self._limit_source(request)
             token = self.authority.verify(credential.strip())
             servers = frozenset(token.servers) if token.servers is not None else None
             principal = Principal(token.tenant, servers, token.tier, token.token_id)
@@ -100,3 +105,17 @@ class Access:
             allowed, retry_after = self.limiter.allow(f"{principal.tenant}\x1f{principal.key}")
             if not allowed:
                 raise RateLimited(retry_after)
+
+    def _limit_source(self, request: Request) -> None:
+        """Spend from the source address's bucket before a token lookup costs a store read.
+
+        The address is the ASGI client: the socket peer locally, and behind API Gateway v2 the
+        ``requestContext.http.sourceIp`` that Mangum maps there (not X-Forwarded-For, which the
+        caller writes). A request without one shares a single bucket, which fails closed.
+        """
+        if self.source_limiter is None:
+            return
+        source = request.client.host if request.client is not None else ""
+        allowed, retry_after = self.source_limiter.allow(f"source\x1f{source}")
+        if not allowed:
+            raise RateLimited(retry_after)

@@ -1,16 +1,22 @@
-"""The operator's REST API under ``/api/v1`` (OpenAPI at ``/api/v1/openapi.json``).
+"""The operator's REST API under ``/api/v1`` (OpenAPI at ``/api/v1/openapi.json``, docs at
+``/api/v1/docs``).
 
 Guarded by the operator credential (``Authorization: Bearer <operator key>``), which is separate from
-agent tokens: an agent token never opens it. Every input is validated by pydantic/FastAPI.
+agent tokens: an agent token never opens it. The credential is checked first on every route, the
+OpenAPI document and docs included, before the body is read; then every input is validated by
+pydantic/FastAPI.
 """
 
 from __future__ import annotations
 
 import hmac
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, HTTPException, Query, Request
+from fastapi import APIRouter, HTTPException, Query, Request
+from fastapi.openapi.docs import get_swagger_ui_html
+from fastapi.responses import JSONResponse, Response
+from fastapi.routing import APIRoute
 from pydantic import BaseModel, ConfigDict, Field
 
 from foldgate.errors import ConflictError, FoldgateError, NotFoundError
@@ -50,15 +56,56 @@ class ApprovalRequest(_Body):
     tools: list[ToolApproval] = Field(min_length=1, max_length=1000)
 
 
-def _operator(secret: bytes | None) -> Callable[[Request], None]:
-    def check(request: Request) -> None:
+def _operator(secret: bytes | None) -> Callable[[Request], JSONResponse | None]:
+    """The operator check: None when the request carries the credential, else the answer to give."""
+
+    def check(request: Request) -> JSONResponse | None:
         if secret is None:
-            raise HTTPException(503, "the admin API has no operator credential configured")
+            return JSONResponse({"detail": "the admin API has no operator credential configured"}, 503)
         scheme, _, presented = request.headers.get("authorization", "").partition(" ")
         if scheme.lower() != "bearer" or not hmac.compare_digest(presented.strip().encode(), secret):
-            raise HTTPException(401, "operator credential required", {"www-authenticate": "Bearer"})
+            headers = {"www-authenticate": "Bearer"}
+            return JSONResponse({"detail": "operator credential required"}, 401, headers=headers)
+        return None
 
     return check
+
+
+def _guarded_route(check: Callable[[Request], JSONResponse | None]) -> type[APIRoute]:
+    """A route class that checks the credential before FastAPI reads, parses or validates anything.
+
+    A router-level dependency is not enough: FastAPI parses the JSON body before it solves
+    dependencies, so an anonymous malformed body got a 422 listing the fields (a schema oracle).
+    """
+
+    class OperatorRoute(APIRoute):
+        def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+            handler = super().get_route_handler()
+
+            async def guarded(request: Request) -> Response:
+                refusal = check(request)
+                return refusal if refusal is not None else await handler(request)
+
+            return guarded
+
+    return OperatorRoute
+
+
+def _add_docs(router: APIRouter) -> None:
+    """The OpenAPI document and its Swagger page, behind the credential like every admin route.
+
+    Kept whole rather than stripped: it describes the admin routes only (the MCP paths are not in it),
+    and an anonymous caller has no use for it. The page loads the document with the page's own
+    request, so open it with a client that sends the credential (or read the JSON directly).
+    """
+
+    @router.get("/openapi.json", include_in_schema=False)
+    def openapi(request: Request) -> JSONResponse:
+        return JSONResponse(request.app.openapi())
+
+    @router.get("/docs", include_in_schema=False)
+    def docs(request: Request) -> Response:
+        return get_swagger_ui_html(openapi_url=f"{router.prefix}/openapi.json", title="foldgate admin API")
 
 
 def admin_router(
@@ -69,7 +116,10 @@ def admin_router(
     reindex: Reindexer | None = None,
 ) -> APIRouter:
     """The ``/api/v1`` routes for one gateway."""
-    router = APIRouter(prefix="/api/v1", dependencies=[Depends(_operator(operator_secret))], tags=["admin"])
+    router = APIRouter(
+        prefix="/api/v1", route_class=_guarded_route(_operator(operator_secret)), tags=["admin"]
+    )
+    _add_docs(router)
 
     def view_of(tenant: str) -> Any:
         try:

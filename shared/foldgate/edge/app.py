@@ -17,6 +17,7 @@ from starlette.requests import Request
 from foldgate import __version__
 from foldgate.edge.access import TENANT_HEADER, Access
 from foldgate.edge.endpoint import McpEndpoint
+from foldgate.edge.hosts import HostPolicy
 from foldgate.edge.oauth import add_metadata_routes
 from foldgate.serve.gateway import Gateway
 
@@ -36,26 +37,25 @@ def create_app(
 ) -> FastAPI:
     """Build the HTTP app around a Gateway.
 
-    ``allowed_hosts`` enables the SDK's DNS-rebinding protection for those Host values (local serve);
-    None disables it (behind API Gateway the Host is the API's domain, and auth is by token).
+    ``allowed_hosts`` enables DNS-rebinding protection on the MCP paths for those Host values (and
+    Origins naming them); a loopback entry admits every loopback spelling on any port (see
+    :mod:`foldgate.edge.hosts`). None or empty disables it (behind API Gateway without configured
+    public hosts: the Host is the API's domain, and auth is by token).
     """
-    app = FastAPI(
-        title="foldgate",
-        version=__version__,
-        openapi_url="/api/v1/openapi.json",
-        docs_url="/api/v1/docs",
-        redoc_url=None,
-    )
+    # The OpenAPI document and its docs page are served by the admin router, behind the operator
+    # credential (see foldgate.edge.admin), not by FastAPI to anyone.
+    app = FastAPI(title="foldgate", version=__version__, openapi_url=None, docs_url=None, redoc_url=None)
     app.state.gateway = gateway
-    app.state.allowed_hosts = allowed_hosts
+    app.state.host_policy = HostPolicy(allowed_hosts) if allowed_hosts else None
     app.state.sdk = None
     app.state.sdk_lock = threading.Lock()
     access = access or Access(default_tenant=default_tenant, allow_tenant_header=allow_tenant_header)
     surfaces = (("/mcp", "routed"), ("/mcp/all", "direct"), ("/mcp/call", "call"), ("/mcp/code", "code"))
     for path, surface in surfaces:
         endpoint = McpEndpoint(app, surface, access, max_body_bytes, path)
-        # A class instance is routed as a raw ASGI app (mounting would answer 307 to /mcp).
-        app.router.add_route(path, endpoint, methods=["GET", "POST", "DELETE"])  # type: ignore[arg-type]
+        # A class instance is routed as a raw ASGI app (mounting would answer 307 to /mcp). Every
+        # method reaches it, so GET, DELETE and the rest get its JSON 405, not Starlette's plain text.
+        app.router.add_route(path, endpoint)  # type: ignore[arg-type]
 
     if admin is not None:
         app.include_router(admin)

@@ -1,6 +1,7 @@
-"""One MCP endpoint (a surface at a path): read and cap the body, authenticate, check the content
-headers, answer a plain ``tools/list`` on the fast path, and hand everything else to the SDK with the
-caller's scope set.
+"""One MCP endpoint (a surface at a path): refuse what needs no body or caller (a non-POST method with
+405, a foreign Host/Origin with 403), read and cap the body, authenticate, check the content headers,
+refuse batches, answer a plain ``tools/list`` on the fast path, and hand everything else to the SDK with
+the caller's scope set. All of it inside :func:`foldgate.edge.guard.shielded`: nothing escapes.
 
 Each SDK request runs in its own stateless session manager, so there is no lifespan to manage (Mangum
 can run with ``lifespan="off"``).
@@ -8,7 +9,7 @@ can run with ``lifespan="off"``).
 
 from __future__ import annotations
 
-from typing import Any
+import logging
 
 from fastapi import FastAPI
 from starlette.requests import Request
@@ -17,19 +18,26 @@ from starlette.types import Message, Receive, Scope, Send
 
 from foldgate.edge.access import Access, RateLimited
 from foldgate.edge.fast_path import plain_tools_list, send_listing
+from foldgate.edge.guard import BATCH_REFUSAL, is_batch, method_not_allowed, shielded
+from foldgate.edge.hosts import HostPolicy
 from foldgate.edge.oauth import challenge_headers
 from foldgate.edge.protocol import jsonrpc_error
-from foldgate.errors import AuthError, FoldgateError, InsufficientScopeError
+from foldgate.errors import AuthError, FoldgateError, InsufficientScopeError, StoreError
 from foldgate.model.principal import Principal
 from foldgate.serve.gateway import Gateway
 
-__all__ = ["McpEndpoint"]
+__all__ = ["STORE_RETRY_AFTER_S", "McpEndpoint"]
+
+log = logging.getLogger(__name__)
+
+# Seconds a client should wait when the token store is down (DynamoDB throttling or an outage).
+STORE_RETRY_AFTER_S = 5
 
 
 class _Sdk:
     """The SDK half of the edge, built on first use: the MCP server and its transport settings."""
 
-    def __init__(self, gateway: Gateway, allowed_hosts: list[str] | None, max_body: int) -> None:
+    def __init__(self, gateway: Gateway, max_body: int) -> None:
         # The SDK (~0.4 s to import) loads with the first request that needs it, not at init.
         from mcp.server.transport_security import TransportSecuritySettings
 
@@ -37,20 +45,8 @@ class _Sdk:
 
         self.server = build_mcp_server(gateway)
         self.max_body = max_body
-        if allowed_hosts:
-            self.security = TransportSecuritySettings(
-                enable_dns_rebinding_protection=True, allowed_hosts=allowed_hosts
-            )
-        else:
-            # Behind API Gateway the Host is the API's own domain and callers authenticate by token.
-            self.security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
-
-    async def check_transport(self, request: Request) -> Any:
-        """The SDK's DNS-rebinding/content-type verdict for a request (None when it passes)."""
-        # Lazy with the rest of the SDK (see __init__).
-        from mcp.server.transport_security import TransportSecurityMiddleware
-
-        return await TransportSecurityMiddleware(self.security).validate_request(request, is_post=True)
+        # Host and Origin are checked by the endpoint before the SDK runs (see foldgate.edge.hosts).
+        self.security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
 
     async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Serve one request with a fresh stateless session manager (cheap; no state to keep)."""
@@ -81,15 +77,20 @@ class McpEndpoint:
             with self.app.state.sdk_lock:
                 sdk = self.app.state.sdk
                 if sdk is None:
-                    sdk = self.app.state.sdk = _Sdk(
-                        self.app.state.gateway, self.app.state.allowed_hosts, self.max_body
-                    )
+                    sdk = self.app.state.sdk = _Sdk(self.app.state.gateway, self.max_body)
         return sdk
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        # Nothing escapes to the server or Mangum: an unexpected error is a logged JSON-RPC -32603.
+        await shielded(self._serve)(scope, receive, send)
+
+    async def _serve(self, scope: Scope, receive: Receive, send: Send) -> None:
         request = Request(scope, receive)
-        post = scope["method"] == "POST"
-        body = await self._read_body(request) if post else b""
+        refusal = self._early_refusal(request)
+        if refusal is not None:
+            await refusal(scope, receive, send)
+            return
+        body = await self._read_body(request)
         if isinstance(body, Response):
             await body(scope, receive, send)
             return
@@ -97,7 +98,9 @@ class McpEndpoint:
         if isinstance(principal, Response):
             await principal(scope, receive, send)
             return
-        refusal = _content_refusal(request) if post else None
+        refusal = _content_refusal(request)
+        if refusal is None and is_batch(body):
+            refusal = jsonrpc_error(400, -32600, BATCH_REFUSAL)
         if refusal is not None:
             await refusal(scope, receive, send)
             return
@@ -149,17 +152,28 @@ class McpEndpoint:
         except RateLimited as exc:
             retry = {"retry-after": str(max(1, round(exc.retry_after)))}
             return jsonrpc_error(429, -32002, str(exc), retry)
+        except StoreError:
+            # The token table is unreachable: not the caller's fault, and worth retrying shortly.
+            log.warning("token verification failed: the token store is unavailable", exc_info=True)
+            message = "the gateway cannot verify credentials right now; retry shortly"
+            return jsonrpc_error(503, -32003, message, {"retry-after": str(STORE_RETRY_AFTER_S)})
+
+    def _early_refusal(self, request: Request) -> Response | None:
+        """What needs neither body nor caller: the method (405), then Host and Origin (403)."""
+        if request.method != "POST":
+            return method_not_allowed(request.method)
+        hosts: HostPolicy | None = self.app.state.host_policy
+        if hosts is not None:
+            why = hosts.refusal(request.headers.get("host"), request.headers.get("origin"))
+            if why is not None:
+                return jsonrpc_error(403, -32600, why)
+        return None
 
     async def _fast_path(self, request: Request, body: bytes, principal: Principal, send: Send) -> bool:
         """Answer a plain tools/list from the pre-rendered listing; False when the SDK must answer."""
         plain = plain_tools_list(body, request) if body else None
         if plain is None:
             return False
-        if self.app.state.allowed_hosts:  # local serve: the SDK's DNS-rebinding check applies
-            rejection = await self._sdk().check_transport(request)
-            if rejection is not None:
-                await rejection(request.scope, request.receive, send)
-                return True
         gateway: Gateway = self.app.state.gateway
         await send_listing(plain[0], plain[1], gateway.listing_json(principal, self.surface), send)
         return True

@@ -4,7 +4,7 @@ imports the SDK (a unit test keeps the protocol versions equal to the SDK's)."""
 from __future__ import annotations
 
 import json
-from typing import Final
+from typing import Any, Final
 
 from fastapi.responses import JSONResponse
 
@@ -31,8 +31,14 @@ SERVER_INFO_META: Final = json.dumps(
 
 
 def jsonrpc_error(
-    status: int, code: int, message: str, headers: dict[str, str] | None = None
+    status: int,
+    code: int,
+    message: str,
+    headers: dict[str, str] | None = None,
+    data: dict[str, Any] | None = None,
 ) -> JSONResponse:
     """A JSON-RPC error response with no request id (the request could not be read or was refused)."""
-    body = {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}
-    return JSONResponse(body, status, headers=headers)
+    error: dict[str, Any] = {"code": code, "message": message}
+    if data is not None:
+        error["data"] = data
+    return JSONResponse({"jsonrpc": "2.0", "id": None, "error": error}, status, headers=headers)

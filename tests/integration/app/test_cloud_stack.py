@@ -27,6 +27,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from foldgate.dev.bench.moto import patched_environ
 from tests.aws import create_table_from_template
+from tests.helpers import error_of
 from tests.lambdas import LambdaContext, event, load_function
 from tests.procs import Replay, everything_server, replay
 
@@ -167,7 +168,7 @@ def test_describe_and_validated_calls_through_api_gateway_events(
     stack.crm.clear()
     status, body = invoke(stack, "mcp_tools_call_invalid.json")
     assert body["result"]["isError"] is True
-    assert body["result"]["structuredContent"]["error_type"] == "invalid_params"
+    assert error_of(body["result"])["error_type"] == "invalid_params"
     assert stack.crm.calls() == []
     status, body = invoke(stack, "mcp_tools_call.json")
     assert body["result"]["isError"] is False

@@ -16,6 +16,7 @@ from foldgate.config.tenant import parse_tenant_config
 from foldgate.index.indexer import Indexer
 from foldgate.store.catalog.sqlite import SqliteStore
 from foldgate.upstream.client import UpstreamClient
+from tests.helpers import error_of
 from tests.lambdas import LambdaContext, event, load_function
 from tests.procs import Replay, replay
 
@@ -109,7 +110,7 @@ def test_invalid_call_answers_with_the_schema_and_never_reaches_the_upstream(
     assert status == 200
     result = body["result"]
     assert result["isError"] is True
-    err = result["structuredContent"]
+    err = error_of(result)
     assert err["error_type"] == "invalid_params"
     assert "'email' is a required property" in err["error"]
     assert err["input_schema"]["required"] == ["name", "email"]
@@ -131,3 +132,34 @@ def test_warm_invocations_keep_working(lambda_env: tuple[Handler, Replay]) -> No
 
 def test_healthz(lambda_env: tuple[Handler, Replay]) -> None:
     assert invoke(lambda_env[0], "healthz.json") == (200, {"status": "ok"})
+
+
+@pytest.mark.parametrize("name", ["mcp_get.json", "mcp_delete.json"])
+@pytest.mark.parametrize("path", ["/mcp", "/mcp/all", "/mcp/call", "/mcp/code"])
+def test_get_and_delete_are_a_json_405_through_mangum(
+    lambda_env: tuple[Handler, Replay], name: str, path: str
+) -> None:
+    # A GET used to make Mangum raise AttributeError on the SDK's open stream (an API Gateway 500).
+    recorded = event(name)
+    recorded["rawPath"] = recorded["requestContext"]["http"]["path"] = path
+    response = lambda_env[0](recorded, LambdaContext())
+    assert response["statusCode"] == 405
+    assert response["headers"]["allow"] == "POST"
+    assert response["headers"]["content-type"].startswith("application/json")
+    assert json.loads(response["body"])["error"]["code"] == -32600
+
+
+def test_an_unexpected_error_is_a_jsonrpc_internal_error_with_the_lambda_request_id(
+    lambda_env: tuple[Handler, Replay], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gateway = lambda_env[0].app.state.gateway  # type: ignore[attr-defined]
+
+    def broken(*args: Any, **kwargs: Any) -> str:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(gateway, "listing_json", broken)
+    status, body = invoke(lambda_env[0], "mcp_tools_list.json")
+    assert status == 500
+    assert body["error"]["code"] == -32603
+    # The id the function's log lines carry, so the operator can find the traceback.
+    assert body["error"]["data"]["request_id"] == LambdaContext.aws_request_id

@@ -24,6 +24,7 @@ from foldgate.config.settings import Settings
 from foldgate.config.source import StaticConfigSource
 from foldgate.config.tenant import parse_tenant_config
 from foldgate.store.tokens.sqlite import SqliteTokenStore
+from tests.helpers import error_of
 from tests.procs import DEMO_CATALOG, Replay, replay
 
 TOKEN_SECRET = "t" * 32
@@ -211,7 +212,8 @@ async def test_admin_api_needs_the_operator_credential(world: World, http: httpx
     assert bad.status_code == 422
     done = (await http.post("/api/v1/reindex", json={"tenant": "acme"}, headers=op)).json()
     assert done["reindex"] == "done"
-    spec = (await http.get("/api/v1/openapi.json")).json()
+    assert (await http.get("/api/v1/openapi.json")).status_code == 401
+    spec = (await http.get("/api/v1/openapi.json", headers=op)).json()
     assert {"/api/v1/status", "/api/v1/tools", "/api/v1/approvals", "/api/v1/reindex"} <= set(spec["paths"])
 
 
@@ -244,7 +246,7 @@ async def test_a_changed_tool_shows_its_approved_content_until_the_reviewed_hash
         found = await call(http, token, "retrieve_tools", {"query": "send the address book"}, "/mcp/call")
         assert "attacker@example.com" not in found
         refused = await call(http, token, "crm__find_contact", args)
-        assert '"error_type": "tool_changed"' in refused
+        assert error_of(json.loads(refused))["error_type"] == "tool_changed"
         check = await call(http, token, "describe_tool", {"tool_ids": ["crm__find_contact"], "check": True})
         assert '"reason": "tool_changed"' in check
         awaiting = (await http.get("/api/v1/approvals", params={"tenant": "acme"}, headers=op)).json()[

@@ -10,6 +10,7 @@ import pytest
 
 from foldgate.errors import UpstreamTimeoutError
 from tests.gateway_fixture import demo_config, gateway_client
+from tests.helpers import error_of
 
 H = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
 LEGACY = {**H, "mcp-protocol-version": "2025-11-25"}
@@ -103,8 +104,9 @@ async def test_batch_arrays_are_refused_clearly() -> None:
             {"jsonrpc": "2.0", "id": 2, "method": "ping"},
         ]
         r = await client.post("/mcp/all", json=batch, headers=LEGACY)
-        assert r.status_code in (200, 400)
-        assert "error" in r.json() or all("error" in x for x in r.json())
+        assert r.status_code == 400
+        assert r.json()["error"]["code"] == -32600
+        assert "batches are not supported" in r.json()["error"]["message"]
 
 
 async def test_oversized_body_is_413_before_parsing() -> None:
@@ -120,7 +122,7 @@ async def test_unknown_tool_is_not_found_and_never_dispatched() -> None:
     async with gateway_client() as (client, _, upstream, _):
         result = await call(client, "crm__nope", {})
         assert result["isError"] is True
-        assert result["structuredContent"]["error_type"] == "not_found"
+        assert error_of(result)["error_type"] == "not_found"
         assert upstream.calls == []
 
 
@@ -130,9 +132,9 @@ async def test_invisible_tool_answers_exactly_like_a_nonexistent_one() -> None:
     async with gateway_client(demo_config(servers=servers)) as (client, *_):
         hidden = await call(client, "crm__find_contact", {"query": "a"})
         missing = await call(client, "crm__find_contactx", {"query": "a"})
-        assert hidden["structuredContent"]["error"].replace("crm__find_contact", "X") == missing[
-            "structuredContent"
-        ]["error"].replace("crm__find_contactx", "X")
+        assert error_of(hidden)["error"].replace("crm__find_contact", "X") == error_of(missing)[
+            "error"
+        ].replace("crm__find_contactx", "X")
         described = await call(client, "describe_tool", {"tool_ids": ["crm__find_contact", "crm:nope"]})
         assert described["structuredContent"]["tools"] == [
             {"id": "crm__find_contact", "error": "not_found"},
@@ -158,7 +160,7 @@ async def test_describe_tool_bad_arguments_fail_the_whole_call_clearly(arguments
     async with gateway_client() as (client, *_):
         result = await call(client, "describe_tool", arguments)
         assert result["isError"] is True
-        assert message in result["structuredContent"]["error"]
+        assert message in error_of(result)["error"]
 
 
 async def test_describe_check_mode_and_both_id_forms() -> None:
@@ -190,7 +192,7 @@ async def test_arguments_that_are_not_objects_get_the_schema(arguments: Any) -> 
 async def test_invalid_arguments_self_heal_with_the_full_schema() -> None:
     async with gateway_client() as (client, _, upstream, _):
         result = await call(client, "crm__create_contact", {"name": "Ada", "tags": ["vip"]})
-        err = result["structuredContent"]
+        err = error_of(result)
         assert err["error_type"] == "invalid_params"
         assert err["error"].startswith("invalid arguments for crm__create_contact: ")
         assert "'email' is a required property" in err["error"]
@@ -209,8 +211,8 @@ async def test_valid_call_is_proxied_and_upstream_errors_keep_their_own_shape() 
         upstream.fail["list_tickets"] = UpstreamTimeoutError("tickets: list_tickets did not answer within 1s")
         err = await call(client, "tickets__list_tickets", {})
         assert err["isError"] is True
-        assert err["structuredContent"]["error_type"] == "upstream_timeout"
-        assert "input_schema" not in err["structuredContent"]
+        assert error_of(err)["error_type"] == "upstream_timeout"
+        assert "input_schema" not in error_of(err)
 
 
 async def test_uncompilable_schema_fails_open_and_is_counted() -> None:

@@ -4,12 +4,14 @@ Each property runs against one in-process app (``gateway_client``) entered in th
 its lifespan starts and stops in one place. Hypothesis itself is synchronous, so it runs in a worker
 thread and sends every example back to the event loop with ``anyio.from_thread.run``.
 
-The property, for every request: no 5xx, no exception out of the app (the ASGI transport re-raises
+The property, for every request (any method: GET, DELETE and the rest get a JSON 405; a JSON array,
+a batch, gets one fixed error): no 5xx, no exception out of the app (the ASGI transport re-raises
 them), no JSON-RPC "internal error" (the SDK's mask for an exception in a handler) and no tool result
-saying ``internal_error``, and a body that parses: JSON (or SSE events carrying JSON) holding a
-JSON-RPC result or error, any JSON body on a 4xx, or an empty 202 for messages that expect no answer.
-(The SDK's transport would answer a wrong Content-Type or Accept with a plain-text or empty 4xx; the
-edge answers those itself, in JSON-RPC, and ``test_every_4xx_has_a_json_body`` pins it.)
+saying ``internal_error`` (gateway errors carry it in their JSON text), and a body that parses: JSON
+(or SSE events carrying JSON) holding a JSON-RPC result or error, any JSON body on a 4xx, or an empty
+202 for messages that expect no answer. (The SDK's transport would answer a wrong Content-Type or
+Accept with a plain-text or empty 4xx; the edge answers those itself, in JSON-RPC, and
+``test_every_4xx_has_a_json_body`` pins it.)
 
 ``FOLDGATE_FUZZ_SCALE=10`` multiplies every example count, for a longer hunt.
 """
@@ -29,7 +31,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from foldgate.edge.guard import BATCH_REFUSAL
+from foldgate.serve.results import error_body
 from tests.gateway_fixture import demo_config, demo_tools, gateway_client
+from tests.helpers import error_of
 
 PATHS = ("/mcp/all", "/mcp/call", "/mcp")
 HEADERS = {
@@ -263,9 +268,15 @@ def _no_internal_error(value: Any, where: str) -> None:
         error = reply.get("error")
         assert not (isinstance(error, dict) and error.get("code") == -32603), where
         result = reply.get("result")
-        structured = result.get("structuredContent") if isinstance(result, dict) else None
+        if not isinstance(result, dict):
+            continue
+        structured = result.get("structuredContent")
         if isinstance(structured, dict):
             assert structured.get("error_type") != "internal_error", where
+        if result.get("isError"):
+            # Gateway-made errors are JSON text only (clients validate structuredContent): read it.
+            gateway_error = error_body(result)
+            assert gateway_error is None or gateway_error["error_type"] != "internal_error", where
 
 
 def check_response(r: httpx2.Response) -> None:
@@ -297,20 +308,20 @@ def check_response(r: httpx2.Response) -> None:
         assert isinstance(body, dict | list), where
 
 
-Post = Callable[[str, bytes, dict[str, str]], httpx2.Response]
+Post = Callable[..., httpx2.Response]  # (path, body, headers, method="POST")
 
 
 async def run_property(prop: Callable[[Post], None], **client_kw: Any) -> None:
     """Run a sync hypothesis property in a worker thread against one app, then check it still serves."""
     async with gateway_client(**client_kw) as (client, *_):
         # Exceptions escaping the app surface here: ASGITransport re-raises them by default.
-        async def post_async(path: str, body: bytes, headers: dict[str, str]) -> httpx2.Response:
-            r = await client.post(path, content=body, headers=headers)
+        async def post_async(path: str, body: bytes, headers: dict[str, str], method: str) -> httpx2.Response:
+            r = await client.request(method, path, content=body, headers=headers)
             await r.aread()
             return r
 
-        def post(path: str, body: bytes, headers: dict[str, str]) -> httpx2.Response:
-            return anyio.from_thread.run(post_async, path, body, headers)
+        def post(path: str, body: bytes, headers: dict[str, str], method: str = "POST") -> httpx2.Response:
+            return anyio.from_thread.run(post_async, path, body, headers, method)
 
         await anyio.to_thread.run_sync(prop, post)
         # Still serving after everything the fuzzer threw at it.
@@ -429,15 +440,47 @@ async def test_read_cache_with_real_and_forged_keys() -> None:
                 and type(size) is int
                 and size >= 1
             )
-            page = r.json()["result"]["structuredContent"]
+            result = r.json()["result"]
             if well_formed:
+                page = result["structuredContent"]
                 assert page["text"] == full[offset : offset + min(size, limit)], page
             else:
-                assert page["error_type"] in ("invalid_request", "not_found"), page
+                assert error_of(result)["error_type"] in ("invalid_request", "not_found"), result
 
         each()
 
     await run_property(prop, config=demo_config(tool_response_limit=limit))
+
+
+NON_POST = st.sampled_from(["GET", "DELETE", "PUT", "PATCH", "OPTIONS"])
+ALL_PATHS = st.sampled_from((*PATHS, "/mcp/code"))
+
+
+@_fuzz(NON_POST, ALL_PATHS, header_sets, byte_bodies | valid_raw, examples=150)
+def test_every_other_method_is_a_json_405(
+    post: Post, method: str, path: str, headers: dict[str, str], body: bytes
+) -> None:
+    """GET (the SSE stream clients open), DELETE and the rest, with any headers and body: a JSON 405."""
+    r = post(path, body, headers, method)
+    check_response(r)
+    assert r.status_code == 405, r.text
+    assert r.headers["allow"] == "POST"
+
+
+batches = st.lists(rpc_messages | tool_calls() | json_values, max_size=4).map(
+    lambda items: json.dumps(items).encode()
+) | valid_raw.filter(lambda raw: raw.startswith(b"[")).flatmap(_mutations).filter(
+    lambda raw: raw.lstrip().startswith(b"[")
+)
+
+
+@_fuzz(ALL_PATHS, batches, examples=150)
+def test_batches_get_one_fixed_error(post: Post, path: str, body: bytes) -> None:
+    """JSON arrays (well-formed batches and broken ones): one fixed JSON-RPC error, nothing echoed."""
+    r = post(path, b" \n" + body if len(body) % 2 else body, HEADERS)
+    check_response(r)
+    assert r.status_code == 400, r.text
+    assert r.json() == {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": BATCH_REFUSAL}}
 
 
 @pytest.mark.parametrize(

@@ -19,7 +19,7 @@ from foldgate.config.tenant import CodeExecutionConfig
 from foldgate.errors import FoldgateError, InvalidRequestError
 from foldgate.model.jsonutil import compact
 from foldgate.model.listing import join_fragments
-from foldgate.serve.results import error_result, json_result, unknown_tool
+from foldgate.serve.results import error_body, error_result, json_result, unknown_tool
 from foldgate.serve.surfaces.base import CallContext
 from foldgate.serve.surfaces.call import RETRIEVE_TOOLS_NAME, SearchSurface, retrieve_tool
 from foldgate.serve.surfaces.describe import DESCRIBE_TOOL, DESCRIBE_TOOL_NAME
@@ -113,9 +113,14 @@ def parse_code_arguments(arguments: Any, config: CodeExecutionConfig) -> tuple[s
 
 
 def _payload(result: dict[str, Any]) -> Any:
-    """What a tool call resolves to inside the sandbox: structured content, else the text."""
+    """What a tool call resolves to inside the sandbox: structured content, the gateway's error object,
+    else the text."""
     if result.get("structuredContent") is not None:
         return result["structuredContent"]
+    # Gateway-made errors carry their object as JSON text only (see serve.results.json_result).
+    error = error_body(result)
+    if error is not None:
+        return error
     texts = [
         c.get("text", "")
         for c in result.get("content", [])

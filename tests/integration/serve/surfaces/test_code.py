@@ -17,6 +17,7 @@ from foldgate.model.principal import Principal
 from foldgate.serve.gateway import Gateway
 from foldgate.store.catalog.sqlite import SqliteStore
 from tests.gateway_fixture import RecordingUpstream, demo_config, demo_tools
+from tests.helpers import error_of
 
 
 @pytest.fixture
@@ -36,7 +37,7 @@ def configure(gw: Gateway, config: TenantConfig) -> None:
 
 async def run(gw: Gateway, code: str, who: str | Principal = "default") -> dict[str, Any]:
     result = await gw.call(who, "code_execution", {"code": code}, "code")
-    body: dict[str, Any] = result["structuredContent"]
+    body: dict[str, Any] = error_of(result) if result.get("isError") else result["structuredContent"]
     return body
 
 
@@ -106,7 +107,7 @@ async def test_errors_the_agent_can_act_on(gateway: Gateway) -> None:
     spin = await gateway.call(
         "default", "code_execution", {"code": "while (true) {}", "timeout_ms": 300}, "code"
     )
-    assert spin["structuredContent"]["error_type"] == "timeout"
+    assert error_of(spin)["error_type"] == "timeout"
     again = await run(gateway, "return 41 + 1")
     assert again["value"] == 42  # a fresh worker took over
 
@@ -116,7 +117,7 @@ async def test_disabled_per_tenant_is_listed_nowhere_and_refused(gateway: Gatewa
     tools = [t["name"] for t in json.loads(gateway.listing_json("default", "code"))]
     assert "code_execution" not in tools
     refused = await gateway.call("default", "code_execution", {"code": "return 1"}, "code")
-    assert refused["structuredContent"]["error_type"] == "not_found"
+    assert error_of(refused)["error_type"] == "not_found"
 
 
 async def test_bad_arguments(gateway: Gateway) -> None:
@@ -124,7 +125,7 @@ async def test_bad_arguments(gateway: Gateway) -> None:
                           ({"code": "return 1", "lang": "py"}, "does not take lang")):  # fmt: skip
         result = await gateway.call("default", "code_execution", args, "code")
         assert result["isError"] is True
-        assert message in result["structuredContent"]["error"]
+        assert message in error_of(result)["error"]
 
 
 async def test_a_process_that_runs_no_code_never_offers_it() -> None:
@@ -138,7 +139,7 @@ async def test_a_process_that_runs_no_code_never_offers_it() -> None:
     ]
     assert gw.surface_of("default", "routed") == "call"
     refused = await gw.call("default", "code_execution", {"code": "return 1"}, "code")
-    assert refused["structuredContent"]["error_type"] == "not_found"
+    assert error_of(refused)["error_type"] == "not_found"
 
 
 async def test_the_host_is_not_dumpable_once_agent_code_can_run(gateway: Gateway) -> None:

@@ -11,6 +11,7 @@ import pytest
 
 from foldgate.index.indexer import catalog_from_tools
 from tests.gateway_fixture import demo_config, demo_tools, gateway_client
+from tests.helpers import error_of
 
 H = {"accept": "application/json, text/event-stream", "content-type": "application/json",
      "mcp-protocol-version": "2025-11-25"}  # fmt: skip
@@ -124,11 +125,7 @@ async def test_search_never_finds_what_the_caller_cannot_see() -> None:
         assert all(not h["name"].startswith("crm__") for h in result["structuredContent"]["tools"])
         hidden = await call(client, "call_tool_write", {"name": "crm__create_contact", "arguments": {}})
         missing = await call(client, "call_tool_write", {"name": "crm__no_such_tool", "arguments": {}})
-        assert (
-            hidden["structuredContent"]["error_type"]
-            == missing["structuredContent"]["error_type"]
-            == "not_found"
-        )
+        assert error_of(hidden)["error_type"] == error_of(missing)["error_type"] == "not_found"
         assert upstream.calls == []
 
 
@@ -137,12 +134,12 @@ async def test_the_variant_must_match_the_tools_tier() -> None:
         args = {"name": "crm__create_contact", "arguments": {"name": "Ada", "email": "ada@example.com"}}
         wrong = await call(client, "call_tool_read", args)
         assert wrong["isError"] is True
-        assert wrong["structuredContent"]["error_type"] == "wrong_variant"
-        assert wrong["structuredContent"]["call_with"] == "call_tool_write"
+        assert error_of(wrong)["error_type"] == "wrong_variant"
+        assert error_of(wrong)["call_with"] == "call_tool_write"
         destructive = await call(
             client, "call_tool_write", {"name": "crm:delete_contact", "arguments": {"id": "1"}}
         )
-        assert destructive["structuredContent"]["call_with"] == "call_tool_destructive"
+        assert error_of(destructive)["call_with"] == "call_tool_destructive"
         assert upstream.calls == []
         ok = await call(client, "call_tool_write", args)
         assert ok["isError"] is False
@@ -154,7 +151,7 @@ async def test_invalid_arguments_self_heal_through_the_variants() -> None:
         bad = await call(
             client, "call_tool_write", {"name": "crm__create_contact", "arguments": {"name": "Ada"}}
         )
-        err = bad["structuredContent"]
+        err = error_of(bad)
         assert err["error_type"] == "invalid_params"
         assert err["input_schema"]["required"] == ["name", "email"]
         assert upstream.calls == []
@@ -176,7 +173,7 @@ async def test_bad_meta_tool_arguments_get_a_clear_error(tool: str, arguments: A
     async with gateway_client() as (client, *_):
         result = await call(client, tool, arguments)
         assert result["isError"] is True
-        assert message in result["structuredContent"]["error"]
+        assert message in error_of(result)["error"]
 
 
 async def test_long_results_are_cut_and_paged_back_with_read_cache() -> None:
