@@ -86,6 +86,14 @@ def _cmd_bench_search(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_bench_scan(args: argparse.Namespace) -> int:
+    from foldgate.bench.scan import format_scan_report, run_scan_bench
+
+    report = run_scan_bench(args.tools, args.labels)
+    print(json.dumps(report, ensure_ascii=False) if args.json else format_scan_report(report))
+    return 0
+
+
 def _configs(args: argparse.Namespace) -> Any:
     from foldgate.config import parse_tenant_config
     from foldgate.config_source import FileConfigSource, StaticConfigSource
@@ -319,6 +327,11 @@ def _parser() -> argparse.ArgumentParser:
     srch.add_argument("--dense-cache", help="JSON file keeping tool vectors between runs (reused by hash)")
     srch.add_argument("--json", action="store_true", help="print one JSON object")
     srch.set_defaults(func=_cmd_bench_search)
+    scan = bench_sub.add_parser("scan", help="tool-poisoning scan: flagged tools per rule, recall on labels")
+    scan.add_argument("--tools", required=True, help="tools.jsonl, a corpus folder, or an mcpproxy file")
+    scan.add_argument("--labels", help="labelled descriptions shaped like security_corpus_v1.json")
+    scan.add_argument("--json", action="store_true", help="print one JSON object")
+    scan.set_defaults(func=_cmd_bench_scan)
 
     serve = sub.add_parser("serve", help="serve the gateway locally (embedded store, indexer on a timer)")
     _add_tenant_args(serve)

@@ -153,9 +153,9 @@ _PATH_GATE: Final = (
     ".config/gh",
 )
 _ACCESS_VERB: Final = (
-    r"\b(?:read|reads|reading|cat|open|opens|load|loads|return|returns|pass|passes|send|sends|include|includes|"
-    r"embed|embeds|upload|uploads|attach|attaches|copy|copies|append|appends|exfiltrate|exfiltrates|"
-    r"contents? of|dump|dumps|leak|leaks|collect|collects|grab|grabs|steal|steals|access|accesses)\b"
+    r"(?:\b(?:read|load|return|pass|send|includ|embed|upload|attach|append|exfiltrat|dump|leak|collect|"
+    r"grab|steal|access|transmit|forward|post|shar|print|output|display|open|cop(?:y|i))(?:e|es|ed|d|s|ing)?"
+    r"\b|\bcat\b|\bcontents?\s+of\b)"
 )
 _OWNED: Final = r"(?:the user'?s|users'?|their|your|his|her|any|all|every|each|the (?:entire|full|whole))"
 
@@ -204,7 +204,12 @@ PHRASE_RULES: Final[dict[str, tuple[Pattern, ...]]] = {
             "##",
         ),
         _p(r"\{\{\s*(?:system|assistant|instructions?)\b", "{{"),
-        _p(r"(?:^|[.!?;]\s+)(?:system|assistant|ai)\s*(?:override|instruction|note)?\s*:\s+(?!\d)\w+", ":"),
+        # "SYSTEM: ..." opening a sentence, followed by an order ("System: the OS to target" is a label).
+        _p(
+            r"(?:^|[.!?;]\s+)(?:system|assistant|ai|admin)\s*(?:override|instruction|note|message)?\s*:\s+"
+            r"[^.]{0,60}?\b(?:you|must|always|never|ignore|call|do\s+not|first|mandatory|required|now)\b",
+            ":",
+        ),
         _p(
             r"\b(?:note|message|reminder|directive)s?\s+(?:to|for)\s+(?:the\s+)?(?:"
             + "|".join(_TO_MODEL)
@@ -328,7 +333,9 @@ PHRASE_RULES: Final[dict[str, tuple[Pattern, ...]]] = {
     # Collecting the user's secrets, whatever the wording of the verb.
     "secret-harvest": (
         _p(
-            r"\b(?:any|all|every)\s+(?:of\s+the\s+)?(?:\w+\s+)?" + _SECRETS + r"\s+(?:you\s+can|you\s+have|"
+            r"\b(?:any|all|every)\s+(?:of\s+the\s+)?(?:\w+\s+)?(?:"
+            + _SECRETS
+            + r"|tokens)\s+(?:you\s+can|you\s+have|"
             r"available|found|accessible|stored|visible|on\s+(?:the|this)\s+(?:machine|system|host|device))",
             "any",
             "all",

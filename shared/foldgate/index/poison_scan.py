@@ -146,9 +146,10 @@ def _char_findings(path: str, text: str, *, is_name: bool) -> Iterator[Finding]:
 
 
 def _mixed_case_digits(run: str) -> bool:
-    # A hex run is all digits and a-f; a base64 run mixes upper, lower and digits. Words and ids do not.
-    if re.fullmatch(r"(?:[0-9a-fA-F]{2})+", run):
-        return True
+    # A hex blob (longer than any hash) mixes digits and letters; a base64 one mixes upper, lower and
+    # digits. Words, repeated letters and identifiers do neither.
+    if re.fullmatch(r"[0-9a-fA-F]+", run):
+        return len(run) >= 80 and not run.isdigit() and not run.isalpha()
     return any(c.isupper() for c in run) and any(c.islower() for c in run) and any(c.isdigit() for c in run)
 
 
