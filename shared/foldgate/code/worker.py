@@ -83,6 +83,9 @@ def _js_error(info: dict[str, Any], code: str, *, syntax: bool = False) -> dict[
             # The parser reached the closing brace the sandbox adds after the code: the code is unbalanced.
             error["message"] = _END_OF_CODE
             where = (len(lines), len(lines[-1]) + 1)
+    elif info.get("limit") is True:
+        # The sandbox's own size refusal (arguments over max_args_bytes), uncaught by the program.
+        error = {"type": "limit", "message": text}
     elif name == "InternalError" and "out of memory" in message:
         error = {"type": "memory", "message": f"{text} {_MEMORY_HINT}"}
     else:

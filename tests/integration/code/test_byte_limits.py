@@ -62,3 +62,15 @@ async def test_a_multibyte_return_value_is_measured_in_bytes(sandbox: Sandbox, t
     assert result.error is not None
     assert result.error["type"] == "limit"
     assert sandbox.respawns == 0
+
+
+async def test_console_bytes_are_capped_once_by_the_same_count(sandbox: Sandbox, tools: FakeTools) -> None:
+    code = "console.log('\\u00e9'.repeat(150)); console.log('after'); return 1"
+    result = await sandbox.run(code, tools, RunLimits(max_console_bytes=200))
+    assert result.ok, result.error
+    # 300 bytes do not fit in 200: what fits (less room for the marker) is kept, then one marker, and the
+    # host (counting the same bytes) adds no second marker of its own.
+    assert result.console[-1] == "[console truncated: the limit is 200 bytes]"
+    assert len(result.console) == 2
+    assert result.console[0].startswith("\u00e9" * 10)
+    assert len(result.console[0].encode()) + len(result.console[1].encode()) + 2 <= 200
