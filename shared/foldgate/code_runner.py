@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from foldgate.call_surface import retrieve_tool
+from foldgate.code.hardening import make_not_dumpable
 from foldgate.code_surface import code_tool, parse_code_arguments
 from foldgate.jsonutil import compact
 from foldgate.listing import join_fragments
@@ -26,20 +27,6 @@ if TYPE_CHECKING:
 __all__ = ["CodeRunner", "make_not_dumpable"]
 
 _MAX_LISTINGS = 256
-_PR_SET_DUMPABLE = 4
-
-
-def make_not_dumpable() -> bool:
-    """Mark this process non-dumpable before any agent code runs: the sandbox worker runs as the same
-    user, and a non-dumpable process's memory and ``/proc/<pid>/environ`` (where Lambda keeps the AWS
-    credentials) are closed to other unprivileged processes. Linux only; True when it took effect."""
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        return int(libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)) == 0
-    except (OSError, AttributeError):
-        return False
 
 
 def _payload(result: dict[str, Any]) -> Any:
@@ -72,6 +59,7 @@ class CodeRunner:
             if self._sandbox is None:
                 if self._sandbox_factory is None:
                     raise RuntimeError("this process runs no agent code")
+                # Fail closed: no sandbox (hence no agent code) unless the host is non-dumpable.
                 make_not_dumpable()
                 self._sandbox = self._sandbox_factory()
             return self._sandbox
