@@ -9,8 +9,8 @@ matched (:class:`Finding`: rule id, field path, short excerpt). No model, no net
 once (:mod:`foldgate.index.poison_rules`), so an 11k-tool catalog scans in a few seconds.
 
 Rules: ``hidden-instructions``, ``concealment``, ``instruction-override``, ``forced-precondition``,
-``sensitive-file``, ``secret-harvest``, ``exfiltration``, ``tool-shadowing``, ``rug-pull`` (phrase
-families); ``invisible-unicode``, ``mixed-script``, ``encoded-blob`` (characters); ``title-mismatch``
+``sensitive-file``, ``secret-harvest``, ``exfiltration``, ``tool-shadowing``, ``rug-pull``,
+``command-injection`` (phrase families); ``invisible-unicode``, ``mixed-script``, ``encoded-blob`` (characters); ``title-mismatch``
 (a title whose subject shares nothing with the tool's name and description).
 
 How a flagged tool is meant to be held
