@@ -10,8 +10,9 @@ once (:mod:`foldgate.index.poison_rules`), so an 11k-tool catalog scans in a few
 
 Rules: ``hidden-instructions``, ``concealment``, ``instruction-override``, ``forced-precondition``,
 ``sensitive-file``, ``secret-harvest``, ``exfiltration``, ``tool-shadowing``, ``rug-pull``,
-``command-injection`` (phrase families); ``invisible-unicode``, ``mixed-script``, ``encoded-blob`` (characters); ``title-mismatch``
-(a title whose subject shares nothing with the tool's name and description).
+``command-injection`` (phrase families); ``invisible-unicode``, ``mixed-script``, ``encoded-blob``
+(characters); ``title-mismatch`` (a title whose subject shares nothing with the tool's name and
+description).
 
 How a flagged tool is meant to be held
 --------------------------------------
@@ -38,6 +39,7 @@ from foldgate.index.poison_rules import (
     INVISIBLE,
     PHRASE_RULES,
     QUOTED_MENTION_RULES,
+    RULE_GATES,
     invisible_trick,
     normalise,
     script_confusion,
@@ -140,7 +142,7 @@ def _char_findings(path: str, text: str, *, is_name: bool) -> Iterator[Finding]:
     elif is_name and not text.isascii() and unicodedata.normalize("NFKC", text) != text:
         # Full-width or compatibility letters in a name: it reads as another tool's name.
         yield Finding("mixed-script", path, _excerpt(text, 0, len(text)))
-    blob = BLOB.search(text)
+    blob = BLOB.search(text) if len(text) >= 64 else None
     if blob is not None and (not blob.group().isalnum() or _mixed_case_digits(blob.group())):
         yield Finding("encoded-blob", path, _excerpt(text, blob.start(), blob.start() + 40))
 
@@ -234,6 +236,9 @@ def scan_fields(fields: Iterable[tuple[str, str]]) -> list[Finding]:
     joined = _SEP.join(parts)
     starts = [start for start, _, _ in spans]
     for rule, patterns in PHRASE_RULES.items():
+        gate = RULE_GATES.get(rule)
+        if gate is not None and gate.search(joined) is None:
+            continue
         for pattern in patterns:
             for match in pattern.finditer(joined):
                 lo, hi, path = spans[bisect.bisect_right(starts, match.start()) - 1]
