@@ -7,7 +7,6 @@ normalisation they run on and the character checks.
 
 from __future__ import annotations
 
-import re
 from typing import Final
 
 from foldgate.index.poison_phrases import INSTRUCTION_RULES, QUOTED_MENTION_RULES
@@ -19,7 +18,6 @@ __all__ = [
     "INVISIBLE",
     "PHRASE_RULES",
     "QUOTED_MENTION_RULES",
-    "RULE_GATES",
     "Pattern",
     "invisible_trick",
     "normalise",
@@ -43,10 +41,3 @@ if set(_ALL) != set(_ORDER):  # a family added in one module must be placed in t
     raise RuntimeError(f"poison rule families out of step: {sorted(set(_ALL) ^ set(_ORDER))}")
 
 PHRASE_RULES: Final[dict[str, tuple[Pattern, ...]]] = {rule: _ALL[rule] for rule in _ORDER}
-
-# One literal search per rule before its phrasings: most tools hold none of a rule's trigger words.
-RULE_GATES: Final[dict[str, re.Pattern[str]]] = {
-    rule: re.compile("|".join(f"(?:{p.gate.pattern})" for p in patterns if p.gate is not None))
-    for rule, patterns in PHRASE_RULES.items()
-    if all(p.gate is not None for p in patterns)
-}

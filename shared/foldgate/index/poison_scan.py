@@ -39,7 +39,6 @@ from foldgate.index.poison_rules import (
     INVISIBLE,
     PHRASE_RULES,
     QUOTED_MENTION_RULES,
-    RULE_GATES,
     invisible_trick,
     normalise,
     script_confusion,
@@ -236,9 +235,6 @@ def scan_fields(fields: Iterable[tuple[str, str]]) -> list[Finding]:
     joined = _SEP.join(parts)
     starts = [start for start, _, _ in spans]
     for rule, patterns in PHRASE_RULES.items():
-        gate = RULE_GATES.get(rule)
-        if gate is not None and gate.search(joined) is None:
-            continue
         for pattern in patterns:
             for match in pattern.finditer(joined):
                 lo, hi, path = spans[bisect.bisect_right(starts, match.start()) - 1]

@@ -100,18 +100,23 @@ BLOB: Final = re.compile(
 
 @dataclass(frozen=True, slots=True)
 class Pattern:
-    """One phrasing of a rule; ``gate`` finds literals of which one must occur before the regex runs
+    """One phrasing of a rule; ``gate`` holds literals of which one must occur before the regex runs
     (a literal search is far cheaper than the phrasing's regex with its windows and alternations)."""
 
     regex: re.Pattern[str]
-    gate: re.Pattern[str] | None = None
+    gate: tuple[str, ...] = ()
     near: re.Pattern[str] | None = None  # must also match in the same sentence, ``window`` characters away
     window: int = 60
 
     def finditer(self, text: str) -> Iterator[re.Match[str]]:
         """The matches in normalised text (none without a gate literal)."""
-        if self.gate is not None and self.gate.search(text) is None:
-            return iter(())
+        if self.gate:
+            # A plain loop of substring tests: far cheaper than a regex alternation over the text.
+            for literal in self.gate:
+                if literal in text:
+                    break
+            else:
+                return iter(())
         if self.near is None:
             return self.regex.finditer(text)
         return (m for m in self.regex.finditer(text) if self._has_near(text, m.start(), m.end()))
@@ -132,4 +137,4 @@ _SENTENCE_ENDS: Final = (". ", "! ", "? ", "\n")
 
 def pattern(regex: str, *gate: str) -> Pattern:
     """A phrasing: its regex, and the literals of which one must be present before it runs."""
-    return Pattern(re.compile(regex), re.compile("|".join(map(re.escape, gate))) if gate else None)
+    return Pattern(re.compile(regex), gate)

@@ -38,10 +38,39 @@ _SENSITIVE_PATH: Final = (
     r"application_default_credentials|\.azure/(?:accesstokens|msal_token_cache)|\.pgpass|\.vault-token|\.cargo/credentials|\.gem/credentials|"
     r"\.(?:bash|zsh)rc\b|\.bash_profile|\.git/config|\.s3cfg|\.boto\b|\bkeychain\b|login\s+data)"
 )
-_PATH_GATE_RX: Final = (
-    r"\.ssh|id_(?:rsa|dsa|ecdsa|ed25519)|\.aws|/etc/|mcp\.json|claude_desktop|\.cursor|credentials|\.netrc|"
-    r"\.npmrc|\.pypirc|\.docker|\.kube|\.gnupg|wallet|_history|cookies|\.config/|\.azure|\.pgpass|\.vault|"
-    r"(?:bash|zsh)rc|\.bash_profile|\.git/|\.s3cfg|\.boto|keychain|login data"
+_PATH_GATE: Final = (
+    ".ssh",
+    "id_rsa",
+    "id_dsa",
+    "id_ecdsa",
+    "id_ed25519",
+    ".aws",
+    "/etc/",
+    "mcp.json",
+    "claude_desktop",
+    ".cursor",
+    "credentials",
+    ".netrc",
+    ".npmrc",
+    ".pypirc",
+    ".docker",
+    ".kube",
+    ".gnupg",
+    "wallet",
+    "_history",
+    "cookies",
+    ".config/",
+    ".azure",
+    ".pgpass",
+    ".vault",
+    "bashrc",
+    "zshrc",
+    ".bash_profile",
+    ".git/",
+    ".s3cfg",
+    ".boto",
+    "keychain",
+    "login data",
 )
 _ACCESS_VERB: Final = (
     r"(?:\b(?:read|load|return|pass|send|includ|embed|upload|attach|append|exfiltrat|dump|leak|collect|"
@@ -67,7 +96,7 @@ _OWNED: Final = r"(?:the user'?s|users'?|their|your|his|her|any|all|every|each|t
 THEFT_RULES: Final[dict[str, tuple[Pattern, ...]]] = {
     # Reading known credential files or stores: the path, and an access verb in the same sentence.
     "sensitive-file": (
-        Pattern(re.compile(_SENSITIVE_PATH), re.compile(_PATH_GATE_RX), re.compile(_ACCESS_VERB)),
+        Pattern(re.compile(_SENSITIVE_PATH), _PATH_GATE, re.compile(_ACCESS_VERB)),
         _p(
             r"\b(?:contents?\s+of|exfiltrate|upload|send|leak|embed)\s+(?:the\s+)?[^.!?]{0,20}?\.env\b",
             ".env",
