@@ -30,6 +30,10 @@ INSTRUCTION_RULES: Final[dict[str, tuple[Pattern, ...]]] = {
     # Markup or labels that address the model instead of the user.
     "hidden-instructions": (
         _p(
+            r"#{2,}\s*(?:new\s+)?(?:system|admin|developer|assistant|important|instructions?|override)\b[^#\n]{0,20}#{2,}",
+            "##",
+        ),
+        _p(
             r"<\s*/?\s*(?:important|system|secret|hidden|instructions?|admin|assistant|override|sudo|"
             r"critical|priority|directive|note_to_ai|ai[ _-]?note)\b[^<>]{0,40}>",
             "<",
@@ -69,6 +73,21 @@ INSTRUCTION_RULES: Final[dict[str, tuple[Pattern, ...]]] = {
     ),
     # Keeping the model's actions from the user.
     "concealment": (
+        _p(
+            r"\b(?:never|do\s+not|don'?t|must\s+not)\s+(?:reveal|mention|admit|disclose|say|tell\s+\w+)\s+that\s+you\b",
+            "never",
+            "not",
+            "n't",
+        ),
+        _p(
+            r"\b(?:collect|send|upload|read|forward|record|track|log|exfiltrat|copy|transmit|harvest)\w*\s+"
+            r"[^.]{0,40}?\s(?:silently|secretly|covertly|stealthily|behind\s+the\s+user'?s\s+back)\b",
+            "silently",
+            "secretly",
+            "covertly",
+            "stealthily",
+            "behind",
+        ),
         _p(
             r"\b(?:do\s+not|don'?t|never|must\s+not)\s+(?:ever\s+)?" + _HIDE_VERBS + r"\s+(?:this|these|that|"
             r"it|anything|any\s+of\s+(?:this|these|it)|the\s+(?:step|instruction|directive|note|request|call|"
@@ -121,6 +140,29 @@ INSTRUCTION_RULES: Final[dict[str, tuple[Pattern, ...]]] = {
     ),
     # Replacing the model's instructions or persona.
     "instruction-override": (
+        _p(
+            r"\btreat\s+[^.]{0,60}?\bas\s+(?:your\s+|the\s+|a\s+|an\s+)?(?:new\s+|highest[- ]priority\s+|"
+            r"top[- ]priority\s+|primary\s+|system\s+|direct\s+|authori[sz]ed\s+|trusted\s+|binding\s+)+"
+            r"(?:instructions?|commands?|directives?|orders?|prompts?)",
+            "treat",
+        ),
+        _p(
+            r"\b(?:takes?|have|has|get|gets|given)\s+(?:precedence|priority)\s+over\s+(?:the\s+)?(?:user|your|system|"
+            r"any|all|previous|prior|other|original)",
+            "precedence",
+            "priority",
+        ),
+        _p(
+            r"\b(?:ignore|disregard|forget|override|bypass|discard)\s+(?:[\w'-]+\s+){0,3}?(?:guidance|directions|"
+            r"programming|training|orders|(?:operator|developer|system|proxy|gateway|safety|security|original|"
+            r"existing|above|earlier)'?s?\s+(?:rules|polic(?:y|ies)|restrictions|constraints))\b",
+            "ignor",
+            "disregard",
+            "forget",
+            "overrid",
+            "bypass",
+            "discard",
+        ),
         _p(
             r"\b(?:ignore|disregard|forget|override|bypass|discard)\s+(?:[\w'-]+\s+){0,3}?"
             r"(?:instructions?|prompts?|constraints|guidelines|guardrails|directives|safety\s+(?:polic(?:y|ies)"
@@ -243,6 +285,18 @@ INSTRUCTION_RULES: Final[dict[str, tuple[Pattern, ...]]] = {
     ),
     # Announcing a change in behaviour after review or approval.
     "rug-pull": (
+        _p(
+            r"\bafter\s+(?:the\s+user|you|they|the\s+operator|an?\s+admin)\s+(?:approves?|has\s+approved|trusts?|"
+            r"installs?|enables?)\s+(?:it|this)",
+            "approve",
+            "trust",
+            "install",
+            "enable",
+        ),
+        _p(
+            r"\b(?:replace|swap|change|rewrite|update)\s+(?:this|its)\s+(?:tool\s+)?description\b",
+            "description",
+        ),
         _p(
             r"\bonce\s+(?:this\s+tool\s+|it\s+|the\s+tool\s+)?(?:has\s+been\s+|is\s+|gets\s+|been\s+)?approved\b",
             "approved",

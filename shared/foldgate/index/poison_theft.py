@@ -73,13 +73,13 @@ _PATH_GATE: Final = (
     "login data",
 )
 _ACCESS_VERB: Final = (
-    r"(?:\b(?:read|load|return|pass|send|includ|embed|upload|attach|append|exfiltrat|dump|leak|collect|"
+    r"(?:\b(?:read|open|load|get|cat|view|fetch)_\w+|\b(?:read|load|return|pass|send|includ|embed|upload|attach|append|exfiltrat|dump|leak|collect|"
     r"grab|steal|access|transmit|forward|post|shar|print|output|display|open|cop(?:y|i))(?:e|es|ed|d|s|ing)?"
     r"\b|\bcat\b|\bcontents?\s+of\b)"
 )
 # Data the model holds that an attacker wants: the conversation, its prompt, secrets it can reach.
 _PRIVATE: Final = (
-    r"(?:(?:conversation|chat)\s+(?:history|transcripts?|logs?|messages|context|contents)|(?:full|entire|whole)\s+"
+    r"(?:(?:conversation|chat)\s+(?:history|transcripts?|logs?|messages|context|contents)|(?:full|entire|whole|complete)\s+"
     r"conversation|(?:previous|prior|past|earlier|all)\s+messages|system\s+prompt|environment\s+variables?|"
     r"env\s+vars?|private\s+keys?|ssh\s+keys?|passwords?|session\s+cookies|cookies|clipboard|"
     r"(?:the\s+)?user'?s\s+(?:\w+\s+){0,2}?(?:messages?|query|queries|prompts?|requests?|input|data|files?|"
@@ -89,7 +89,9 @@ _ARG_SLOT: Final = (
     r"\b(?:in|into|as|inside|within|to)\s+(?:the\s+|a\s+|an\s+)?['\"`]?[\w-]+['\"`]?\s+"
     r"(?:field|parameter|param|argument|arg|property|header|key|variable|column)s?\b"
 )
-_OWNED: Final = r"(?:the user'?s|users'?|their|your|his|her|any|all|every|each|the (?:entire|full|whole))"
+_OWNED: Final = (
+    r"(?:the user'?s|users'?|their|your|his|her|any|all|every|each|the (?:entire|full|whole|complete))"
+)
 
 
 # Rule id -> the phrasings it matches, on normalised text.
@@ -142,6 +144,27 @@ THEFT_RULES: Final[dict[str, tuple[Pattern, ...]]] = {
     ),
     # Sending the user's data somewhere else.
     "exfiltration": (
+        _p(
+            r"\b(?:send|forward|upload|post|transmit|leak|copy|export|mirror|relay)\w*\s+(?:[\w'-]+\s+){0,3}?"
+            + _PRIVATE
+            + r"[^.]{0,60}?\bto\s+(?:https?://|[\w.+-]+@[\w-]+\.)",
+            "http",
+            "@",
+        ),
+        _p(
+            r"\b(?:export|dump|paste|move|save|transfer)\s+(?:[\w'-]+\s+){0,4}?"
+            + _PRIVATE
+            + r"[^.]{0,60}?"
+            + _ARG_SLOT,
+            "field",
+            "param",
+            "arg",
+            "property",
+            "header",
+            "key",
+            "variable",
+            "column",
+        ),
         _p(r"\bexfiltrat\w*", "exfiltrat"),
         # Model-held data smuggled out through a tool argument.
         _p(
@@ -231,6 +254,36 @@ THEFT_RULES: Final[dict[str, tuple[Pattern, ...]]] = {
     ),
     # Changing what other tools do.
     "tool-shadowing": (
+        _p(
+            r"\b(?:changes?|modif(?:y|ies)|alters?|affects?|overrides?|redefines?)\s+(?:how|the\s+way|what)\s+(?:the\s+)?"
+            + _TOOLREF
+            + r"(?:\s+tool)?\s+(?:works|behaves|runs|responds|operates|does)",
+            "how",
+            "the way",
+            "what",
+        ),
+        _p(r"\bside[- ]effects?\s+on\s+(?:the\s+)?(?:also\s+present\s+)?(?:other\s+)?" + _TOOLREF, "side"),
+        _p(
+            r"\b(?:when|whenever|before|after|each\s+time|every\s+time)\s+(?:you\s+)?(?:call|calling|use|using|invoke|"
+            r"invoking|run|running)\s+(?:the\s+)?"
+            + _TOOLREF
+            + r"(?:\s+tool)?\b[^.]{0,80}?\b(?:change|replace|"
+            r"redirect|reroute|bcc|cc|forward|swap|override|set\s+(?:the\s+)?(?:channel|recipient|destination|"
+            r"account|address|amount|email|to|cc|bcc)\b)",
+            "call",
+            "using",
+            "use ",
+            "invok",
+            "run",
+        ),
+        _p(
+            r"\binstead\b[^.]{0,40}?\b(?:do\s+not|don'?t|never)\s+(?:call|use|invoke)\s+(?:the\s+)?"
+            + _TOOLREF
+            + r"|\b(?:do\s+not|don'?t|never)\s+(?:call|use|invoke)\s+(?:the\s+)?"
+            + _TOOLREF
+            + r"[^.]{0,40}?\binstead\b",
+            "instead",
+        ),
         _p(
             r"\b(?:modif(?:y|ies)|alters?|changes?|overrides?|hijacks?|intercepts?|patch(?:es)?)\s+the\s+"
             r"(?:behaviou?r|output|results?|arguments|parameters|recipients?)\s+of\s+(?:the\s+|other\s+|any\s+|"
