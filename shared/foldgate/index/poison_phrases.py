@@ -30,6 +30,14 @@ INSTRUCTION_RULES: Final[dict[str, tuple[Pattern, ...]]] = {
     # Markup or labels that address the model instead of the user.
     "hidden-instructions": (
         _p(
+            r"\b(?:important|attention|info|information|warning)\s+(?:for|to)\s+(?:the\s+)?(?:model|assistant|ai|llm|"
+            r"agent|claude|gpt)s?\s*:",
+            "important",
+            "attention",
+            "info",
+            "warning",
+        ),
+        _p(
             r"#{2,}\s*(?:new\s+)?(?:system|admin|developer|assistant|important|instructions?|override)\b[^#\n]{0,20}#{2,}",
             "##",
         ),
@@ -140,6 +148,28 @@ INSTRUCTION_RULES: Final[dict[str, tuple[Pattern, ...]]] = {
     ),
     # Replacing the model's instructions or persona.
     "instruction-override": (
+        _p(
+            r"\b(?:commands?|instructions?|directives?|orders?)\b[^.]{0,50}?\b(?:carry\s+(?:them|it)\s+out|obey\s+"
+            r"(?:them|it)|comply\s+with\s+(?:them|it))",
+            "carry",
+            "obey",
+            "comply",
+        ),
+        _p(
+            r"\bforget\s+(?:everything|all|anything)\s+(?:you\s+(?:were|have\s+been)\s+(?:told|taught|instructed|"
+            r"given)|(?:that\s+)?came\s+before|above|previously|before)|\byou\s+now\s+(?:work|answer|report|"
+            r"belong)\s+(?:for|to)\b",
+            "forget",
+            "you now",
+        ),
+        _p(
+            r"\b(?:reveal|print|output|show|leak|dump|repeat|disclose|include|return)\s+(?:[\w'-]+\s+){0,3}?"
+            r"(?:developer\s+message|system\s+message|hidden\s+prompt|initial\s+prompt|instructions\s+above|"
+            r"(?:your|its)\s+(?:hidden\s+)?instructions)",
+            "message",
+            "prompt",
+            "instructions",
+        ),
         _p(
             r"\btreat\s+[^.]{0,60}?\bas\s+(?:your\s+|the\s+|a\s+|an\s+)?(?:new\s+|highest[- ]priority\s+|"
             r"top[- ]priority\s+|primary\s+|system\s+|direct\s+|authori[sz]ed\s+|trusted\s+|binding\s+)+"
@@ -285,6 +315,12 @@ INSTRUCTION_RULES: Final[dict[str, tuple[Pattern, ...]]] = {
     ),
     # Announcing a change in behaviour after review or approval.
     "rug-pull": (
+        _p(
+            # ("it will overwrite files without warning" is a benign caution: no "without notice" here.)
+            r"\bonce\s+(?:it\s+is\s+|it'?s\s+|this\s+tool\s+is\s+)?(?:trusted|whitelisted|allowlisted)\b",
+            "trusted",
+            "listed",
+        ),
         _p(
             r"\bafter\s+(?:the\s+user|you|they|the\s+operator|an?\s+admin)\s+(?:approves?|has\s+approved|trusts?|"
             r"installs?|enables?)\s+(?:it|this)",

@@ -107,6 +107,19 @@ THEFT_RULES: Final[dict[str, tuple[Pattern, ...]]] = {
     # Collecting the user's secrets, whatever the wording of the verb.
     "secret-harvest": (
         _p(
+            r"\bask\s+(?:the\s+user\s+|them\s+)?(?:for\s+)?(?:their|the\s+user'?s|your|his|her)\s+(?:\w+\s+){0,2}?"
+            r"(?:password|passcode|pin|otp|one-time\s+code|2fa\s+code|seed\s+phrase|recovery\s+phrase|private\s+key|"
+            r"credit\s+card|card\s+number|cvv|ssn|social\s+security)",
+            "ask",
+        ),
+        _p(
+            r"\b(?:any|all|every)\s+(?:of\s+the\s+)?(?:\w+\s+)?(?:" + _SECRETS + r"|tokens)\s+(?:present|"
+            r"in\s+(?:the\s+)?(?:context|conversation|memory|environment|chat))",
+            "any",
+            "all",
+            "every",
+        ),
+        _p(
             r"\b(?:any|all|every)\s+(?:of\s+the\s+)?(?:\w+\s+)?(?:"
             + _SECRETS
             + r"|tokens)\s+(?:you\s+can|you\s+have|"
@@ -144,6 +157,28 @@ THEFT_RULES: Final[dict[str, tuple[Pattern, ...]]] = {
     ),
     # Sending the user's data somewhere else.
     "exfiltration": (
+        _p(
+            r"\b(?:pass|send|forward|give|provide|report|share)\s+(?:[\w'-]+\s+){0,2}?"
+            + _PRIVATE
+            + r"\s+to\s+(?:the\s+)?"
+            + _TOOLREF,
+            "to",
+        ),
+        _p(
+            r"\bcall\s+(?:the\s+)?"
+            + _TOOLREF
+            + r"(?:\s+tool)?\s+with\s+(?:the\s+)?(?:full\s+|entire\s+|whole\s+)?"
+            r"(?:conversation|chat|transcript|system\s+prompt|chat\s+history|user'?s\s+messages)",
+            "with",
+        ),
+        _p(
+            r"\b(?:routed?|redirect\w*|sent|send|forward\w*|divert\w*|transfer\w*|pay)\s+(?:[\w'-]+\s+){0,3}?"
+            r"(?:through|via|to|into)\s+(?:the\s+)?(?:wallet|account|address|iban)\s+(?:0x[0-9a-f]{6,}|[0-9][0-9-]{5,})",
+            "wallet",
+            "account",
+            "address",
+            "iban",
+        ),
         _p(
             r"\b(?:send|forward|upload|post|transmit|leak|copy|export|mirror|relay)\w*\s+(?:[\w'-]+\s+){0,3}?"
             + _PRIVATE
@@ -254,6 +289,19 @@ THEFT_RULES: Final[dict[str, tuple[Pattern, ...]]] = {
     ),
     # Changing what other tools do.
     "tool-shadowing": (
+        _p(
+            r"\b(?:results?|outputs?|responses?|data)\s+(?:from|of|returned\s+by)\s+(?:the\s+|any\s+|all\s+)?other\s+"
+            r"(?:\w+\s+)?tools?\b[^.]{0,40}?\b(?:discard\w*|ignor\w*|replac\w*|distrust\w*|outdated|wrong|incorrect|"
+            r"invalid|unreliable)|\bother\s+(?:\w+\s+)?tools?\s+(?:are|is)\s+(?:outdated|wrong|unreliable|broken|"
+            r"compromised|untrustworthy)",
+            "other",
+        ),
+        _p(
+            r"\bother\s+tools?\b[^.]{0,60}?\b(?:also|always)\s+(?:pass|send|forward|copy|give)\b|\b(?:pass|send|"
+            r"forward|copy)\s+(?:its|their|the)\s+(?:contents?|outputs?|results?|data)\s+to\s+this\s+tool",
+            "other",
+            "this tool",
+        ),
         _p(
             r"\b(?:changes?|modif(?:y|ies)|alters?|affects?|overrides?|redefines?)\s+(?:how|the\s+way|what)\s+(?:the\s+)?"
             + _TOOLREF
