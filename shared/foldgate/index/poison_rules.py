@@ -18,6 +18,7 @@ __all__ = [
     "INVISIBLE",
     "PHRASE_RULES",
     "QUOTED_MENTION_RULES",
+    "RULE_GATES",
     "Pattern",
     "invisible_trick",
     "normalise",
@@ -41,3 +42,11 @@ if set(_ALL) != set(_ORDER):  # a family added in one module must be placed in t
     raise RuntimeError(f"poison rule families out of step: {sorted(set(_ALL) ^ set(_ORDER))}")
 
 PHRASE_RULES: Final[dict[str, tuple[Pattern, ...]]] = {rule: _ALL[rule] for rule in _ORDER}
+
+# Every trigger literal of a rule: one pass of substring tests skips a rule none of whose phrasings can
+# match (most tools hold no trigger word of most rules).
+RULE_GATES: Final[dict[str, tuple[str, ...]]] = {
+    rule: tuple(dict.fromkeys(literal for p in patterns for literal in p.gate))
+    for rule, patterns in PHRASE_RULES.items()
+    if all(p.gate for p in patterns)
+}

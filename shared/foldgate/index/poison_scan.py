@@ -39,6 +39,7 @@ from foldgate.index.poison_rules import (
     INVISIBLE,
     PHRASE_RULES,
     QUOTED_MENTION_RULES,
+    RULE_GATES,
     invisible_trick,
     normalise,
     script_confusion,
@@ -208,6 +209,12 @@ def _all_strings(node: Any, path: str, depth: int = 0) -> Iterator[tuple[str, st
             yield from _all_strings(item, f"{path}[{i}]", depth + 1)
 
 
+def _triggered(literals: tuple[str, ...] | None, text: str) -> bool:
+    if literals is None:
+        return True
+    return any(literal in text for literal in literals)
+
+
 def scan_fields(fields: Iterable[tuple[str, str]]) -> list[Finding]:
     """Scan ``(field path, text)`` pairs; the field named ``name`` also gets the name-only checks.
 
@@ -235,6 +242,8 @@ def scan_fields(fields: Iterable[tuple[str, str]]) -> list[Finding]:
     joined = _SEP.join(parts)
     starts = [start for start, _, _ in spans]
     for rule, patterns in PHRASE_RULES.items():
+        if not _triggered(RULE_GATES.get(rule), joined):
+            continue
         for pattern in patterns:
             for match in pattern.finditer(joined):
                 lo, hi, path = spans[bisect.bisect_right(starts, match.start()) - 1]

@@ -137,4 +137,61 @@ _SENTENCE_ENDS: Final = (". ", "! ", "? ", "\n")
 
 def pattern(regex: str, *gate: str) -> Pattern:
     """A phrasing: its regex, and the literals of which one must be present before it runs."""
-    return Pattern(re.compile(regex), gate)
+    return Pattern(re.compile(_fast_start(regex)), gate)
+
+
+_QUANTIFIERS: Final = "?*+{"
+
+
+def _split_top(group: str) -> list[str]:
+    """The top-level alternatives of a group's body."""
+    parts, depth, start = [], 0, 0
+    for i, char in enumerate(group):
+        escaped = i > 0 and group[i - 1] == "\\"
+        if char == "(" and not escaped:
+            depth += 1
+        elif char == ")" and not escaped:
+            depth -= 1
+        elif char == "|" and depth == 0 and not escaped:
+            parts.append(group[start:i])
+            start = i + 1
+    parts.append(group[start:])
+    return parts
+
+
+def _guarded(alternative: str) -> str | None:
+    """The alternative with a word-boundary lookbehind after its leading letters, None if it has none."""
+    run = 0
+    while run < len(alternative) and (alternative[run].isalnum() or alternative[run] == "_"):
+        run += 1
+    if run < len(alternative) and alternative[run] in _QUANTIFIERS:
+        run -= 1  # "overrides?": the quantifier binds the last letter
+    if run <= 0:
+        return None
+    head = alternative[:run]
+    return f"{head}(?<!\\w{head}){alternative[run:]}"
+
+
+def _fast_start(regex: str) -> str:
+    r"""``\b(?:read|load)rest`` as ``(?:read(?<!\wread)|load(?<!\wload))rest``: the same matches, but
+    ``re`` only starts a match where one of the words' first letters is (a leading ``\b`` makes it try
+    every position of the text). Left as written unless every alternative starts with a letter."""
+    if not regex.startswith("\\b(?:"):
+        return regex
+    depth, end = 0, -1
+    for i in range(2, len(regex)):
+        if regex[i - 1] == "\\":
+            continue
+        if regex[i] == "(":
+            depth += 1
+        elif regex[i] == ")":
+            depth -= 1
+            if depth == 0:
+                end = i
+                break
+    if end < 0:
+        return regex
+    guarded = [_guarded(alt) for alt in _split_top(regex[5:end])]
+    if any(g is None for g in guarded):
+        return regex
+    return "(?:" + "|".join(g for g in guarded if g is not None) + ")" + regex[end + 1 :]
