@@ -189,8 +189,8 @@ def _fast_start(regex: str) -> str:
             if depth == 0:
                 end = i
                 break
-    if end < 0:
-        return regex
+    if end < 0 or regex[end + 1 : end + 2] in tuple(_QUANTIFIERS):
+        return regex  # an optional first group: the boundary must stay in front of what follows
     guarded = [_guarded(alt) for alt in _split_top(regex[5:end])]
     if any(g is None for g in guarded):
         return regex
