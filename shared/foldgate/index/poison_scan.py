@@ -177,17 +177,22 @@ def _schema_strings(node: Any, path: str, depth: int = 0) -> Iterator[tuple[str,
     """Every string a JSON Schema shows the model: descriptions, titles, enum values, string defaults."""
     if depth > _MAX_DEPTH:
         return
-    if isinstance(node, Mapping):
+    if isinstance(node, dict):
         for key, value in node.items():
             key_s = str(key)
             sub = f"{path}.{key_s}"
             if isinstance(value, str) and key_s in ("description", "title", "default", "const", "$comment"):
                 yield sub, value
+            elif key_s == "properties" and isinstance(value, dict):
+                # Parameter names are published too ("content_from_reading_ssh_id_rsa"): read as words.
+                for name in value:
+                    yield f"{sub}.{name}#name", re.sub(r"[_\-.]+", " ", str(name))
+                yield from _schema_strings(value, sub, depth + 1)
             elif key_s in ("enum", "examples") and isinstance(value, list):
                 for i, item in enumerate(value):
                     if isinstance(item, str):
                         yield f"{sub}[{i}]", item
-            elif isinstance(value, Mapping | list):
+            elif isinstance(value, dict | list):
                 yield from _schema_strings(value, sub, depth + 1)
     elif isinstance(node, list):
         for i, item in enumerate(node):
@@ -200,7 +205,7 @@ def _all_strings(node: Any, path: str, depth: int = 0) -> Iterator[tuple[str, st
         return
     if isinstance(node, str):
         yield path, node
-    elif isinstance(node, Mapping):
+    elif isinstance(node, dict):
         for key, value in node.items():
             yield f"{path}.{key}#key", str(key)
             yield from _all_strings(value, f"{path}.{key}", depth + 1)
