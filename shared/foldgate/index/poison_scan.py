@@ -63,6 +63,7 @@ _MAX_FIELD_CHARS: Final = 20_000  # a description longer than this is scanned in
 _MAX_DEPTH: Final = 32  # schemas nest; hostile ones nest without end
 _MAX_FIELDS: Final = 2_000  # strings read per tool (a huge enum is not where an attack hides)
 _SEP: Final = "\n. "
+_NAME_SEP: Final = re.compile(r"[_\-.]+")
 _QUOTES: Final = "'\"`\u2018\u2019\u201c\u201d\u00ab\u00bb"
 # Words a title shares with any description: they say nothing about its subject.
 _STOP: Final = frozenset(
@@ -184,9 +185,10 @@ def _schema_strings(node: Any, path: str, depth: int = 0) -> Iterator[tuple[str,
             if isinstance(value, str) and key_s in ("description", "title", "default", "const", "$comment"):
                 yield sub, value
             elif key_s == "properties" and isinstance(value, dict):
-                # Parameter names are published too ("content_from_reading_ssh_id_rsa"): read as words.
-                for name in value:
-                    yield f"{sub}.{name}#name", re.sub(r"[_\-.]+", " ", str(name))
+                # Parameter names are published too ("ignore_previous_instructions"): read as words, all
+                # of one object's names in one field (one field per name costs more than the names).
+                if value:
+                    yield f"{sub}#names", ". ".join(_NAME_SEP.sub(" ", str(name)) for name in value)
                 yield from _schema_strings(value, sub, depth + 1)
             elif key_s in ("enum", "examples") and isinstance(value, list):
                 for i, item in enumerate(value):
