@@ -108,3 +108,9 @@ class InsufficientScopeError(FoldgateError):
     def __init__(self, message: str, *, scope: str) -> None:
         super().__init__(message, scope=scope)
         self.scope = scope
+
+
+class SandboxUnavailableError(FoldgateError):
+    """Agent code cannot run safely in this process (its hardening did not take effect)."""
+
+    code = "sandbox_unavailable"

@@ -117,6 +117,15 @@ def _cmd_bench_context(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_bench_scan(args: argparse.Namespace) -> int:
+    # Loaded per command: the CLI starts fast and each command pays only for what it uses.
+    from foldgate.dev.bench.scan import format_scan_report, run_scan_bench
+
+    report = run_scan_bench(args.tools, args.labels)
+    print(json.dumps(report, ensure_ascii=False) if args.json else format_scan_report(report))
+    return 0
+
+
 def _configs(args: argparse.Namespace) -> Any:
     # Loaded per command: the CLI starts fast and each command pays only for what it uses.
     from foldgate.config.source import FileConfigSource, StaticConfigSource
@@ -380,6 +389,11 @@ def _parser() -> argparse.ArgumentParser:
     srch.add_argument("--single-intent", action="store_true", help="search each query whole (no splitting)")
     srch.add_argument("--json", action="store_true", help="print one JSON object")
     srch.set_defaults(func=_cmd_bench_search)
+    scan = bench_sub.add_parser("scan", help="tool-poisoning scan: flagged tools per rule, recall on labels")
+    scan.add_argument("--tools", required=True, help="tools.jsonl, a corpus folder, or an mcpproxy file")
+    scan.add_argument("--labels", help="labelled descriptions shaped like security_corpus_v1.json")
+    scan.add_argument("--json", action="store_true", help="print one JSON object")
+    scan.set_defaults(func=_cmd_bench_scan)
 
     ctx = bench_sub.add_parser("context", help="context tokens to reach a task's tools, per surface")
     ctx.add_argument("--tools", required=True, help="tools.jsonl, a corpus folder, or an mcpproxy file")

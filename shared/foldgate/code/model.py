@@ -5,9 +5,17 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
-__all__ = ["CallRecord", "RunLimits", "RunResult", "ToolCaller"]
+__all__ = ["MAX_LINE_BYTES", "CallRecord", "RunLimits", "RunResult", "ToolCaller"]
+
+MAX_LINE_BYTES: Final = 16 * 1024 * 1024
+"""The longest protocol line between host and worker. Lines are ASCII JSON, so a UTF-8 byte of a
+payload takes up to 3 bytes on the line (``\\u00e9`` for the 2 bytes of "é") and a control character 6.
+The worker ends a run with a ``limit`` error rather than send a longer ``calls`` line; every other line
+fits by :class:`RunLimits`' own check. 16 MiB holds the largest return value a tenant may configure
+(5 MB, so 15 MB escaped)."""
+_LINE_SLACK: Final = 64 * 1024  # message framing, error messages and stacks (cut to 6,100 characters)
 
 ToolCaller = Callable[[str, str, Any], Awaitable[tuple[bool, Any]]]
 """``(server, tool, args) -> (ok, payload)``: the JSON result, or an error object when not ok."""
@@ -32,6 +40,12 @@ class RunLimits:
             value = getattr(self, f.name)
             if type(value) is not int or value < 1:
                 raise ValueError(f"RunLimits.{f.name} must be a positive integer, got {value!r}")
+        # One call's arguments and the final message must each fit one line, escaped at worst.
+        if 3 * self.max_args_bytes + _LINE_SLACK > MAX_LINE_BYTES:
+            most = (MAX_LINE_BYTES - _LINE_SLACK) // 3
+            raise ValueError(f"RunLimits.max_args_bytes must be at most {most}")
+        if 3 * self.max_result_bytes + 6 * self.max_console_bytes + _LINE_SLACK > MAX_LINE_BYTES:
+            raise ValueError("RunLimits.max_result_bytes and max_console_bytes do not fit one protocol line")
 
     def wire(self) -> dict[str, int]:
         """What the worker needs (the deadline, concurrency and delivery caps stay on the host)."""

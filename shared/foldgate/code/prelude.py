@@ -25,7 +25,8 @@ _PRELUDE_SOURCE: Final = r"""
   "use strict";
   const G = globalThis;
   const stringify = JSON.stringify, parse = JSON.parse, apply = Reflect.apply;
-  const sliceFn = String.prototype.slice, toStr = String;
+  const sliceFn = String.prototype.slice, codeAt = String.prototype.charCodeAt, toStr = String;
+  const limitErrors = new WeakSet(), markFn = WeakSet.prototype.add, isMarkedFn = WeakSet.prototype.has;
   const defineProperty = Object.defineProperty, freeze = Object.freeze, create = Object.create;
   const PromiseCtor = Promise, thenFn = Promise.prototype.then;
   const ErrorCtor = Error, TypeErrorCtor = TypeError, RangeErrorCtor = RangeError;
@@ -56,10 +57,42 @@ _PRELUDE_SOURCE: Final = r"""
   /* Concatenated (rope) strings cannot cross into Python ("Unknown quickjs tag: -6"): slice flattens. */
   function flat(s) { return apply(sliceFn, s, [0]); }
   function cut(s, n) { return s.length > n ? apply(sliceFn, s, [0, n]) + "..." : s; }
+  /* Every size is bytes of UTF-8, as the host counts them: a surrogate pair is 4, a lone surrogate 3.
+     A JS string has at most 3 bytes per code unit, so short strings skip the loop. */
+  function bytes(s) {
+    let n = s.length;
+    if (n === 0) return 0;
+    for (let i = 0; i < s.length; i++) {
+      const u = apply(codeAt, s, [i]);
+      if (u < 0x80) continue;
+      if (u < 0x800) { n += 1; continue; }
+      if (u >= 0xD800 && u <= 0xDBFF && i + 1 < s.length) {
+        const v = apply(codeAt, s, [i + 1]);
+        if (v >= 0xDC00 && v <= 0xDFFF) { n += 2; i++; continue; }
+      }
+      n += 2;
+    }
+    return n;
+  }
+  /* The longest prefix of s within n bytes, never splitting a surrogate pair. */
+  function fit(s, n) {
+    let used = 0, i = 0;
+    while (i < s.length) {
+      const u = apply(codeAt, s, [i]);
+      let size = u < 0x80 ? 1 : u < 0x800 ? 2 : 3, step = 1;
+      if (u >= 0xD800 && u <= 0xDBFF && i + 1 < s.length) {
+        const v = apply(codeAt, s, [i + 1]);
+        if (v >= 0xDC00 && v <= 0xDFFF) { size = 4; step = 2; }
+      }
+      if (used + size > n) break;
+      used += size; i += step;
+    }
+    return apply(sliceFn, s, [0, i]);
+  }
 
   let nextId = 0, calls = 0, limitHit = false, queue = "", queued = 0;
   const pending = create(null);
-  let consoleBuf = "", consoleChars = 0, consoleFull = false;
+  let consoleBuf = "", consoleBytes = 0, consoleFull = false;
   let main = null, state = 0, outcome, resultText = "";
 
   function makeError(Ctor, message) {
@@ -88,9 +121,13 @@ _PRELUDE_SOURCE: Final = r"""
     if (typeof text !== "string" || text[0] !== "{") {
       return rejected(makeError(TypeErrorCtor, where + ": the arguments must be an object"));
     }
-    if (text.length > maxArgs) {
-      return rejected(makeError(RangeErrorCtor, where + ": the arguments are " + text.length +
-        " characters of JSON; the limit is " + maxArgs));
+    const size = text.length > maxArgs ? -1 : bytes(text);
+    if (size < 0 || size > maxArgs) {
+      /* A size limit, like max_calls: uncaught, the run ends with a "limit" error (see errorJson). */
+      const e = makeError(RangeErrorCtor, where + ": the arguments are " +
+        (size < 0 ? "at least " + text.length : size) + " bytes of JSON (UTF-8); the limit is " + maxArgs);
+      apply(markFn, limitErrors, [e]);
+      return rejected(e);
     }
     calls += 1;
     if (calls > maxCalls) {
@@ -122,20 +159,21 @@ _PRELUDE_SOURCE: Final = r"""
     let line = prefix;
     for (let i = 0; i < args.length; i++) {
       line += (i > 0 ? " " : "") + show(args[i]);
-      if (consoleChars + line.length >= maxConsole) break;
+      if (consoleBytes + line.length >= maxConsole) break;
     }
-    /* Each line costs its length plus one, so a flood of empty lines is capped too. Past the cap, what
+    /* Each line costs its bytes plus one, so a flood of empty lines is capped too. Past the cap, what
        fits of the line is kept (less room for the marker) and the console closes. */
-    if (consoleChars + line.length + 1 > maxConsole) {
+    const size = line.length >= maxConsole ? line.length : bytes(line);
+    if (consoleBytes + size + 1 > maxConsole) {
       consoleFull = true;
-      const room = maxConsole - consoleChars - 100;
-      if (room > 0) push(cut(line, room));
+      const room = maxConsole - consoleBytes - 100;
+      if (room > 0) push(fit(line, room) + "...");
       line = "[console truncated: the limit is " + maxConsole + " bytes]";
     }
     push(line);
   }
   function push(line) {
-    consoleChars += line.length + 1;
+    consoleBytes += bytes(line) + 1;
     consoleBuf = consoleBuf === "" ? stringify(line) : consoleBuf + "," + stringify(line);
   }
   const console = freeze(create(null, {
@@ -160,8 +198,10 @@ _PRELUDE_SOURCE: Final = r"""
     } else {
       message = show(e);
     }
+    let marked = false;
+    try { marked = apply(isMarkedFn, limitErrors, [e]); } catch (x) {}
     return "{\"name\":" + stringify(cut(name, 100)) + ",\"message\":" + stringify(cut(message, 2000)) +
-      ",\"stack\":" + stringify(cut(stack, 4000)) + "}";
+      ",\"stack\":" + stringify(cut(stack, 4000)) + (marked ? ",\"limit\":true}" : "}");
   }
 
   function compile(code) {
@@ -213,7 +253,8 @@ _PRELUDE_SOURCE: Final = r"""
         stringify("the return value is not JSON-serializable (" + describe(e) + ")") + ",\"stack\":\"\"}}";
     }
     if (typeof text !== "string") text = "null";
-    if (text.length > maxResult) return "{\"ok\":false,\"size\":" + text.length + "}";
+    const size = text.length > maxResult ? text.length : bytes(text);
+    if (size > maxResult) return "{\"ok\":false,\"size\":" + size + "}";
     resultText = text;
     return "{\"ok\":true}";
   }

@@ -73,7 +73,7 @@ class WorkerProcess:
         assert self.proc.stdout is not None
         try:
             line = await self.proc.stdout.readline()
-        except ValueError as exc:  # a line longer than _LINE_LIMIT
+        except ValueError as exc:  # a line longer than MAX_LINE_BYTES
             raise ProtocolError("oversized line from the worker") from exc
         if not line:
             raise ProtocolError("the worker exited")

@@ -37,14 +37,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Final
 
-from foldgate.code.model import CallRecord, RunLimits, RunResult, ToolCaller
+from foldgate.code.model import MAX_LINE_BYTES, CallRecord, RunLimits, RunResult, ToolCaller
 from foldgate.code.protocol import CLOSE_GRACE_S, LIVE_PIDS, HostRun, ProtocolError, WorkerProcess
 
 __all__ = ["CallRecord", "RunLimits", "RunResult", "Sandbox", "ToolCaller", "default_worker_command"]
 
 log = logging.getLogger(__name__)
 
-_LINE_LIMIT: Final = 512 * 1024 * 1024  # one protocol line; the worker's own caps keep lines far below
 _ABORT_GRACE_S: Final = 0.5
 _INTERNAL: Final = "internal sandbox error; the sandbox was restarted and the program can be run again"
 # -I: no environment variables, user site or script directory on sys.path; -S: no site-packages (the
@@ -245,7 +244,7 @@ class Sandbox:
                 cwd=workdir,
                 close_fds=True,
                 start_new_session=True,  # no terminal signals from the host's process group
-                limit=_LINE_LIMIT,
+                limit=MAX_LINE_BYTES,  # a longer line is a protocol violation (see the worker)
             )
         finally:
             os.rmdir(workdir)

@@ -35,6 +35,7 @@ from typing import Any, BinaryIO, Final
 
 import _quickjs
 
+from foldgate.code.model import MAX_LINE_BYTES
 from foldgate.code.prelude import PRELUDE
 
 __all__ = ["PRELUDE", "locate", "main", "prepare", "run_program"]
@@ -83,6 +84,9 @@ def _js_error(info: dict[str, Any], code: str, *, syntax: bool = False) -> dict[
             # The parser reached the closing brace the sandbox adds after the code: the code is unbalanced.
             error["message"] = _END_OF_CODE
             where = (len(lines), len(lines[-1]) + 1)
+    elif info.get("limit") is True:
+        # The sandbox's own size refusal (arguments over max_args_bytes), uncaught by the program.
+        error = {"type": "limit", "message": text}
     elif name == "InternalError" and "out of memory" in message:
         error = {"type": "memory", "message": f"{text} {_MEMORY_HINT}"}
     else:
@@ -120,10 +124,16 @@ class _Channel:
             raise ValueError("expected a JSON object")
         return msg
 
-    def write(self, msg: dict[str, Any]) -> None:
-        # ensure_ascii: strings from JS may hold lone surrogates, which UTF-8 cannot encode.
-        self._out.write(json.dumps(msg, separators=(",", ":")).encode("ascii") + b"\n")
+    def write(self, msg: dict[str, Any] | bytes) -> None:
+        """Send a message (or a line already encoded by :func:`_encode`)."""
+        self._out.write((msg if isinstance(msg, bytes) else _encode(msg)) + b"\n")
         self._out.flush()
+
+
+def _encode(msg: dict[str, Any]) -> bytes:
+    """One protocol line, without its newline."""
+    # ensure_ascii: strings from JS may hold lone surrogates, which UTF-8 cannot encode.
+    return json.dumps(msg, separators=(",", ":")).encode("ascii")
 
 
 class _Aborted(Exception):
@@ -208,7 +218,19 @@ def _pump(channel: _Channel, ctx: Any, control: Any, limits: _Limits, code: str)
                 },
                 console,
             )
-        channel.write({"type": "calls", "calls": calls, "console": console})
+        line = _encode({"type": "calls", "calls": calls, "console": console})
+        if len(line) > MAX_LINE_BYTES:
+            # The host reads lines up to MAX_LINE_BYTES: a bigger batch is the program's limit to hit.
+            return _done_error(
+                {
+                    "type": "limit",
+                    "message": f"the {len(calls)} tool calls made at once carry {len(line)} bytes of "
+                    f"escaped JSON; at most {MAX_LINE_BYTES} can be in flight together (await some "
+                    "before making more; none of this batch was made)",
+                },
+                console,
+            )
+        channel.write(line)
         reply = channel.read()
         if reply is None:
             sys.exit(0)

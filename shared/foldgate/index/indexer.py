@@ -16,9 +16,11 @@ from typing import TYPE_CHECKING, Any
 from foldgate.config.tenant import ServerConfig, TenantConfig
 from foldgate.errors import ConflictError, StoreError, UpstreamError
 from foldgate.index.holds import Holds, Scanner, carried_over, hold_unapproved
+from foldgate.index.poison_scan import scan_findings
 from foldgate.model.catalog import CatalogVersion, IndexedTool, ServerStatus, new_version_id
 from foldgate.model.listing import fragments_for
 from foldgate.model.naming import assign_names
+from foldgate.model.pattern_probe import unsafe_patterns
 from foldgate.model.token_count import TokenCounter, get_counter
 from foldgate.model.tool import Tool, tool_from_wire
 from foldgate.store.approvals.base import ApprovalStore
@@ -50,6 +52,8 @@ class IndexReport:
     flagged: int = 0
     # Set when the current version could not be read and this run rebuilt the catalog over it.
     recovered: str | None = None
+    # Schemas whose patterns backtrack catastrophically (validation bounds them; the upstream may not).
+    unsafe_patterns: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def failed_servers(self) -> int:
@@ -152,11 +156,12 @@ class Indexer:
         max_concurrency: int = 8,
         approvals: ApprovalStore | None = None,
         embedder: Embedder | None = None,
-        scan: Scanner | None = None,
+        scan: Scanner | None = scan_findings,
     ) -> None:
         self.store = store
         self.approvals = approvals
-        # The poisoning scan run on content that is not approved yet (see foldgate.index.holds).
+        # The poisoning scan run on content that is not approved yet (see foldgate.index.holds); None
+        # turns it off (a tenant that approves everything by hand anyway).
         self.scan = scan
         self.embedder = embedder
         self.upstream = upstream
@@ -290,6 +295,9 @@ class Indexer:
                 report.error = exc.message  # another indexer won the race; its version is current
             except StoreError as exc:
                 report.error = exc.message
+        report.unsafe_patterns = {
+            t.published: found for t in indexed if (found := unsafe_patterns(t.tool.input_schema))
+        }
         report.catalog_bytes = sum(len(t.full_fragment) + len(t.deferred_fragment) for t in indexed)
         report.duration_s = round(time.monotonic() - started, 4)
         return report

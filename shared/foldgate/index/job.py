@@ -83,6 +83,9 @@ class JobResult:
                     "duration_s": r.duration_s,
                     "servers": r.servers,
                     "awaiting_approval": r.awaiting_approval,
+                    "flagged": r.flagged,
+                    "unsafe_patterns": r.unsafe_patterns,
+                    "recovered": r.recovered,
                     "error": r.error,
                 }
                 for r in self.reports

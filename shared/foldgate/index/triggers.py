@@ -38,6 +38,9 @@ def local_reindexer(
             "changed": report.changed,
             "tools": report.tools,
             "awaiting_approval": report.awaiting_approval,
+            "flagged": report.flagged,
+            "unsafe_patterns": report.unsafe_patterns,
+            "recovered": report.recovered,
             "error": report.error,
         }
 

@@ -1,18 +1,48 @@
 """Argument validation against the stored upstream schema, with validators compiled once per hash.
 
-Fail-open: a schema that cannot be compiled is skipped (and counted), never blocks a call.
+Fail-open: a schema that cannot be compiled is skipped (and counted), never blocks a call. Two things
+are not left to chance, because the schema comes from an upstream and the arguments from an agent:
+
+- nesting: a self-referencing schema walks arguments as deep as they go, until Python's recursion limit;
+  arguments that deep are rejected as invalid (never waved through, never a crash);
+- regular expressions: ``pattern``, ``patternProperties`` and ``additionalProperties`` (which matches
+  property names against ``patternProperties``) are evaluated by the ``regex`` engine with a time budget
+  per value and per call, not by ``re``, which cannot be interrupted and holds the event loop for as
+  long as a catastrophic pattern backtracks. A value that exhausts the budget is rejected. A schema
+  whose patterns could only be evaluated by jsonschema's own ``re`` calls (``unevaluatedProperties``
+  together with a pattern :func:`unsafe_patterns` flags) is skipped like an uncompilable one.
+
+:func:`unsafe_patterns` lists a schema's patterns that backtrack catastrophically, for the indexer to
+report: an upstream validating with a backtracking engine stalls on them too.
 """
 
 from __future__ import annotations
 
+import contextvars
+import functools
 import threading
+import time
 from collections import OrderedDict
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any, Final
+
+import regex
+
+from foldgate.model.pattern_probe import MAX_PATTERN, patterns_of, schema_items, unsafe_patterns
 
 if TYPE_CHECKING:
     from jsonschema.protocols import Validator
 
-__all__ = ["ValidatorCache", "format_error"]
+__all__ = ["ValidatorCache", "format_error", "unsafe_patterns"]
+
+TOO_DEEP: Final = "the arguments nest too deeply to be validated against the tool's schema; flatten them"
+_VALUE_BUDGET_S: Final = 0.05  # one pattern against one value
+_CALL_BUDGET_S: Final = 0.25  # every pattern evaluation of one call together
+_deadline: contextvars.ContextVar[float] = contextvars.ContextVar("foldgate_pattern_deadline", default=0.0)
+
+
+class _PatternTimeout(Exception):
+    """A pattern could not be evaluated within the budget."""
 
 
 def format_error(error: Any) -> str:
@@ -23,6 +53,116 @@ def format_error(error: Any) -> str:
     if len(message) > 300:
         message = message[:297] + "..."
     return where + message
+
+
+@functools.lru_cache(maxsize=1024)
+def _compiled(pattern: str) -> regex.Pattern[str] | None:
+    if len(pattern) > MAX_PATTERN:
+        return None
+    try:
+        return regex.compile(pattern)
+    except (regex.error, ValueError, OverflowError, RecursionError):
+        return None
+
+
+def _search(pattern: str, text: str) -> bool:
+    """``re.search`` semantics within the call's remaining budget; raises _PatternTimeout past it."""
+    compiled = _compiled(pattern)
+    if compiled is None:
+        raise _PatternTimeout(pattern)
+    deadline = _deadline.get()
+    left = min(_VALUE_BUDGET_S, deadline - time.monotonic()) if deadline else _VALUE_BUDGET_S
+    if left <= 0:
+        raise _PatternTimeout(pattern)
+    try:
+        return compiled.search(text, timeout=left) is not None
+    except TimeoutError as exc:
+        raise _PatternTimeout(pattern) from exc
+
+
+def _too_slow(pattern: str) -> str:
+    shown = pattern if len(pattern) <= 80 else pattern[:77] + "..."
+    return f"the value could not be checked against the pattern {shown!r} in time; send a simpler value"
+
+
+def _pattern(validator: Any, patrn: str, instance: Any, schema: Any) -> Iterator[Any]:
+    # jsonschema loads with the first validator compiled, not at init.
+    from jsonschema.exceptions import ValidationError
+
+    if not validator.is_type(instance, "string"):
+        return
+    try:
+        if not _search(patrn, instance):
+            yield ValidationError(f"{instance!r} does not match {patrn!r}")
+    except _PatternTimeout:
+        yield ValidationError(_too_slow(patrn))
+
+
+def _pattern_properties(
+    validator: Any, patterns: dict[str, Any], instance: Any, schema: Any
+) -> Iterator[Any]:
+    # jsonschema loads with the first validator compiled, not at init.
+    from jsonschema.exceptions import ValidationError
+
+    if not validator.is_type(instance, "object"):
+        return
+    for pattern, subschema in patterns.items():
+        for key, value in instance.items():
+            try:
+                hit = _search(pattern, key)
+            except _PatternTimeout:
+                yield ValidationError(_too_slow(pattern))
+                return
+            if hit:
+                yield from validator.descend(value, subschema, path=key, schema_path=pattern)
+
+
+def _additional_properties(validator: Any, ap: Any, instance: Any, schema: Any) -> Iterator[Any]:
+    """jsonschema's additionalProperties, with property names matched by the bounded engine."""
+    # jsonschema loads with the first validator compiled, not at init.
+    from jsonschema.exceptions import ValidationError
+
+    if not validator.is_type(instance, "object"):
+        return
+    properties = schema.get("properties", {})
+    patterns = list(schema.get("patternProperties", {}))
+    extras: list[str] = []
+    for name in instance:
+        if name in properties:
+            continue
+        try:
+            if any(_search(p, name) for p in patterns):
+                continue
+        except _PatternTimeout as exc:
+            yield ValidationError(_too_slow(str(exc)))
+            return
+        extras.append(name)
+    if validator.is_type(ap, "object"):
+        for extra in extras:
+            yield from validator.descend(instance[extra], ap, path=extra)
+    elif not ap and extras:
+        names = ", ".join(repr(e) for e in sorted(extras))
+        if patterns:
+            yield ValidationError(
+                f"{names} do not match any of the regexes: {', '.join(map(repr, sorted(patterns)))}"
+            )
+        else:
+            yield ValidationError(f"Additional properties are not allowed ({names} unexpected)")
+
+
+_BOUNDED: dict[Any, Any] = {}
+
+
+def _bounded(cls: Any) -> Any:
+    """The validator class with every pattern keyword evaluated by the bounded engine."""
+    # jsonschema loads with the first validator compiled, not at init.
+    from jsonschema import validators
+
+    if cls not in _BOUNDED:
+        keywords = {"pattern": _pattern, "patternProperties": _pattern_properties}
+        keywords["additionalProperties"] = _additional_properties
+        _BOUNDED[cls] = validators.extend(cls, keywords)  # type: ignore[no-untyped-call]
+    return _BOUNDED[cls]
 
 
 class ValidatorCache:
@@ -57,7 +197,12 @@ class ValidatorCache:
         try:
             cls = validators.validator_for(schema, default=Draft202012Validator)
             cls.check_schema(schema)
-            validator: Validator = cls(schema)
+            patterns = patterns_of(schema)
+            if any(_compiled(p) is None for p in patterns):
+                raise ValueError("a pattern the bounded engine cannot evaluate")
+            if any(k == "unevaluatedProperties" for k, _ in schema_items(schema)) and unsafe_patterns(schema):
+                raise ValueError("unevaluatedProperties would match names with an unbounded engine")
+            validator: Validator = _bounded(cls)(schema)
             # Probe once: some malformed schemas only fail when used (e.g. unresolvable $ref).
             validator.is_valid({})
         except Exception:  # SchemaError, unresolvable refs, anything: the schema is skipped
@@ -70,9 +215,15 @@ class ValidatorCache:
         validator = self.get(key, schema)
         if validator is None:
             return None
+        token = _deadline.set(time.monotonic() + _CALL_BUDGET_S)
         try:
             found = sorted(validator.iter_errors(arguments), key=lambda e: list(e.absolute_path))
+        except RecursionError:
+            # A self-referencing schema follows the arguments down: too deep to check is not valid.
+            return [TOO_DEEP]
         except Exception:  # a pathological schema that breaks at validation time: fail open
             self.skipped += 1
             return None
+        finally:
+            _deadline.reset(token)
         return [format_error(e) for e in found[:5]]

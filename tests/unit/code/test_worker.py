@@ -29,7 +29,9 @@ class ScriptedChannel:
         self.written: list[dict[str, Any]] = []
         self._reply = reply
 
-    def write(self, msg: dict[str, Any]) -> None:
+    def write(self, msg: dict[str, Any] | bytes) -> None:
+        if isinstance(msg, bytes):  # a line the worker encoded itself (to measure it)
+            msg = json.loads(msg)
         json.dumps(msg)  # what the worker writes must be JSON
         self.written.append(msg)
 
@@ -188,3 +190,14 @@ def test_a_long_console_line_is_cut_to_what_fits() -> None:
         -1
     ]["console"]
     assert console == ["x" * 200 + "...", "[console truncated: the limit is 300 bytes]"]
+
+
+def test_a_batch_too_big_for_one_protocol_line_is_a_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("foldgate.code.worker.MAX_LINE_BYTES", 2000)
+    code = "return await Promise.all([1, 2, 3].map(i => call_tool('s', 't', {s: '\\u00e9'.repeat(150)})))"
+    # Each call is 300 bytes of UTF-8 (within max_args_bytes) but 900 escaped on the line: 3 do not fit.
+    (done,) = run(code, echo)
+    assert done["type"] == "done"
+    assert done["error"]["type"] == "limit"
+    assert "none of this batch was made" in done["error"]["message"]
+    assert len(run("return await call_tool('s', 't', {s: '\\u00e9'.repeat(150)})", echo)) == 2

@@ -188,3 +188,32 @@ async def test_a_pending_tool_is_not_in_the_published_catalog(trusted: bool) -> 
     assert current is not None
     assert (published(current) != {}) is trusted
     assert ("crm:find" in current.withheld) is not trusted
+
+
+async def test_the_indexer_scans_unapproved_content_and_holds_a_poisoned_tool_by_default() -> None:
+    store, approvals, upstream = SqliteStore(":memory:"), SqliteApprovalStore(":memory:"), ListingUpstream()
+    upstream.tools = [
+        {"name": "find", "description": "Find a customer by name.", "inputSchema": {"type": "object"}},
+        {"name": "add", "description": POISON, "inputSchema": {"type": "object"}},
+    ]
+    report = await Indexer(store, upstream, approvals=approvals).index_tenant("t", config(trusted=True))
+    current = store.load_current("t")
+    assert current is not None
+    assert published(current) == {"crm:find": "Find a customer by name."}  # the trusted baseline ...
+    held = current.withheld["crm:add"]  # ... but never a poisoned first sighting
+    assert held["state"] == "flagged"
+    assert {f["rule"] for f in held["rules"]} & {
+        "hidden-instructions",
+        "sensitive-file",
+        "forced-precondition",
+    }
+    assert report.flagged == 1
+    assert "crm:add" not in approvals.approved("t")
+
+
+async def test_schemas_with_catastrophic_patterns_are_reported() -> None:
+    store, upstream = SqliteStore(":memory:"), ListingUpstream()
+    schema = {"type": "object", "properties": {"id": {"type": "string", "pattern": "^(a+)+$"}}}
+    upstream.tools = [{"name": "find", "description": "Find.", "inputSchema": schema}]
+    report = await Indexer(store, upstream).index_tenant("t", config())
+    assert report.unsafe_patterns == {"crm__find": ["^(a+)+$"]}

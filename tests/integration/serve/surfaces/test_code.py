@@ -148,3 +148,16 @@ async def test_the_host_is_not_dumpable_once_agent_code_can_run(gateway: Gateway
     await run(gateway, "return 1")
     pr_get_dumpable = 3
     assert ctypes.CDLL(None).prctl(pr_get_dumpable, 0, 0, 0, 0) == 0
+
+
+async def test_agent_code_is_refused_when_the_host_cannot_be_made_non_dumpable(
+    gateway: Gateway, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from foldgate.code import hardening
+
+    # prctl "succeeds" but the flag stays set: the credentials would stay readable to the worker.
+    monkeypatch.setattr(hardening, "_libc", lambda: lambda option, *_: 0 if option == 4 else 1)
+    body = await run(gateway, "return 1")
+    assert body["error_type"] == "sandbox_unavailable"
+    assert "non-dumpable" in body["error"]
+    assert gateway.code._sandbox is None  # no worker was started
