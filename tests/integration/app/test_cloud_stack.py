@@ -41,7 +41,11 @@ def big_catalog(path: Path) -> Path:
     props = {
         f"field_{i}": {
             "type": "string",
-            "description": "".join(rng.choices(string.ascii_letters + string.digits, k=280)),
+            # Random words, not one run of base62 noise: that is what the poisoning scan holds as an
+            # encoded blob, and this tool must publish. Still poorly compressible.
+            "description": " ".join(
+                "".join(rng.choices(string.ascii_lowercase, k=rng.randint(3, 9))) for _ in range(40)
+            ),
         }
         for i in range(1000)
     }
