@@ -10,11 +10,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from foldgate.config.tenant import ServerConfig, TenantConfig
-from foldgate.errors import ConflictError, StoreError, UpstreamError
+from foldgate.errors import ConflictError, NotFoundError, StoreError, UpstreamError
 from foldgate.index.holds import Holds, Scanner, carried_over, hold_unapproved
 from foldgate.model.catalog import CatalogVersion, IndexedTool, ServerStatus, new_version_id
 from foldgate.model.listing import fragments_for
@@ -140,6 +141,29 @@ def _dense_doc(
     return None if dense is None else dense.to_doc()
 
 
+def _in_place(
+    previous: CatalogVersion, scope: set[str], untouched: set[str], listed: list[Tool]
+) -> list[Tool]:
+    """A scoped run's tools in the previous version's order: untouched servers' tools as they were,
+    each reindexed server's new tools where its old ones stood (appended when it is new)."""
+    fresh: dict[str, list[Tool]] = {}
+    for tool in listed:
+        fresh.setdefault(tool.server, []).append(tool)
+    out: list[Tool] = []
+    placed: set[str] = set()
+    for old in previous.tools:
+        if old.server in scope:
+            if old.server not in placed:
+                out.extend(fresh.get(old.server, []))
+                placed.add(old.server)
+        elif old.server in untouched:
+            out.append(old.tool)
+    for server, tools in fresh.items():
+        if server not in placed:
+            out.extend(tools)
+    return out
+
+
 class Indexer:
     """Indexes tenants into a store. ``max_concurrency`` bounds upstreams listed at once."""
 
@@ -202,11 +226,29 @@ class Indexer:
             self.approvals.approve(tenant, holds.baseline)
         return holds
 
-    async def index_tenant(self, tenant: str, config: TenantConfig) -> IndexReport:
-        """Index one tenant: list its enabled upstreams and publish a new version if anything changed."""
+    async def index_server(self, tenant: str, config: TenantConfig, server: str) -> IndexReport:
+        """Reindex one server of a tenant: only its entries may change in the new version (see
+        ``index_tenant``'s ``only``). NotFoundError when the config has no enabled server of that name."""
+        found = config.server(server)
+        if found is None or not found.enabled:
+            raise NotFoundError(f"tenant {tenant} has no enabled server {server!r}")
+        return await self.index_tenant(tenant, config, only={server})
+
+    async def index_tenant(
+        self, tenant: str, config: TenantConfig, *, only: Collection[str] | None = None
+    ) -> IndexReport:
+        """Index one tenant: list its enabled upstreams and publish a new version if anything changed.
+
+        ``only`` names the servers to list (an upstream's change trigger); every other server's tools,
+        status and holds are carried over from the current version untouched, in their order, so their
+        indexed entries and vectors are reused as they are. Without a current version there is nothing
+        to carry over and the whole tenant is indexed.
+        """
         started = time.monotonic()
         previous, pointer, problem = self._load_previous(tenant)
-        servers = [s for s in config.servers if s.enabled]
+        enabled = [s for s in config.servers if s.enabled]
+        scope = set(only) if only is not None and previous is not None else None
+        servers = enabled if scope is None else [s for s in enabled if s.name in scope]
         listings = await self._list_all(servers)
         now = time.time()
         old_by_server: dict[str, list[IndexedTool]] = {}
@@ -244,18 +286,26 @@ class Indexer:
             statuses[server.name] = ServerStatus(
                 server.name, True, len(result.tools), None, now, now, tuple(result.skipped)
             )
+        untouched: set[str] = set()
+        if scope is not None and previous is not None:
+            untouched = {s.name for s in enabled if s.name not in scope}
+            carried = {n: st for n, st in previous.servers.items() if n in untouched}
+            statuses = {**carried, **statuses}
         approvals_error = None
         try:
             holds = self._holds(tenant, fresh, config, previous)
         except StoreError as exc:
             # Without the approved hashes a changed tool cannot be told apart: publish nothing.
             holds, approvals_error = Holds(), exc.message
-        changed, withheld = carried_over(previous, failed)
+        changed, withheld = carried_over(previous, failed | untouched)
         changed.update(holds.changed)
         withheld.update(holds.withheld)
+        listed = kept + holds.published
+        if scope is not None and previous is not None:
+            listed = _in_place(previous, scope, untouched, listed)
         catalog = catalog_from_tools(
             tenant,
-            kept + holds.published,
+            listed,
             statuses,
             count=self.count,
             previous=previous,
