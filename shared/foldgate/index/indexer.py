@@ -187,7 +187,8 @@ class Indexer:
         self.count = counter or get_counter("cl100k", exact=False)
         self.max_concurrency = max_concurrency
 
-    async def _list_all(self, servers: list[ServerConfig]) -> dict[str, Listing | UpstreamError]:
+    async def list_servers(self, servers: list[ServerConfig]) -> dict[str, Listing | UpstreamError]:
+        """Every server's listing (or its failure), ``max_concurrency`` at a time."""
         gate = asyncio.Semaphore(self.max_concurrency)
 
         async def one(server: ServerConfig) -> Listing | UpstreamError:
@@ -249,7 +250,7 @@ class Indexer:
         enabled = [s for s in config.servers if s.enabled]
         scope = set(only) if only is not None and previous is not None else None
         servers = enabled if scope is None else [s for s in enabled if s.name in scope]
-        listings = await self._list_all(servers)
+        listings = await self.list_servers(servers)
         now = time.time()
         old_by_server: dict[str, list[IndexedTool]] = {}
         if previous is not None:

@@ -32,7 +32,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,7 +40,16 @@ from foldgate.config.tenant import ServerConfig
 from foldgate.errors import UpstreamBusyError, UpstreamError
 from foldgate.upstream.net_guard import guarded_http_client
 
-__all__ = ["IDLE_SECONDS", "PooledSession", "SessionKey", "SessionPool", "retry_safe"]
+__all__ = [
+    "IDLE_SECONDS",
+    "LIST_CHANGED",
+    "ChangeListener",
+    "PooledSession",
+    "SessionKey",
+    "SessionPool",
+    "change_handler",
+    "retry_safe",
+]
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +59,31 @@ _CLOSE_SECONDS = 5.0
 # A response body this close to its end is read out on close so its connection stays reusable.
 _DRAIN_BYTES = 64 * 1024
 _DRAIN_SECONDS = 0.05
+
+
+# Told the server's name when an upstream announces that its tools, prompts or resources changed.
+ChangeListener = Callable[[str], None]
+LIST_CHANGED = frozenset(
+    {
+        "notifications/tools/list_changed",
+        "notifications/prompts/list_changed",
+        "notifications/resources/list_changed",
+    }
+)
+
+
+def change_handler(server: str, listener: ChangeListener) -> Any:
+    """An SDK ``message_handler`` telling ``listener`` of the upstream's ``list_changed`` notifications
+    (anything else the session surfaces, transport faults included, is left to the session)."""
+
+    async def handle(message: Any) -> None:
+        if getattr(message, "method", None) in LIST_CHANGED:
+            try:
+                listener(server)
+            except Exception:  # a listener's fault must not break the upstream session
+                log.exception("change listener for %s failed", server)
+
+    return handle
 
 
 def retry_safe(annotations: Mapping[str, Any] | None) -> bool:
@@ -139,8 +173,17 @@ class _Era:
 class PooledSession:
     """One MCP session over one pinned HTTP client, held open by a background task on its loop."""
 
-    def __init__(self, key: SessionKey, *, allow_private: bool, era: _Era | None, timeout_s: float) -> None:
+    def __init__(
+        self,
+        key: SessionKey,
+        *,
+        allow_private: bool,
+        era: _Era | None,
+        timeout_s: float,
+        on_change: ChangeListener | None = None,
+    ) -> None:
         self.key = key
+        self.on_change = on_change
         self.timeout_s = timeout_s
         self.allow_private = allow_private
         self.era = era
@@ -183,6 +226,9 @@ class PooledSession:
             async with http:
                 transport = streamable_http_client(self.key.url, http_client=http, terminate_on_close=True)
                 options: dict[str, Any] = {"mode": mode, "prior_discover": prior}
+                if self.on_change is not None:
+                    # Notifications the SDK surfaces on this session (e.g. over its GET stream).
+                    options["message_handler"] = change_handler(self.key.name, self.on_change)
                 client = Client(transport, cache=None, read_timeout_seconds=self.timeout_s, **options)
                 async with client:
                     self.session = client.session
@@ -268,8 +314,15 @@ class _LoopState:
 class SessionPool:
     """Warm sessions and concurrency limits per upstream, for the event loop currently running."""
 
-    def __init__(self, *, allow_private: bool, idle_seconds: float = IDLE_SECONDS) -> None:
+    def __init__(
+        self,
+        *,
+        allow_private: bool,
+        idle_seconds: float = IDLE_SECONDS,
+        on_change: ChangeListener | None = None,
+    ) -> None:
         self.allow_private = allow_private
+        self.on_change = on_change
         self.idle_seconds = idle_seconds
         self._state: _LoopState | None = None
         self._eras: dict[SessionKey, _Era] = {}
@@ -306,7 +359,11 @@ class SessionPool:
             if pooled is not None:
                 self._retire(state, pooled)
             pooled = state.sessions[key] = PooledSession(
-                key, allow_private=self.allow_private, era=self._eras.get(key), timeout_s=timeout_s
+                key,
+                allow_private=self.allow_private,
+                era=self._eras.get(key),
+                timeout_s=timeout_s,
+                on_change=self.on_change,
             )
             self.opened += 1
         pooled.in_flight += 1

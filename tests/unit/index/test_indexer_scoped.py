@@ -69,7 +69,9 @@ async def test_a_scoped_reindex_lists_only_that_server_and_leaves_the_others_unt
     upstream.tools["mail"] = [entry("send", "Changed upstream, but not reindexed.")]
     report = await indexer.index_server("t", config(), "crm")
     after = store.load_current("t")
-    assert after is not None and report.changed and after.version != before.version
+    assert after is not None
+    assert report.changed
+    assert after.version != before.version
     assert upstream.asked == ["crm"]
     assert docs_of(after, "mail") == docs_of(before, "mail")
     # docs' pending tool stays held exactly as it was
@@ -85,7 +87,7 @@ async def test_a_scoped_reindex_lists_only_that_server_and_leaves_the_others_unt
 
 
 async def test_the_untouched_servers_entries_are_reused_not_recomputed() -> None:
-    indexer, store, upstream, _ = await indexed()
+    indexer, _store, upstream, _ = await indexed()
     counted: list[str] = []
     count = indexer.count
 
@@ -97,7 +99,8 @@ async def test_the_untouched_servers_entries_are_reused_not_recomputed() -> None
     upstream.tools["crm"].append(entry("close", "Close an account."))
     await indexer.index_server("t", config(), "crm")
     # Only the new tool was rendered and counted; mail's and crm's unchanged entries were carried over.
-    assert counted and all("Close an account." in text for text in counted)
+    assert counted
+    assert all("Close an account." in text for text in counted)
 
 
 async def test_a_scoped_reindex_with_nothing_changed_publishes_nothing() -> None:
@@ -120,7 +123,8 @@ async def test_a_failing_scoped_server_keeps_its_tools_and_the_others_theirs() -
     after = store.load_current("t")
     assert after is not None
     assert docs_of(after, "crm") == docs_of(before, "crm")
-    assert not after.servers["crm"].healthy and after.servers["mail"].healthy
+    assert not after.servers["crm"].healthy
+    assert after.servers["mail"].healthy
 
 
 async def test_an_unknown_server_is_not_found() -> None:
