@@ -156,10 +156,11 @@ def hooks_router(
     total: RateLimiter | None = None,
 ) -> APIRouter:
     """The webhook route; ``trigger(tenant, server)`` schedules the reindex and returns promptly."""
-    verifier = verifier or HookVerifier()
+    # "is None", not "or": an empty limiter or verifier has len() 0 and so is falsy.
+    verifier = HookVerifier() if verifier is None else verifier
     # A burst of 100 pings from one upstream passes; a flood across made-up names is capped in total.
-    per_server = per_server or RateLimiter(120, burst=150)
-    total = total or RateLimiter(1200, burst=600)
+    per_server = RateLimiter(120, burst=150) if per_server is None else per_server
+    total = RateLimiter(1200, burst=600) if total is None else total
     router = APIRouter()
 
     @router.post("/api/v1/hooks/{tenant}/{server}", status_code=202, include_in_schema=True)

@@ -76,3 +76,6 @@ class Coalescer:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        # A task cancelled before its first step never ran its own clean-up.
+        self._tasks.clear()
+        self._dirty.clear()
