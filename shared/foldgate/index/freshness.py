@@ -5,8 +5,9 @@ The EventBridge freshness schedule (``FreshnessSchedule``, default every 5 minut
 of the listing (each tool's canonical key and content hash) with what the current catalog version
 recorded for that server: the published tools' hashes, and for held tools the held content's hash (a
 rug pull waiting for approval is not a change again every five minutes). Only servers that differ,
-that are new, or whose health flipped get a server-scoped reindex; nothing else is published, so an
-unchanged fleet costs the listings and one catalog read per tenant.
+that are new, or whose health flipped get a server-scoped reindex; nothing else is published. The
+warm instance keeps each tenant's current version, so an unchanged tenant costs one pointer read (one
+strongly consistent GetItem of a small item: 1 read request unit) per run besides the listings.
 
 An upstream's ``ttlMs`` hint on its listing is honoured: the server is not listed again until it
 expires (capped at a day). The memory of hints is the warm instance's own; a cold instance lists
@@ -60,6 +61,7 @@ class FreshnessCheck:
         self.indexer = indexer
         self._clock = clock
         self._fresh_until: dict[tuple[str, str], float] = {}
+        self._catalogs: dict[str, CatalogVersion] = {}
         self.listed = 0  # servers listed over the check's life (observability and tests)
 
     async def _changed(self, tenant: str, config: TenantConfig, current: CatalogVersion) -> list[str]:
@@ -85,6 +87,23 @@ class FreshnessCheck:
                 changed.append(server.name)
         return changed
 
+    def _current(self, tenant: str) -> CatalogVersion | None:
+        """The tenant's current version: the pointer is read every run, the version only when it moved."""
+        store = self.indexer.store
+        try:
+            pointer = store.current_version(tenant)
+            cached = self._catalogs.get(tenant)
+            if pointer is not None and cached is not None and cached.version == pointer:
+                return cached
+            current = store.load_version(tenant, pointer) if pointer is not None else None
+        except StoreError:
+            current = None
+        if current is None:
+            self._catalogs.pop(tenant, None)
+        else:
+            self._catalogs[tenant] = current
+        return current
+
     def _remember(self, tenant: str, server: str, until: float) -> None:
         self._fresh_until.pop((tenant, server), None)
         self._fresh_until[(tenant, server)] = until
@@ -96,10 +115,7 @@ class FreshnessCheck:
 
         A tenant without a readable current version is indexed whole.
         """
-        try:
-            current = self.indexer.store.load_current(tenant)
-        except StoreError:
-            current = None
+        current = self._current(tenant)
         if current is None:
             return await self.indexer.index_tenant(tenant, config)
         changed = await self._changed(tenant, config, current)

@@ -126,3 +126,19 @@ async def test_freshness_honours_an_upstream_ttl_hint() -> None:
     upstream.asked.clear()
     await job.run(IndexRequest("freshness", None))
     assert upstream.asked == ["mail"]  # crm said its list stays fresh for an hour
+
+
+async def test_an_unchanged_tenant_costs_one_pointer_read_per_freshness_run() -> None:
+    job, store, _ = await indexed()
+    await job.run(IndexRequest("freshness", None))  # the first run loads the version
+    loads: list[str] = []
+    load_version = store.load_version
+
+    def counting(tenant: str, version: str) -> Any:
+        loads.append(version)
+        return load_version(tenant, version)
+
+    store.load_version = counting  # type: ignore[method-assign]
+    for _ in range(3):
+        await job.run(IndexRequest("freshness", None))
+    assert loads == []
