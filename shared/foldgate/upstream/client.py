@@ -26,6 +26,7 @@ from foldgate.upstream.pool import (
     SessionKey,
     SessionPool,
     change_handler,
+    listen_for_changes,
     retry_safe,
 )
 
@@ -288,30 +289,6 @@ def _lost_in_transit(exc: BaseException, pooled: PooledSession) -> bool:
     return True
 
 
-async def _listen_for_changes(client: Any, name: str, on_change: ChangeListener, stop: asyncio.Event) -> None:
-    """On a 2026-07-28 session, change notifications arrive only on a ``subscriptions/listen`` stream:
-    hold one open (until ``stop``) and tell ``on_change`` of each event. Handshake-era sessions get
-    them as plain notifications through the session's message handler instead."""
-    try:
-        async with (
-            client.listen(
-                tools_list_changed=True, prompts_list_changed=True, resources_list_changed=True
-            ) as events,
-            anyio.create_task_group() as tg,
-        ):
-
-            async def until_stopped() -> None:
-                await stop.wait()
-                tg.cancel_scope.cancel()
-
-            tg.start_soon(until_stopped)
-            async for _event in events:
-                on_change(name)
-            tg.cancel_scope.cancel()
-    except Exception as exc:  # no listen support, or the stream dropped: the schedule still reindexes
-        log.info("%s: not listening for tool changes: %s", name, _describe(exc))
-
-
 class _StdioSession:
     """One stdio upstream process with a session held open by a background task."""
 
@@ -342,7 +319,7 @@ class _StdioSession:
                 self._session = client.session
                 self._ready.set()
                 if self.on_change is not None and client.session.discover_result is not None:
-                    await _listen_for_changes(client, self.server.name, self.on_change, self._stop)
+                    await listen_for_changes(client, self.server.name, self.on_change, self._stop)
                 await self._stop.wait()
         except BaseException as exc:  # the process died or never started: report it to waiters
             self._error = exc

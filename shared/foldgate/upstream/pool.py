@@ -23,6 +23,11 @@ pool keeps both open on the warm instance so a warm call is one HTTP round trip:
   ``queue_timeout_s`` for a slot gets ``UpstreamBusyError``, so one slow upstream cannot hold every
   request of the instance.
 
+* **Changes.** With an ``on_change`` listener (local mode), a session tells it of the upstream's
+  ``list_changed`` notifications: a handshake-era session through its message handler, a 2026-07-28
+  one through a ``subscriptions/listen`` stream held while the session is pooled (an idle session
+  closes, and stops listening, after ``idle_seconds``; the next use opens and listens again).
+
 SSRF: every session's HTTP client is ``net_guard.guarded_http_client``, whose network backend re-runs
 the guard and pins the checked addresses for every new TCP connection, pooled or not.
 """
@@ -36,6 +41,8 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import anyio
+
 from foldgate.config.tenant import ServerConfig
 from foldgate.errors import UpstreamBusyError, UpstreamError
 from foldgate.upstream.net_guard import guarded_http_client
@@ -48,6 +55,7 @@ __all__ = [
     "SessionKey",
     "SessionPool",
     "change_handler",
+    "listen_for_changes",
     "retry_safe",
 ]
 
@@ -84,6 +92,30 @@ def change_handler(server: str, listener: ChangeListener) -> Any:
                 log.exception("change listener for %s failed", server)
 
     return handle
+
+
+async def listen_for_changes(client: Any, name: str, on_change: ChangeListener, stop: asyncio.Event) -> None:
+    """On a 2026-07-28 session, change notifications arrive only on a ``subscriptions/listen`` stream:
+    hold one open (until ``stop``) and tell ``on_change`` of each event. Handshake-era sessions get
+    them as plain notifications through the session's message handler instead."""
+    try:
+        async with (
+            client.listen(
+                tools_list_changed=True, prompts_list_changed=True, resources_list_changed=True
+            ) as events,
+            anyio.create_task_group() as tg,
+        ):
+
+            async def until_stopped() -> None:
+                await stop.wait()
+                tg.cancel_scope.cancel()
+
+            tg.start_soon(until_stopped)
+            async for _event in events:
+                on_change(name)
+            tg.cancel_scope.cancel()
+    except Exception as exc:  # no listen support, or the stream dropped: the schedule still reindexes
+        log.info("%s: not listening for tool changes: %s", name, str(exc) or type(exc).__name__)
 
 
 def retry_safe(annotations: Mapping[str, Any] | None) -> bool:
@@ -233,6 +265,9 @@ class PooledSession:
                 async with client:
                     self.session = client.session
                     self._ready.set()
+                    if self.on_change is not None and client.session.discover_result is not None:
+                        # Held while the session is pooled: it closes with the session when idle.
+                        await listen_for_changes(client, self.key.name, self.on_change, self._stop)
                     await self._stop.wait()
         except BaseException as exc:  # the upstream refused or died: report it to waiters
             self._error = exc
