@@ -68,9 +68,13 @@ def load_hook_secret(
             raise
         return _checked(text, f"parameter {hook_parameter(settings, tenant, server)}")
     path = hook_secret_file(settings, tenant, server)
-    if not path.exists():
-        return None
-    return _checked(_read_or_create(path), str(path))
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None  # never issued (a lookup never creates one)
+    except OSError as exc:
+        raise ConfigError(f"cannot read key file {path}: {exc.strerror or exc}") from exc
+    return _checked(text, str(path))
 
 
 def issue_hook_secret(settings: Settings, tenant: str, server: str) -> str:

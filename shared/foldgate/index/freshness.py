@@ -121,4 +121,4 @@ class FreshnessCheck:
         changed = await self._changed(tenant, config, current)
         if not changed:
             return None
-        return await self.indexer.index_tenant(tenant, config, only=set(changed))
+        return await self.indexer.index_scoped(tenant, config, set(changed))

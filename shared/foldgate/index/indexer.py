@@ -51,6 +51,8 @@ class IndexReport:
     flagged: int = 0
     # Set when the current version could not be read and this run rebuilt the catalog over it.
     recovered: str | None = None
+    # Another indexer published first (the pointer moved under this run): nothing was written.
+    conflict: bool = False
 
     @property
     def failed_servers(self) -> int:
@@ -233,7 +235,20 @@ class Indexer:
         found = config.server(server)
         if found is None or not found.enabled:
             raise NotFoundError(f"tenant {tenant} has no enabled server {server!r}")
-        return await self.index_tenant(tenant, config, only={server})
+        return await self.index_scoped(tenant, config, {server})
+
+    async def index_scoped(
+        self, tenant: str, config: TenantConfig, servers: Collection[str], *, attempts: int = 3
+    ) -> IndexReport:
+        """``index_tenant(only=servers)``, run again on top of the winner when another run published
+        first: change triggers of several servers of one tenant arrive together, and each must land
+        (a full run may give up instead; its schedule comes round again)."""
+        report = await self.index_tenant(tenant, config, only=servers)
+        for _ in range(attempts - 1):
+            if not report.conflict:
+                break
+            report = await self.index_tenant(tenant, config, only=servers)
+        return report
 
     async def index_tenant(
         self, tenant: str, config: TenantConfig, *, only: Collection[str] | None = None
@@ -339,6 +354,7 @@ class Indexer:
                 report.version, report.changed = catalog.version, True
             except ConflictError as exc:
                 report.error = exc.message  # another indexer won the race; its version is current
+                report.conflict = True
             except StoreError as exc:
                 report.error = exc.message
         report.catalog_bytes = sum(len(t.full_fragment) + len(t.deferred_fragment) for t in indexed)

@@ -139,7 +139,7 @@ class IndexJob:
         unknown = [s for s in request.servers if (c := config.server(s)) is None or not c.enabled]
         if unknown:
             return f"no enabled server {unknown[0]!r}"
-        return await self.indexer.index_tenant(tenant, config, only=set(request.servers))
+        return await self.indexer.index_scoped(tenant, config, set(request.servers))
 
     async def run(self, request: IndexRequest, *, deadline: float | None = None) -> JobResult:
         """Index the requested tenants; one tenant's failure never stops the others."""

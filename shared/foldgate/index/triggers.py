@@ -66,12 +66,8 @@ def local_server_reindexer(
         except FoldgateError as exc:
             log.warning("change trigger for %s/%s not indexed: %s", tenant, server, exc.message)
             return
-        log.info(
-            "change trigger %s/%s: %s",
-            tenant,
-            server,
-            f"new version {report.version}" if report.changed else "unchanged",
-        )
+        outcome = f"new version {report.version}" if report.changed else "unchanged"
+        log.info("change trigger %s/%s: %s", tenant, server, report.error or outcome)
         if report.changed and published is not None:
             published(tenant)
 

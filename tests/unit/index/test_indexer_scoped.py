@@ -3,6 +3,7 @@ change, everything else (tools, statuses, holds, order) is carried over from the
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -138,3 +139,16 @@ async def test_without_a_current_version_the_whole_tenant_is_indexed() -> None:
     indexer = Indexer(store, upstream, approvals=SqliteApprovalStore(":memory:"))
     await indexer.index_server("t", config(), "crm")
     assert sorted(upstream.asked) == ["crm", "docs", "mail"]
+
+
+async def test_two_servers_reindexed_at_once_both_land() -> None:
+    indexer, store, upstream, _ = await indexed()
+    upstream.tools["crm"].append(entry("close", "Close an account."))
+    upstream.tools["mail"].append(entry("draft", "Draft a mail."))
+    # Both runs read the same current version; the second to publish conflicts and runs again.
+    await asyncio.gather(
+        indexer.index_server("t", config(), "crm"), indexer.index_server("t", config(), "mail")
+    )
+    after = store.load_current("t")
+    assert after is not None
+    assert {"crm:close", "mail:draft"} <= {t.tool.key for t in after.tools}
