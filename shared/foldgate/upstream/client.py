@@ -19,16 +19,9 @@ from pydantic import TypeAdapter, ValidationError
 
 from foldgate.config.tenant import ServerConfig
 from foldgate.errors import UpstreamError, UpstreamTimeoutError
+from foldgate.upstream.changes import ChangeListener, change_handler, listen_for_changes
 from foldgate.upstream.net_guard import check_upstream_url_async
-from foldgate.upstream.pool import (
-    ChangeListener,
-    PooledSession,
-    SessionKey,
-    SessionPool,
-    change_handler,
-    listen_for_changes,
-    retry_safe,
-)
+from foldgate.upstream.pool import PooledSession, SessionKey, SessionPool, retry_safe
 
 __all__ = ["Listing", "UpstreamClient"]
 

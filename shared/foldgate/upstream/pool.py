@@ -37,27 +37,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import anyio
-
 from foldgate.config.tenant import ServerConfig
 from foldgate.errors import UpstreamBusyError, UpstreamError
+from foldgate.upstream.changes import ChangeListener, change_handler, listen_for_changes
 from foldgate.upstream.net_guard import guarded_http_client
 
-__all__ = [
-    "IDLE_SECONDS",
-    "LIST_CHANGED",
-    "ChangeListener",
-    "PooledSession",
-    "SessionKey",
-    "SessionPool",
-    "change_handler",
-    "listen_for_changes",
-    "retry_safe",
-]
+__all__ = ["IDLE_SECONDS", "PooledSession", "SessionKey", "SessionPool", "retry_safe"]
 
 log = logging.getLogger(__name__)
 
@@ -67,55 +56,6 @@ _CLOSE_SECONDS = 5.0
 # A response body this close to its end is read out on close so its connection stays reusable.
 _DRAIN_BYTES = 64 * 1024
 _DRAIN_SECONDS = 0.05
-
-
-# Told the server's name when an upstream announces that its tools, prompts or resources changed.
-ChangeListener = Callable[[str], None]
-LIST_CHANGED = frozenset(
-    {
-        "notifications/tools/list_changed",
-        "notifications/prompts/list_changed",
-        "notifications/resources/list_changed",
-    }
-)
-
-
-def change_handler(server: str, listener: ChangeListener) -> Any:
-    """An SDK ``message_handler`` telling ``listener`` of the upstream's ``list_changed`` notifications
-    (anything else the session surfaces, transport faults included, is left to the session)."""
-
-    async def handle(message: Any) -> None:
-        if getattr(message, "method", None) in LIST_CHANGED:
-            try:
-                listener(server)
-            except Exception:  # a listener's fault must not break the upstream session
-                log.exception("change listener for %s failed", server)
-
-    return handle
-
-
-async def listen_for_changes(client: Any, name: str, on_change: ChangeListener, stop: asyncio.Event) -> None:
-    """On a 2026-07-28 session, change notifications arrive only on a ``subscriptions/listen`` stream:
-    hold one open (until ``stop``) and tell ``on_change`` of each event. Handshake-era sessions get
-    them as plain notifications through the session's message handler instead."""
-    try:
-        async with (
-            client.listen(
-                tools_list_changed=True, prompts_list_changed=True, resources_list_changed=True
-            ) as events,
-            anyio.create_task_group() as tg,
-        ):
-
-            async def until_stopped() -> None:
-                await stop.wait()
-                tg.cancel_scope.cancel()
-
-            tg.start_soon(until_stopped)
-            async for _event in events:
-                on_change(name)
-            tg.cancel_scope.cancel()
-    except Exception as exc:  # no listen support, or the stream dropped: the schedule still reindexes
-        log.info("%s: not listening for tool changes: %s", name, str(exc) or type(exc).__name__)
 
 
 def retry_safe(annotations: Mapping[str, Any] | None) -> bool:

@@ -15,8 +15,8 @@ import mcp_types as types
 import pytest
 
 from foldgate.config.tenant import ServerConfig
+from foldgate.upstream.changes import change_handler
 from foldgate.upstream.client import UpstreamClient
-from foldgate.upstream.pool import change_handler
 from tests.procs import REPO, _stop, free_port
 
 CHANGING = REPO / "tests" / "upstreams" / "changing_stdio.py"
@@ -42,6 +42,9 @@ async def test_a_stdio_servers_change_reaches_the_listener(tmp_path: Path) -> No
     )
     try:
         assert await names(client, server) == ["ping"]
+        # Once the listen stream is acknowledged the listener is told to list again (no replay).
+        await until(lambda: seen, 5)
+        seen.clear()
         flag.touch()
         await until(lambda: seen, 5)
         assert set(seen) == {"changing"}
@@ -73,6 +76,8 @@ async def test_a_pooled_http_sessions_change_reaches_the_listener(http_upstream:
                 break
             except Exception:
                 await asyncio.sleep(0.1)
+        await until(lambda: seen, 5)  # the stream is acknowledged
+        seen.clear()
         flag.touch()
         await until(lambda: seen, 5)
         assert set(seen) == {"web"}
