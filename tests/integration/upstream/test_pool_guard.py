@@ -14,10 +14,10 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from foldgate.upstream import net_guard
 from foldgate.config.tenant import ServerConfig
 from foldgate.dev.bench.wire_proxy import WireProxy, wire_proxy
 from foldgate.errors import UpstreamError
+from foldgate.upstream import net_guard
 from foldgate.upstream.client import UpstreamClient
 from tests.procs import Replay, replay
 
