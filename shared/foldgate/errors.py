@@ -22,6 +22,10 @@ class ConfigError(FoldgateError):
     code = "invalid_config"
 
 
+class MissingSecretError(ConfigError):
+    """A SecureString parameter that does not exist (as opposed to one that cannot be read)."""
+
+
 class CorpusError(FoldgateError):
     """A recorded catalog or query file cannot be read."""
 

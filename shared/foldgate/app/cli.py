@@ -235,6 +235,16 @@ def _token_settings(args: argparse.Namespace) -> Any:
     return settings.model_copy(update={"sqlite_path": args.db}) if args.db else settings
 
 
+def _cmd_hook_secret(args: argparse.Namespace) -> int:
+    # Loaded per command: the CLI starts fast and each command pays only for what it uses.
+    from foldgate.auth.hook_secrets import hook_secret_file, issue_hook_secret
+
+    settings = _token_settings(args)
+    print(issue_hook_secret(settings, args.tenant, args.server))
+    print(f"(stored in {hook_secret_file(settings, args.tenant, args.server)})", file=sys.stderr)
+    return 0
+
+
 def _token_time(ts: float | None) -> str:
     # Loaded per command: the CLI starts fast and each command pays only for what it uses.
     import datetime
@@ -450,6 +460,13 @@ def _parser() -> argparse.ArgumentParser:
     trevoke.add_argument("token_id", help="the id shown by create and list")
     trevoke.add_argument("--db", help=db_help)
     trevoke.set_defaults(func=_cmd_token_revoke)
+    hook = sub.add_parser(
+        "hook-secret", help="print (creating it on first use) a server's local webhook signing secret"
+    )
+    hook.add_argument("tenant", help="tenant id")
+    hook.add_argument("server", help="server name in the tenant's config")
+    hook.add_argument("--db", help=db_help + "; the secret lives in hooks/ beside it")
+    hook.set_defaults(func=_cmd_hook_secret)
     return parser
 
 

@@ -15,6 +15,7 @@ from foldgate.app.wiring import (
     open_access,
     open_approvals,
     open_embedder,
+    open_hook_secrets,
     open_results,
     open_sandbox,
     optional_secret,
@@ -23,8 +24,11 @@ from foldgate.config.settings import Settings
 from foldgate.config.source import ConfigSource
 from foldgate.edge.admin import admin_router
 from foldgate.edge.app import create_app
+from foldgate.edge.hooks import hooks_router
+from foldgate.errors import FoldgateError
+from foldgate.index.coalesce import Coalescer
 from foldgate.index.indexer import Indexer, IndexReport
-from foldgate.index.triggers import local_reindexer
+from foldgate.index.triggers import local_reindexer, local_server_reindexer
 from foldgate.serve.gateway import Gateway
 from foldgate.store.catalog.sqlite import SqliteStore
 from foldgate.upstream.client import UpstreamClient
@@ -44,6 +48,8 @@ class LocalGateway:
     configs: ConfigSource
     store: SqliteStore
     interval_s: float
+    # Change triggers (signed webhooks, upstream list_changed) land here: one reindex per burst.
+    changes: Coalescer | None = None
     indexed_once: bool = False
 
     async def index_all(self) -> list[IndexReport]:
@@ -72,6 +78,21 @@ class LocalGateway:
                 log.exception("index run failed")
             await asyncio.sleep(self.interval_s)
 
+    def upstream_changed(self, server: str) -> None:
+        """An upstream session announced ``list_changed``: reindex that server in every tenant using it.
+
+        Stdio sessions are keyed by server name alone, so every tenant naming that server is asked.
+        """
+        if self.changes is None:
+            return
+        for tenant in self.configs.tenants():
+            try:
+                found = self.configs.get(tenant).server(server)
+            except FoldgateError:
+                continue
+            if found is not None and found.enabled:
+                self.changes.request(tenant, server)
+
     def ready(self) -> bool:
         """True once every tenant has a current catalog."""
         return self.indexed_once and all(self.store.current_version(t) for t in self.configs.tenants())
@@ -83,10 +104,19 @@ def build_local(
     *,
     interval_s: float = 300.0,
     allowed_hosts: list[str] | None = None,
+    change_delay_s: float = 1.0,
 ) -> LocalGateway:
-    """Wire store, upstream client, indexer, gateway and app for one process."""
+    """Wire store, upstream client, indexer, gateway and app for one process.
+
+    ``change_delay_s`` is how long a change trigger waits for more of its burst before reindexing.
+    """
     store = SqliteStore(settings.sqlite_path)
-    upstream = UpstreamClient(allow_private=settings.allow_private_upstreams, allow_stdio=True)
+    holder: list[LocalGateway] = []
+    upstream = UpstreamClient(
+        allow_private=settings.allow_private_upstreams,
+        allow_stdio=True,
+        on_change=lambda server: holder[0].upstream_changed(server) if holder else None,
+    )
     approvals = open_approvals(settings)
     indexer = Indexer(store, upstream, approvals=approvals, embedder=open_embedder(settings))
     gateway = Gateway(
@@ -105,7 +135,6 @@ def build_local(
         approvals=approvals,
         reindex=local_reindexer(indexer, configs, published=gateway.invalidate),
     )
-    holder: list[LocalGateway] = []
     app = create_app(
         gateway,
         access=open_access(settings),
@@ -114,7 +143,11 @@ def build_local(
         max_body_bytes=settings.max_body_bytes,
         ready=lambda: bool(holder) and holder[0].ready(),
     )
-    local = LocalGateway(app, gateway, indexer, configs, store, interval_s)
+    changes = Coalescer(
+        local_server_reindexer(indexer, configs, published=gateway.invalidate), delay_s=change_delay_s
+    )
+    app.include_router(hooks_router(open_hook_secrets(settings, configs), changes.signal))
+    local = LocalGateway(app, gateway, indexer, configs, store, interval_s, changes)
     holder.append(local)
     inner = app.router.lifespan_context
 
@@ -128,6 +161,7 @@ def build_local(
                 task.cancel()
                 with contextlib.suppress(BaseException):
                     await task
+                await changes.aclose()
                 await upstream.aclose()
                 await gateway.aclose()
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Literal
 
 from foldgate.config.settings import Settings
 from foldgate.config.source import ConfigSource, FileConfigSource
-from foldgate.errors import ConfigError
+from foldgate.errors import ConfigError, FoldgateError
 from foldgate.store.catalog.base import CatalogStore
 
 if TYPE_CHECKING:
@@ -41,6 +41,7 @@ __all__ = [
     "open_authority",
     "open_configs",
     "open_embedder",
+    "open_hook_secrets",
     "open_results",
     "open_sandbox",
     "open_store",
@@ -169,6 +170,32 @@ def optional_secret(settings: Settings, name: Literal["token", "operator"]) -> b
         return None
 
 
+def open_hook_secrets(settings: Settings, configs: ConfigSource) -> Callable[[str, str], bytes | None]:
+    """Webhook secrets by (tenant, server): None unless the names are valid, the tenant's config has
+    that server enabled and a secret was issued for it (cached: a ping must not cost a Parameter Store
+    read each, and unknown names are answered from the cache too)."""
+    # Loaded only where the settings pick this part: a cold start pays for nothing else.
+    from foldgate.auth.hook_secrets import load_hook_secret, valid_names
+    from foldgate.edge.hooks import cached_secrets
+
+    def lookup(tenant: str, server: str) -> bytes | None:
+        if not valid_names(tenant, server):
+            return None  # never let a malformed name reach the config source or a path
+        try:
+            found = configs.get(tenant).server(server)
+            if found is None or not found.enabled:
+                return None
+            return load_hook_secret(settings, tenant, server)
+        except FoldgateError as exc:
+            # Logged for the operator; the caller gets the same 401 as any refused ping.
+            log.warning("webhook secret for %s/%s unavailable: %s", tenant, server, exc.message)
+            return None
+
+    # Locally a freshly issued secret (foldgate hook-secret) works within seconds.
+    ttl = settings.secrets_cache_seconds if settings.config_source == "ssm" else 2.0
+    return cached_secrets(lookup, ttl_s=ttl)
+
+
 def open_access(settings: Settings) -> Access:
     """Request authentication (agent tokens; OAuth access tokens when an issuer is set) and the
     per-caller rate limit."""
@@ -272,10 +299,18 @@ def build_mcp_app(settings: Settings, *, reindex: Reindexer | None = None, admin
             approvals=open_approvals(settings),
             reindex=reindex,
         )
-    return create_app(
+    app = create_app(
         gateway,
         access=open_access(settings),
         max_body_bytes=settings.max_body_bytes,
         admin=admin,
         allowed_hosts=settings.public_hosts or None,
     )
+    if admin_api and settings.indexer_function:
+        # Loaded only where the settings pick this part: a cold start pays for nothing else.
+        from foldgate.edge.hooks import hooks_router
+        from foldgate.index.triggers import lambda_server_trigger
+
+        trigger = lambda_server_trigger(settings.indexer_function)
+        app.include_router(hooks_router(open_hook_secrets(settings, configs), trigger))
+    return app

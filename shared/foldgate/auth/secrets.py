@@ -25,12 +25,23 @@ import stat
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal
 
-from foldgate.errors import ConfigError
+from foldgate.errors import ConfigError, MissingSecretError
 
 if TYPE_CHECKING:
     from foldgate.config.settings import Settings
 
-__all__ = ["SecretName", "load_secret", "secret_file", "secret_parameter", "verify_operator"]
+__all__ = [
+    "SecretName",
+    "checked_secret",
+    "create_key",
+    "load_secret",
+    "read_or_create_key",
+    "read_secret_parameter",
+    "secret_file",
+    "secret_parameter",
+    "verify_operator",
+]
+
 
 log = logging.getLogger(__name__)
 
@@ -56,12 +67,12 @@ def load_secret(settings: Settings, name: SecretName, *, client: Any | None = No
     explicit = settings.token_secret if name == "token" else settings.operator_key
     if explicit:
         field = "FOLDGATE_TOKEN_SECRET" if name == "token" else "FOLDGATE_OPERATOR_KEY"
-        return _checked(explicit.strip(), field)
+        return checked_secret(explicit.strip(), field)
     if settings.config_source == "ssm":
         parameter = secret_parameter(settings, name)
-        return _checked(_read_parameter(parameter, client), f"parameter {parameter}")
+        return checked_secret(read_secret_parameter(parameter, client), f"parameter {parameter}")
     path = secret_file(settings, name)
-    return _checked(_read_or_create(path), str(path))
+    return checked_secret(read_or_create_key(path), str(path))
 
 
 def verify_operator(settings_secret: bytes, presented: str) -> bool:
@@ -77,14 +88,16 @@ def verify_operator(settings_secret: bytes, presented: str) -> bool:
     return hmac.compare_digest(expected, given)
 
 
-def _checked(text: str, source: str) -> bytes:
+def checked_secret(text: str, source: str) -> bytes:
+    """The secret as bytes; ConfigError (naming ``source``, never the value) when it is too short."""
     value = text.strip().encode("utf-8")
     if len(value) < _MIN_BYTES:
         raise ConfigError(f"the secret in {source} is shorter than {_MIN_BYTES} bytes; use 32 random bytes")
     return value
 
 
-def _read_parameter(parameter: str, client: Any | None) -> str:
+def read_secret_parameter(parameter: str, client: Any | None) -> str:
+    """A SecureString's decrypted value; MissingSecretError when it does not exist."""
     # Imported here: boto3 is paid for only by instances that read Parameter Store.
     from botocore.exceptions import BotoCoreError, ClientError
 
@@ -101,7 +114,7 @@ def _read_parameter(parameter: str, client: Any | None) -> str:
     except ClientError as exc:
         code = exc.response.get("Error", {}).get("Code", "")
         if code == "ParameterNotFound":
-            raise ConfigError(
+            raise MissingSecretError(
                 f"SecureString parameter {parameter} is missing: create it (aws ssm put-parameter --name "
                 f'{parameter} --type SecureString --value "$(openssl rand -hex 32)"); until it exists '
                 "every authenticated request is refused"
@@ -116,11 +129,12 @@ def _read_parameter(parameter: str, client: Any | None) -> str:
     return str(param.get("Value", ""))
 
 
-def _read_or_create(path: Path) -> str:
+def read_or_create_key(path: Path) -> str:
+    """A local key file's text, created (32 random bytes, mode 0600) when absent."""
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        return _create(path)
+        return create_key(path)
     except OSError as exc:
         raise ConfigError(f"cannot read key file {path}: {exc.strerror or exc}") from exc
     if stat.S_IMODE(path.stat().st_mode) & 0o077:
@@ -128,7 +142,8 @@ def _read_or_create(path: Path) -> str:
     return text
 
 
-def _create(path: Path) -> str:
+def create_key(path: Path) -> str:
+    """Create a new local key file (32 random bytes as hex, mode 0600) and return its text."""
     value = secrets.token_hex(32)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -3,6 +3,8 @@
 One MCP server per catalog server at ``/<slug>/mcp``; tools/list returns the recorded entries (paginated),
 tools/call validates arguments against the recorded inputSchema and answers with a deterministic echo.
 Every call received is logged on the app (``app.calls``, ``GET``/``DELETE /_calls``).
+``PUT /_tools/<slug>`` with a JSON array of tool entries replaces what that server lists, as a deploy
+of the upstream would (tests of change triggers).
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ from starlette.types import Receive, Scope, Send
 from foldgate.dev.corpus import load_catalog
 from foldgate.errors import ConfigError
 from foldgate.model.jsonutil import compact
-from foldgate.model.tool import Tool
+from foldgate.model.tool import Tool, tool_from_wire
 
 __all__ = ["ReplayApp", "SkippedTool", "build_replay_app", "replay_slugs", "run_replay"]
 
@@ -173,8 +175,20 @@ class _ReplayServer:
 
     def __init__(self, name: str, slug: str, tools: list[Tool], page_size: int, app: ReplayApp) -> None:
         self.name, self.slug, self.page_size, self.app = name, slug, page_size, app
+        self.load(tools)
+        self.server: Server[Any] = Server(
+            name,
+            version="replay",
+            on_list_tools=self.list_tools,
+            on_call_tool=self.call_tool,
+            get_tool_input_schema=self.input_schema,
+        )
+
+    def load(self, tools: list[Tool]) -> None:
+        """Serve these tools from now on (the server's whole listing)."""
         self.listed: list[types.Tool] = []
         self.tools: dict[str, Tool] = {}
+        app, name = self.app, self.name
         for tool in tools:
             if tool.name in self.tools:
                 app.skipped.append(SkippedTool(name, tool.name, "duplicate tool name"))
@@ -190,13 +204,6 @@ class _ReplayServer:
             self.tools[tool.name] = tool
         self._validators: dict[str, Validator | None] = {}
         self._outputs: dict[str, Validator | None] = {}
-        self.server: Server[Any] = Server(
-            name,
-            version="replay",
-            on_list_tools=self.list_tools,
-            on_call_tool=self.call_tool,
-            get_tool_input_schema=self.input_schema,
-        )
 
     def input_schema(self, name: str) -> dict[str, Any] | None:
         tool = self.tools.get(name)
@@ -269,6 +276,22 @@ async def _calls(request: Request) -> Response:
     return JSONResponse(app.calls)
 
 
+async def _replace_tools(request: Request) -> Response:
+    app: ReplayApp = request.app
+    served = app.servers.get(request.path_params["slug"])
+    if served is None:
+        return PlainTextResponse("unknown server", status_code=404)
+    try:
+        entries = await request.json()
+        if not isinstance(entries, list):
+            raise ValueError("expected a JSON array of tool entries")
+        tools = [tool_from_wire(served.name, e) for e in entries]
+    except (ValueError, TypeError, AttributeError, ValidationError) as exc:
+        return PlainTextResponse(f"bad tool list: {exc}", status_code=400)
+    served.load(tools)
+    return JSONResponse({"server": served.name, "tools": len(served.listed)})
+
+
 class _McpEndpoint:
     # A class instance (not a function) makes Starlette's Route treat the endpoint as a raw ASGI app.
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -322,6 +345,7 @@ def build_replay_app(
         routes=[
             Route("/healthz", _healthz, methods=["GET"]),
             Route("/_calls", _calls, methods=["GET", "DELETE"]),
+            Route("/_tools/{slug}", _replace_tools, methods=["PUT"]),
             Route("/{slug}/mcp", _McpEndpoint(), methods=["GET", "POST", "DELETE"]),
         ],
         lifespan=_lifespan,

@@ -10,11 +10,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from foldgate.config.tenant import ServerConfig, TenantConfig
-from foldgate.errors import ConflictError, StoreError, UpstreamError
+from foldgate.errors import ConflictError, NotFoundError, StoreError, UpstreamError
 from foldgate.index.holds import Holds, Scanner, carried_over, hold_unapproved
 from foldgate.index.poison_scan import scan_findings
 from foldgate.model.catalog import CatalogVersion, IndexedTool, ServerStatus, new_version_id
@@ -54,6 +55,8 @@ class IndexReport:
     recovered: str | None = None
     # Schemas whose patterns backtrack catastrophically (validation bounds them; the upstream may not).
     unsafe_patterns: dict[str, list[str]] = field(default_factory=dict)
+    # Another indexer published first (the pointer moved under this run): nothing was written.
+    conflict: bool = False
 
     @property
     def failed_servers(self) -> int:
@@ -144,6 +147,29 @@ def _dense_doc(
     return None if dense is None else dense.to_doc()
 
 
+def _in_place(
+    previous: CatalogVersion, scope: set[str], untouched: set[str], listed: list[Tool]
+) -> list[Tool]:
+    """A scoped run's tools in the previous version's order: untouched servers' tools as they were,
+    each reindexed server's new tools where its old ones stood (appended when it is new)."""
+    fresh: dict[str, list[Tool]] = {}
+    for tool in listed:
+        fresh.setdefault(tool.server, []).append(tool)
+    out: list[Tool] = []
+    placed: set[str] = set()
+    for old in previous.tools:
+        if old.server in scope:
+            if old.server not in placed:
+                out.extend(fresh.get(old.server, []))
+                placed.add(old.server)
+        elif old.server in untouched:
+            out.append(old.tool)
+    for server, tools in fresh.items():
+        if server not in placed:
+            out.extend(tools)
+    return out
+
+
 class Indexer:
     """Indexes tenants into a store. ``max_concurrency`` bounds upstreams listed at once."""
 
@@ -168,7 +194,8 @@ class Indexer:
         self.count = counter or get_counter("cl100k", exact=False)
         self.max_concurrency = max_concurrency
 
-    async def _list_all(self, servers: list[ServerConfig]) -> dict[str, Listing | UpstreamError]:
+    async def list_servers(self, servers: list[ServerConfig]) -> dict[str, Listing | UpstreamError]:
+        """Every server's listing (or its failure), ``max_concurrency`` at a time."""
         gate = asyncio.Semaphore(self.max_concurrency)
 
         async def one(server: ServerConfig) -> Listing | UpstreamError:
@@ -207,12 +234,43 @@ class Indexer:
             self.approvals.approve(tenant, holds.baseline)
         return holds
 
-    async def index_tenant(self, tenant: str, config: TenantConfig) -> IndexReport:
-        """Index one tenant: list its enabled upstreams and publish a new version if anything changed."""
+    async def index_server(self, tenant: str, config: TenantConfig, server: str) -> IndexReport:
+        """Reindex one server of a tenant: only its entries may change in the new version (see
+        ``index_tenant``'s ``only``). NotFoundError when the config has no enabled server of that name."""
+        found = config.server(server)
+        if found is None or not found.enabled:
+            raise NotFoundError(f"tenant {tenant} has no enabled server {server!r}")
+        return await self.index_scoped(tenant, config, {server})
+
+    async def index_scoped(
+        self, tenant: str, config: TenantConfig, servers: Collection[str], *, attempts: int = 3
+    ) -> IndexReport:
+        """``index_tenant(only=servers)``, run again on top of the winner when another run published
+        first: change triggers of several servers of one tenant arrive together, and each must land
+        (a full run may give up instead; its schedule comes round again)."""
+        report = await self.index_tenant(tenant, config, only=servers)
+        for _ in range(attempts - 1):
+            if not report.conflict:
+                break
+            report = await self.index_tenant(tenant, config, only=servers)
+        return report
+
+    async def index_tenant(
+        self, tenant: str, config: TenantConfig, *, only: Collection[str] | None = None
+    ) -> IndexReport:
+        """Index one tenant: list its enabled upstreams and publish a new version if anything changed.
+
+        ``only`` names the servers to list (an upstream's change trigger); every other server's tools,
+        status and holds are carried over from the current version untouched, in their order, so their
+        indexed entries and vectors are reused as they are. Without a current version there is nothing
+        to carry over and the whole tenant is indexed.
+        """
         started = time.monotonic()
         previous, pointer, problem = self._load_previous(tenant)
-        servers = [s for s in config.servers if s.enabled]
-        listings = await self._list_all(servers)
+        enabled = [s for s in config.servers if s.enabled]
+        scope = set(only) if only is not None and previous is not None else None
+        servers = enabled if scope is None else [s for s in enabled if s.name in scope]
+        listings = await self.list_servers(servers)
         now = time.time()
         old_by_server: dict[str, list[IndexedTool]] = {}
         if previous is not None:
@@ -249,18 +307,26 @@ class Indexer:
             statuses[server.name] = ServerStatus(
                 server.name, True, len(result.tools), None, now, now, tuple(result.skipped)
             )
+        untouched: set[str] = set()
+        if scope is not None and previous is not None:
+            untouched = {s.name for s in enabled if s.name not in scope}
+            carried = {n: st for n, st in previous.servers.items() if n in untouched}
+            statuses = {**carried, **statuses}
         approvals_error = None
         try:
             holds = self._holds(tenant, fresh, config, previous)
         except StoreError as exc:
             # Without the approved hashes a changed tool cannot be told apart: publish nothing.
             holds, approvals_error = Holds(), exc.message
-        changed, withheld = carried_over(previous, failed)
+        changed, withheld = carried_over(previous, failed | untouched)
         changed.update(holds.changed)
         withheld.update(holds.withheld)
+        listed = kept + holds.published
+        if scope is not None and previous is not None:
+            listed = _in_place(previous, scope, untouched, listed)
         catalog = catalog_from_tools(
             tenant,
-            kept + holds.published,
+            listed,
             statuses,
             count=self.count,
             previous=previous,
@@ -293,6 +359,7 @@ class Indexer:
                 report.version, report.changed = catalog.version, True
             except ConflictError as exc:
                 report.error = exc.message  # another indexer won the race; its version is current
+                report.conflict = True
             except StoreError as exc:
                 report.error = exc.message
         report.unsafe_patterns = {

@@ -1,8 +1,11 @@
 """One indexer run: which tenants an event asks for, and indexing them within a deadline.
 
-Three triggers reach the IndexerFunction: the EventBridge schedule (every tenant), a Parameter Store
-change under ``{prefix}/tenants/{tenant}/`` (that tenant only, config re-read bypassing caches) and a
-direct or async invoke ``{"action": "reindex", "tenant": "..."}`` (the admin API's reindex).
+Five triggers reach the IndexerFunction: the EventBridge schedule (every tenant), a Parameter Store
+change under ``{prefix}/tenants/{tenant}/`` (that tenant only, config re-read bypassing caches), a
+direct or async invoke ``{"action": "reindex", "tenant": "..."}`` (the admin API's reindex), the same
+with ``"server"`` (a signed upstream webhook: that server only, see ``Indexer.index_server``) and the
+freshness schedule's ``{"action": "freshness"}`` (list everything, reindex only changed servers, see
+:mod:`foldgate.index.freshness`).
 """
 
 from __future__ import annotations
@@ -15,8 +18,9 @@ from typing import Any
 
 from foldgate.config.source import ConfigSource
 from foldgate.config.ssm import tenant_of_parameter
-from foldgate.config.tenant import TenantConfig
+from foldgate.config.tenant import MAX_SERVER_NAME, SERVER_NAME_RE, TenantConfig
 from foldgate.errors import ConfigError, FoldgateError, InvalidRequestError, NotFoundError
+from foldgate.index.freshness import FreshnessCheck
 from foldgate.index.indexer import Indexer, IndexReport
 
 __all__ = ["IndexJob", "IndexRequest", "JobResult", "parse_index_event"]
@@ -35,6 +39,8 @@ class IndexRequest:
     trigger: str
     tenants: tuple[str, ...] | None
     force_config: bool = False
+    # Only these servers of the (single) tenant: an upstream's change trigger.
+    servers: tuple[str, ...] | None = None
 
 
 def parse_index_event(event: Any, *, config_prefix: str) -> IndexRequest:
@@ -50,14 +56,23 @@ def parse_index_event(event: Any, *, config_prefix: str) -> IndexRequest:
         tenant = tenant_of_parameter(name, config_prefix) if isinstance(name, str) else None
         # A change outside the tenants path is not ours: an empty run, not an error.
         return IndexRequest("config_change", (tenant,) if tenant else (), force_config=True)
+    if event.get("action") == "freshness":
+        return IndexRequest("freshness", None)
+    if event.get("action", "reindex") == "reindex" and "server" in event:
+        tenant, server = event.get("tenant"), event.get("server")
+        if not (isinstance(tenant, str) and tenant and isinstance(server, str)):
+            raise InvalidRequestError("a server reindex needs 'tenant' and 'server' (strings)")
+        if not SERVER_NAME_RE.match(server) or len(server) > MAX_SERVER_NAME:
+            raise InvalidRequestError("'server' is not a valid server name")
+        return IndexRequest("server_change", (tenant,), force_config=True, servers=(server,))
     if event.get("action", "reindex") == "reindex" and ("tenant" in event or "tenants" in event):
         raw = event.get("tenants", [event.get("tenant")])
         if not isinstance(raw, list) or not raw or not all(isinstance(t, str) and t for t in raw):
             raise InvalidRequestError("reindex needs 'tenant' (a string) or 'tenants' (a list of strings)")
         return IndexRequest("invoke", tuple(raw), force_config=True)
     raise InvalidRequestError(
-        "unrecognised indexer event: expected a schedule, a Parameter Store change or "
-        '{"action": "reindex", "tenant": "..."}'
+        "unrecognised indexer event: expected a schedule, a Parameter Store change, "
+        '{"action": "reindex", "tenant": "..." (, "server": "...")} or {"action": "freshness"}'
     )
 
 
@@ -101,6 +116,7 @@ class IndexJob:
         self.indexer = indexer
         self.configs = configs
         self.concurrency = max(1, concurrency)
+        self.freshness = FreshnessCheck(indexer)
 
     def _config(self, tenant: str, force: bool) -> TenantConfig:
         return self.configs.get(tenant, force=force)
@@ -113,6 +129,20 @@ class IndexJob:
         budget = max(_MIN_UPSTREAM_S, deadline - time.monotonic() - _PUBLISH_MARGIN_S)
         servers = [s.model_copy(update={"timeout_s": min(s.timeout_s, budget)}) for s in config.servers]
         return config.model_copy(update={"servers": servers})
+
+    async def _index(
+        self, request: IndexRequest, tenant: str, config: TenantConfig
+    ) -> IndexReport | str | None:
+        """The trigger's run for one tenant: its report, None when a freshness check found nothing to
+        do, or why nothing ran."""
+        if request.trigger == "freshness":
+            return await self.freshness.check(tenant, config)
+        if request.servers is None:
+            return await self.indexer.index_tenant(tenant, config)
+        unknown = [s for s in request.servers if (c := config.server(s)) is None or not c.enabled]
+        if unknown:
+            return f"no enabled server {unknown[0]!r}"
+        return await self.indexer.index_scoped(tenant, config, set(request.servers))
 
     async def run(self, request: IndexRequest, *, deadline: float | None = None) -> JobResult:
         """Index the requested tenants; one tenant's failure never stops the others."""
@@ -139,7 +169,11 @@ class IndexJob:
                 problem = self.configs.problem(tenant)
                 if problem is not None:
                     result.errors[tenant] = f"indexed with the last good config: {problem}"
-                result.reports.append(await self.indexer.index_tenant(tenant, config))
+                report = await self._index(request, tenant, config)
+                if isinstance(report, str):
+                    result.errors[tenant] = report
+                elif report is not None:
+                    result.reports.append(report)
 
         await asyncio.gather(*(one(t) for t in tenants))
         result.reports.sort(key=lambda r: r.tenant)

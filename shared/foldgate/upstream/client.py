@@ -19,6 +19,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from foldgate.config.tenant import ServerConfig
 from foldgate.errors import UpstreamError, UpstreamTimeoutError
+from foldgate.upstream.changes import ChangeListener, change_handler, listen_for_changes
 from foldgate.upstream.net_guard import check_upstream_url_async
 from foldgate.upstream.pool import PooledSession, SessionKey, SessionPool, retry_safe
 
@@ -38,6 +39,8 @@ class Listing:
 
     tools: list[dict[str, Any]] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)
+    # The upstream's own freshness hint (``ttlMs`` of its first page), when it gave a sane one.
+    ttl_ms: int | None = None
 
 
 def _leaf(exc: BaseException) -> BaseException:
@@ -87,10 +90,17 @@ class UpstreamClient:
     ``headers`` resolves a server's request headers (e.g. from a secret parameter) at call time.
     ``allow_private`` lets HTTP upstreams live on loopback/private networks; metadata, link-local and
     other never-legitimate targets are refused either way (``foldgate.net_guard``).
+    ``on_change`` hears the server's name whenever a held session receives a ``list_changed``
+    notification for tools, prompts or resources (local mode reindexes that server).
     """
 
     def __init__(
-        self, *, headers: HeaderSource | None = None, allow_private: bool = True, allow_stdio: bool = False
+        self,
+        *,
+        headers: HeaderSource | None = None,
+        allow_private: bool = True,
+        allow_stdio: bool = False,
+        on_change: ChangeListener | None = None,
     ) -> None:
         self._headers = headers or (lambda s: s.headers)
         self._allow_private = allow_private
@@ -98,7 +108,8 @@ class UpstreamClient:
         # in the cloud the child would run with the function's credentials.
         self._allow_stdio = allow_stdio
         self._stdio: dict[str, _StdioSession] = {}
-        self._pool = SessionPool(allow_private=allow_private)
+        self._on_change = on_change
+        self._pool = SessionPool(allow_private=allow_private, on_change=on_change)
 
     async def _stdio_session(self, server: ServerConfig) -> Any:
         if not self._allow_stdio:
@@ -109,7 +120,7 @@ class UpstreamClient:
         session = self._stdio.get(server.name)
         # A session started on another (finished) event loop cannot be used from this one.
         if session is None or session.broken or session.loop is not asyncio.get_running_loop():
-            session = self._stdio[server.name] = _StdioSession(server)
+            session = self._stdio[server.name] = _StdioSession(server, self._on_change)
         return await session.get()
 
     @contextlib.asynccontextmanager
@@ -165,6 +176,9 @@ class UpstreamClient:
             params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
             page = await session.send_request(types.ListToolsRequest(params=params), _RAW)
             raw_tools = page.get("tools")
+            ttl = page.get("ttlMs")
+            if cursor is None and isinstance(ttl, int) and not isinstance(ttl, bool) and ttl >= 0:
+                listing.ttl_ms = ttl
             if not isinstance(raw_tools, list):
                 raise UpstreamError(f"{server.name}: tools/list result has no tools array")
             for raw in raw_tools:
@@ -271,8 +285,9 @@ def _lost_in_transit(exc: BaseException, pooled: PooledSession) -> bool:
 class _StdioSession:
     """One stdio upstream process with a session held open by a background task."""
 
-    def __init__(self, server: ServerConfig) -> None:
+    def __init__(self, server: ServerConfig, on_change: ChangeListener | None = None) -> None:
         self.server = server
+        self.on_change = on_change
         self.broken = False
         self.loop = asyncio.get_running_loop()  # its process pipes and task live on this loop
         self._ready = asyncio.Event()
@@ -287,10 +302,17 @@ class _StdioSession:
 
         command = self.server.command or []
         params = StdioServerParameters(command=command[0], args=command[1:], env=self.server.env or None)
+        options: dict[str, Any] = {}
+        if self.on_change is not None:
+            options["message_handler"] = change_handler(self.server.name, self.on_change)
         try:
-            async with Client(params, cache=None, read_timeout_seconds=self.server.timeout_s) as client:
+            async with Client(
+                params, cache=None, read_timeout_seconds=self.server.timeout_s, **options
+            ) as client:
                 self._session = client.session
                 self._ready.set()
+                if self.on_change is not None and client.session.discover_result is not None:
+                    await listen_for_changes(client, self.server.name, self.on_change, self._stop)
                 await self._stop.wait()
         except BaseException as exc:  # the process died or never started: report it to waiters
             self._error = exc

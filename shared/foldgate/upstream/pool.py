@@ -23,6 +23,11 @@ pool keeps both open on the warm instance so a warm call is one HTTP round trip:
   ``queue_timeout_s`` for a slot gets ``UpstreamBusyError``, so one slow upstream cannot hold every
   request of the instance.
 
+* **Changes.** With an ``on_change`` listener (local mode), a session tells it of the upstream's
+  ``list_changed`` notifications: a handshake-era session through its message handler, a 2026-07-28
+  one through a ``subscriptions/listen`` stream held while the session is pooled (an idle session
+  closes, and stops listening, after ``idle_seconds``; the next use opens and listens again).
+
 SSRF: every session's HTTP client is ``net_guard.guarded_http_client``, whose network backend re-runs
 the guard and pins the checked addresses for every new TCP connection, pooled or not.
 """
@@ -38,6 +43,7 @@ from typing import Any
 
 from foldgate.config.tenant import ServerConfig
 from foldgate.errors import UpstreamBusyError, UpstreamError
+from foldgate.upstream.changes import ChangeListener, change_handler, listen_for_changes
 from foldgate.upstream.net_guard import guarded_http_client
 
 __all__ = ["IDLE_SECONDS", "PooledSession", "SessionKey", "SessionPool", "retry_safe"]
@@ -139,8 +145,17 @@ class _Era:
 class PooledSession:
     """One MCP session over one pinned HTTP client, held open by a background task on its loop."""
 
-    def __init__(self, key: SessionKey, *, allow_private: bool, era: _Era | None, timeout_s: float) -> None:
+    def __init__(
+        self,
+        key: SessionKey,
+        *,
+        allow_private: bool,
+        era: _Era | None,
+        timeout_s: float,
+        on_change: ChangeListener | None = None,
+    ) -> None:
         self.key = key
+        self.on_change = on_change
         self.timeout_s = timeout_s
         self.allow_private = allow_private
         self.era = era
@@ -183,10 +198,16 @@ class PooledSession:
             async with http:
                 transport = streamable_http_client(self.key.url, http_client=http, terminate_on_close=True)
                 options: dict[str, Any] = {"mode": mode, "prior_discover": prior}
+                if self.on_change is not None:
+                    # Notifications the SDK surfaces on this session (e.g. over its GET stream).
+                    options["message_handler"] = change_handler(self.key.name, self.on_change)
                 client = Client(transport, cache=None, read_timeout_seconds=self.timeout_s, **options)
                 async with client:
                     self.session = client.session
                     self._ready.set()
+                    if self.on_change is not None and client.session.discover_result is not None:
+                        # Held while the session is pooled: it closes with the session when idle.
+                        await listen_for_changes(client, self.key.name, self.on_change, self._stop)
                     await self._stop.wait()
         except BaseException as exc:  # the upstream refused or died: report it to waiters
             self._error = exc
@@ -268,8 +289,15 @@ class _LoopState:
 class SessionPool:
     """Warm sessions and concurrency limits per upstream, for the event loop currently running."""
 
-    def __init__(self, *, allow_private: bool, idle_seconds: float = IDLE_SECONDS) -> None:
+    def __init__(
+        self,
+        *,
+        allow_private: bool,
+        idle_seconds: float = IDLE_SECONDS,
+        on_change: ChangeListener | None = None,
+    ) -> None:
         self.allow_private = allow_private
+        self.on_change = on_change
         self.idle_seconds = idle_seconds
         self._state: _LoopState | None = None
         self._eras: dict[SessionKey, _Era] = {}
@@ -306,7 +334,11 @@ class SessionPool:
             if pooled is not None:
                 self._retire(state, pooled)
             pooled = state.sessions[key] = PooledSession(
-                key, allow_private=self.allow_private, era=self._eras.get(key), timeout_s=timeout_s
+                key,
+                allow_private=self.allow_private,
+                era=self._eras.get(key),
+                timeout_s=timeout_s,
+                on_change=self.on_change,
             )
             self.opened += 1
         pooled.in_flight += 1

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
+import hmac
 import json
 import random
 import string
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -330,3 +333,49 @@ def test_the_deployed_settings_require_agent_tokens(stack: Stack, indexed: dict[
     status, body = call_mcp(secured, admin)
     assert status == 200
     assert body["servers"]["crm"]["healthy"] is True
+
+
+def test_server_and_freshness_events_reindex_only_what_changed(stack: Stack, indexed: dict[str, Any]) -> None:
+    result = stack.indexer(event("server_change_invoke.json"), LambdaContext())
+    assert result["trigger"] == "server_change"
+    assert list(result["tenants"]) == ["acme"]
+    assert set(result["tenants"]["acme"]["servers"]) == {"crm", "tickets", "everything"}
+    assert result["tenants"]["acme"]["changed"] is False  # crm's listing is what the catalog holds
+    fresh = stack.indexer(event("freshness.json"), LambdaContext())
+    assert fresh["trigger"] == "freshness"
+    assert fresh["errors"] == {}
+    assert fresh["tenants"] == {}  # nothing changed upstream: nothing listed twice, nothing published
+
+
+def hook_event(tenant: str, server: str, body: bytes, headers: dict[str, str]) -> dict[str, Any]:
+    ev = event("mcp_tools_list.json")
+    path = f"/api/v1/hooks/{tenant}/{server}"
+    ev["routeKey"] = ev["requestContext"]["routeKey"] = "ANY /api/v1/{proxy+}"
+    ev["rawPath"] = ev["requestContext"]["http"]["path"] = path
+    ev["headers"] = {"host": ev["headers"]["host"], "content-type": "application/json", **headers}
+    ev["body"] = body.decode()
+    return ev
+
+
+def test_a_signed_webhook_through_api_gateway_is_accepted_and_a_forged_one_refused(
+    stack: Stack, indexed: dict[str, Any]
+) -> None:
+    secret = "s" * 64
+    stack.ssm.put_parameter(
+        Name=f"{stack.prefix}/tenants/acme/hooks/crm", Value=secret, Type="SecureString", Overwrite=True
+    )
+    # The McpFunction mounts the webhook where it can invoke the indexer (the template sets the name).
+    mcp = load_function("mcp", "mcp_function_app_hooks", {"FOLDGATE_INDEXER_FUNCTION": "foldgate-indexer"})
+    body, ts = b'{"event":"deploy"}', str(int(time.time()))
+    mac = hmac.new(secret.encode(), ts.encode() + b"." + body, hashlib.sha256).hexdigest()
+    good = {"x-foldgate-timestamp": ts, "x-foldgate-signature": f"sha256={mac}"}
+    status, answer = call_mcp(mcp.handler, hook_event("acme", "crm", body, good))
+    assert (status, answer["accepted"]) == (202, True)
+    refused = [
+        call_mcp(mcp.handler, hook_event("acme", "crm", body, good)),  # replayed
+        call_mcp(mcp.handler, hook_event("acme", "crm", body, {**good, "x-foldgate-signature": "sha256=00"})),
+        call_mcp(mcp.handler, hook_event("acme", "tickets", body, good)),  # no secret issued
+        call_mcp(mcp.handler, hook_event("nobody", "crm", body, good)),  # unknown tenant
+    ]
+    assert {r[0] for r in refused} == {401}
+    assert len({json.dumps(r[1]) for r in refused}) == 1
