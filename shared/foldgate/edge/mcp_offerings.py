@@ -74,8 +74,9 @@ def offering_handlers(gateway: Gateway, offered: Callable[[], Offered]) -> dict[
 
     async def read_resource(ctx: Any, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
         raw = await _proxied(offered().read_resource(gateway.upstream, params.uri), RESOURCE_NOT_FOUND)
-        # Resource content is read live from the upstream: never cacheable unless the upstream says so.
-        return types.ReadResourceResult.model_validate({"ttlMs": 0, "cacheScope": "private", **raw})
+        # Read live: fresh only as long as the upstream says (0 when it says nothing), and private always,
+        # since whether the caller may read it at all depends on their scope.
+        return types.ReadResourceResult.model_validate({"ttlMs": 0, **raw, "cacheScope": "private"})
 
     async def get_prompt(ctx: Any, params: types.GetPromptRequestParams) -> types.GetPromptResult:
         run = offered().get_prompt(gateway.upstream, params.name, params.arguments)
