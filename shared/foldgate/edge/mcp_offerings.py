@@ -2,7 +2,8 @@
 
 They map :class:`foldgate.serve.offerings.Offered` to the MCP types and foldgate's errors to JSON-RPC
 errors: an unknown or invisible resource is ``-32002`` (the spec's resource-not-found), an unknown or
-invisible prompt ``-32602``; both carry only what the caller sent, so the two never differ.
+invisible prompt ``-32602``; both carry only what the caller sent, so the two never differ. An
+upstream that fails is ``-32000`` with foldgate's message; an upstream's own JSON-RPC error passes through.
 """
 
 from __future__ import annotations
@@ -20,11 +21,14 @@ from foldgate.model.offerings import Kind
 from foldgate.serve.gateway import Gateway
 from foldgate.serve.offerings import Offered
 
-__all__ = ["RESOURCE_NOT_FOUND", "offering_handlers"]
+__all__ = ["RESOURCE_NOT_FOUND", "UPSTREAM_FAILED", "offering_handlers"]
 
 log = logging.getLogger(__name__)
 
 RESOURCE_NOT_FOUND = -32002
+# An upstream that could not be reached or timed out: a server error (-32000..-32099), not the SDK's
+# internal error (-32603), which means a bug in the gateway.
+UPSTREAM_FAILED = -32000
 _M = TypeVar("_M", bound=BaseModel)
 
 
@@ -44,7 +48,7 @@ async def _proxied(run: Awaitable[dict[str, Any]], not_found: int) -> dict[str, 
     except NotFoundError as exc:
         raise MCPError(not_found, exc.message) from None
     except UpstreamError as exc:
-        raise MCPError(types.INTERNAL_ERROR, exc.message) from None
+        raise MCPError(UPSTREAM_FAILED, exc.message) from None
     except FoldgateError as exc:
         raise MCPError(types.INVALID_PARAMS, exc.message) from None
 

@@ -84,6 +84,10 @@ async def test_a_quarantined_servers_offerings_answer_like_nonexistent_ones() ->
         assert hidden["error"]["message"].replace("tickets", "X") == missing["error"]["message"].replace(
             "ghost00", "X"
         )
+        # The visible server is tried: nothing listens there, which is an upstream failure, not a miss.
+        down = await rpc(client, "resources/read", {"uri": "foldgate://crm/mem%3A%2F%2Fnote"})
+        assert down["error"]["code"] == -32000
+        assert down["error"]["message"].startswith("crm: ")
         hidden = await rpc(client, "prompts/get", {"name": "tickets__brief"})
         missing = await rpc(client, "prompts/get", {"name": "ghost00__brief"})
         assert hidden["error"]["code"] == missing["error"]["code"] == -32602
