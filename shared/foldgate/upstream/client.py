@@ -20,9 +20,10 @@ from pydantic import TypeAdapter, ValidationError
 from foldgate.config.tenant import ServerConfig
 from foldgate.errors import UpstreamError, UpstreamTimeoutError
 from foldgate.upstream.net_guard import check_upstream_url_async
+from foldgate.upstream.offerings import Offerings, list_offerings_on, request_of
 from foldgate.upstream.pool import PooledSession, SessionKey, SessionPool, retry_safe
 
-__all__ = ["Listing", "Offerings", "UpstreamClient"]
+__all__ = ["Listing", "Offerings", "UpstreamClient"]  # Offerings re-exported for the indexer
 
 log = logging.getLogger(__name__)
 
@@ -38,48 +39,6 @@ class Listing:
 
     tools: list[dict[str, Any]] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)
-
-
-@dataclass
-class Offerings:
-    """Prompts, resources and resource templates an upstream listed (raw wire dicts), by kind
-    (``prompt``, ``resource``, ``template``); entries that cannot be published are skipped."""
-
-    items: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
-    skipped: list[tuple[str, str]] = field(default_factory=list)
-
-
-# kind -> (list method, result array, capability, MCP type name, identifying field)
-_OFFERED = {
-    "prompt": ("prompts/list", "prompts", "prompts", "Prompt", "name"),
-    "resource": ("resources/list", "resources", "resources", "Resource", "uri"),
-    "template": (
-        "resources/templates/list",
-        "resourceTemplates",
-        "resources",
-        "ResourceTemplate",
-        "uriTemplate",
-    ),
-}
-# The MCP request type of each method the gateway sends besides tools/*.
-_REQUESTS = {
-    "prompts/list": "ListPromptsRequest",
-    "resources/list": "ListResourcesRequest",
-    "resources/templates/list": "ListResourceTemplatesRequest",
-    "resources/read": "ReadResourceRequest",
-    "prompts/get": "GetPromptRequest",
-    "completion/complete": "CompleteRequest",
-}
-
-
-def _request(method: str, params: dict[str, Any] | None) -> Any:
-    # The SDK (~0.4 s to import) loads on first use, not at init.
-    import mcp_types as types
-
-    doc: dict[str, Any] = {"method": method}
-    if params:
-        doc["params"] = params
-    return getattr(types, _REQUESTS[method]).model_validate(doc)
 
 
 def _leaf(exc: BaseException) -> BaseException:
@@ -285,7 +244,7 @@ class UpstreamClient:
         following cursors; raises UpstreamError on failure (the caller keeps the last good ones)."""
 
         async def run(session: Any) -> Offerings:
-            return await self._list_offerings(server, session)
+            return await list_offerings_on(server, session)
 
         offerings: Offerings = await self._on_session(server, run, "list prompts and resources", retry=True)
         return offerings
@@ -296,7 +255,7 @@ class UpstreamClient:
         client may act on its code), a transport failure as UpstreamError."""
 
         async def run(session: Any) -> dict[str, Any]:
-            result: dict[str, Any] = await session.send_request(_request(method, params), _RAW)
+            result: dict[str, Any] = await session.send_request(request_of(method, params), _RAW)
             return result
 
         result: dict[str, Any] = await self._on_session(server, run, method, retry=True)
@@ -337,49 +296,6 @@ class UpstreamClient:
             if isinstance(leaf, MCPError):
                 raise leaf from exc
             raise UpstreamError(f"{server.name}: {what} failed: {_describe(exc)}") from exc
-
-    async def _list_offerings(self, server: ServerConfig, session: Any) -> Offerings:
-        # The SDK (~0.4 s to import) loads on first use, not at init.
-        import mcp_types as types
-
-        caps = session.server_capabilities
-        out = Offerings()
-        for kind, (method, array, capability, type_name, ident) in _OFFERED.items():
-            if caps is None or getattr(caps, capability, None) is None:
-                continue
-            model = getattr(types, type_name)
-            entries = out.items.setdefault(kind, [])
-            seen_cursors: set[str] = set()
-            cursor: str | None = None
-            for _ in range(MAX_PAGES):
-                page = await session.send_request(
-                    _request(method, {"cursor": cursor} if cursor else None), _RAW
-                )
-                raw_items = page.get(array)
-                if not isinstance(raw_items, list):
-                    raise UpstreamError(f"{server.name}: {method} result has no {array} array")
-                for raw in raw_items:
-                    name = str(raw.get(ident)) if isinstance(raw, dict) else "?"
-                    try:
-                        model.model_validate(raw)
-                    except ValidationError as exc:
-                        out.skipped.append(
-                            (f"{kind} {name}", f"rejected by the MCP types: {exc.errors()[0]['msg']}")
-                        )
-                        continue
-                    if not isinstance(raw.get(ident), str) or not raw[ident]:
-                        out.skipped.append((f"{kind} {name}", f"no {ident}"))
-                        continue
-                    entries.append(raw)
-                cursor = page.get("nextCursor")
-                if not cursor:
-                    break
-                if not isinstance(cursor, str) or cursor in seen_cursors:
-                    raise UpstreamError(f"{server.name}: {method} pagination repeats a cursor")
-                seen_cursors.add(cursor)
-            else:
-                raise UpstreamError(f"{server.name}: {method} did not end within {MAX_PAGES} pages")
-        return out
 
     async def aclose(self) -> None:
         """Close pooled HTTP sessions and stop long-lived stdio sessions."""
