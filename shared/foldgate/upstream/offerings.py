@@ -64,6 +64,26 @@ def request_of(method: str, params: dict[str, Any] | None) -> Any:
     return getattr(types, _REQUESTS[method]).model_validate(doc)
 
 
+def _rejection(model: Any, method: str, array: str, raw: Any) -> str | None:
+    """Why the SDK would refuse to serve this entry (None when it would serve it)."""
+    # The per-version serializers are heavy to import and only the indexer needs them.
+    from mcp_types.methods import serialize_server_result
+    from mcp_types.version import SUPPORTED_PROTOCOL_VERSIONS
+
+    try:
+        model.model_validate(raw)
+        # As for tools: the SDK re-checks each list answer per protocol version, and one entry it
+        # refuses there would fail the caller's whole listing.
+        page = {array: [raw], "ttlMs": 0, "cacheScope": "private", "resultType": "complete"}
+        for version in SUPPORTED_PROTOCOL_VERSIONS:
+            serialize_server_result(method, version, page)
+    except ValidationError as exc:
+        return f"rejected by the MCP types: {exc.errors()[0]['msg']}"
+    except Exception as exc:  # any other refusal of the SDK's serializer is the same verdict
+        return f"rejected by the MCP types: {str(exc)[:300] or type(exc).__name__}"
+    return None
+
+
 async def list_offerings_on(server: ServerConfig, session: Any) -> Offerings:
     """Every prompt, resource and template ``server`` offers over an open ``session``, by the
     capabilities it declared; entries the MCP types reject are skipped with a reason."""
@@ -88,12 +108,9 @@ async def list_offerings_on(server: ServerConfig, session: Any) -> Offerings:
                 raise UpstreamError(f"{server.name}: {method} result has no {array} array")
             for raw in raw_items:
                 name = str(raw.get(ident)) if isinstance(raw, dict) else "?"
-                try:
-                    model.model_validate(raw)
-                except ValidationError as exc:
-                    out.skipped.append(
-                        (f"{kind} {name}", f"rejected by the MCP types: {exc.errors()[0]['msg']}")
-                    )
+                reason = _rejection(model, method, array, raw)
+                if reason is not None:
+                    out.skipped.append((f"{kind} {name}", reason))
                     continue
                 if not isinstance(raw.get(ident), str) or not raw[ident]:
                     out.skipped.append((f"{kind} {name}", f"no {ident}"))
