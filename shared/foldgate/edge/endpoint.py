@@ -175,7 +175,8 @@ class McpEndpoint:
         if plain is None:
             return False
         gateway: Gateway = self.app.state.gateway
-        await send_listing(plain[0], plain[1], gateway.listing_json(principal, self.surface), send)
+        listing = gateway.listing_json(principal, self.surface)
+        await send_listing(plain[0], plain[1], listing, send, gateway.list_hint())
         return True
 
 

@@ -64,13 +64,17 @@ def plain_tools_list(body: bytes, request: Request) -> tuple[Any, bool] | None:
     return None
 
 
-async def send_listing(rid: Any, modern: bool, listing: str, send: Send) -> None:
-    """Send a tools/list result whose ``tools`` array is the given JSON text."""
+async def send_listing(
+    rid: Any, modern: bool, listing: str, send: Send, hint: tuple[int, str] = (0, "private")
+) -> None:
+    """Send a tools/list result whose ``tools`` array is the given JSON text; ``hint`` is the
+    2026-07-28 ``(ttlMs, cacheScope)`` (see ``Gateway.list_hint``), not sent to older eras."""
     head = '{"jsonrpc":"2.0","id":' + json.dumps(rid) + ',"result":{'
     if modern:
+        ttl, scope = hint
         text = (
-            head + '"cacheScope":"private","resultType":"complete","tools":' + listing
-            + ',"ttlMs":0,"_meta":' + SERVER_INFO_META + "}}"
+            head + '"cacheScope":' + json.dumps(scope) + ',"resultType":"complete","tools":' + listing
+            + ',"ttlMs":' + str(int(ttl)) + ',"_meta":' + SERVER_INFO_META + "}}"
         )  # fmt: skip
     else:
         text = head + '"tools":' + listing + "}}"

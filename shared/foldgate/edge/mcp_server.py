@@ -17,11 +17,13 @@ from mcp.server.lowlevel import Server
 from pydantic import ValidationError
 
 from foldgate import __version__
+from foldgate.edge.mcp_offerings import offering_handlers, set_logging_level
 from foldgate.edge.protocol import SERVER_NAME
 from foldgate.errors import UpstreamError
 from foldgate.model.listing import instructions_text
 from foldgate.model.principal import Principal
 from foldgate.serve.gateway import Gateway
+from foldgate.serve.offerings import Offered
 from foldgate.serve.results import error_result
 
 __all__ = ["RequestScope", "build_mcp_server", "current_scope"]
@@ -63,6 +65,24 @@ class _GatewayServer(Server[Any]):
     def instructions(self, value: str | None) -> None:
         pass  # per tenant, see the getter
 
+    def get_capabilities(self, *args: Any, **kwargs: Any) -> types.ServerCapabilities:
+        """The SDK's capabilities from the registered handlers, minus prompts, resources and
+        completions when the calling tenant and surface have none to serve."""
+        caps = super().get_capabilities(*args, **kwargs)
+        scope = current_scope.get()
+        try:
+            offered = self._gateway.offerings(scope.principal, scope.surface) if scope is not None else None
+        except Exception:  # an unknown tenant: it has nothing to serve, never an error here
+            offered = None
+        update: dict[str, Any] = {}
+        if offered is None or not offered.prompts:
+            update["prompts"] = None
+        if offered is None or not (offered.resources or offered.templates):
+            update["resources"] = None
+        if offered is None or not (offered.prompts or offered.templates):
+            update["completions"] = None
+        return caps.model_copy(update=update)
+
 
 def _scope() -> RequestScope:
     scope = current_scope.get()
@@ -90,7 +110,12 @@ def build_mcp_server(gateway: Gateway) -> Server[Any]:
             if len(listings) > 64:  # old views' listings are garbage
                 listings.clear()
             listings[listing] = tools
-        return types.ListToolsResult(tools=tools)
+        ttl, cache_scope = gateway.list_hint()
+        return types.ListToolsResult(tools=tools, ttl_ms=ttl, cache_scope=cache_scope)
+
+    def offered() -> Offered:
+        scope = _scope()
+        return gateway.offerings(scope.principal, scope.surface)
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         scope = _scope()
@@ -103,11 +128,16 @@ def build_mcp_server(gateway: Gateway) -> Server[Any]:
             )
             return types.CallToolResult.model_validate(error_result(err))
 
-    return _GatewayServer(
+    server = _GatewayServer(
         gateway,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
         # Without this, 2026-07-28 calls would re-run the list handler per call to check Mcp-Param
         # headers; foldgate declares none, so there is nothing to check.
         get_tool_input_schema=lambda name: None,
+        **offering_handlers(gateway, offered),
     )
+    # Registered directly: the constructor argument warns that logging is deprecated in 2026-07-28,
+    # but handshake-era clients (and the conformance suite) still send logging/setLevel.
+    server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, set_logging_level)
+    return server

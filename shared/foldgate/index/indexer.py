@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from foldgate.config.tenant import ServerConfig, TenantConfig
 from foldgate.errors import ConflictError, NotFoundError, StoreError, UpstreamError
 from foldgate.index.holds import Holds, Scanner, carried_over, hold_unapproved
+from foldgate.index.offerings import OfferingHolds, build_offerings
 from foldgate.index.poison_scan import scan_findings
 from foldgate.model.catalog import CatalogVersion, IndexedTool, ServerStatus, new_version_id
 from foldgate.model.listing import fragments_for
@@ -26,7 +27,7 @@ from foldgate.model.token_count import TokenCounter, get_counter
 from foldgate.model.tool import Tool, tool_from_wire
 from foldgate.store.approvals.base import ApprovalStore
 from foldgate.store.catalog.base import CatalogStore
-from foldgate.upstream.client import Listing, UpstreamClient
+from foldgate.upstream.client import Listing, Offerings, UpstreamClient
 
 if TYPE_CHECKING:
     from foldgate.search.embed import Embedder
@@ -208,6 +209,43 @@ class Indexer:
         results = await asyncio.gather(*(one(s) for s in servers))
         return {s.name: r for s, r in zip(servers, results, strict=True)}
 
+    async def _offerings(
+        self,
+        tenant: str,
+        servers: list[ServerConfig],
+        listings: dict[str, Listing | UpstreamError],
+        previous: CatalogVersion | None,
+        config: TenantConfig,
+        carry: Collection[str] = (),
+    ) -> OfferingHolds:
+        """Prompts, resources and templates of the servers whose tools listed (others, and the servers
+        in ``carry`` that a scoped run does not list, keep theirs)."""
+        gate = asyncio.Semaphore(self.max_concurrency)
+
+        async def one(server: ServerConfig) -> Offerings | UpstreamError | None:
+            if isinstance(listings[server.name], UpstreamError):
+                return None
+            async with gate:
+                try:
+                    return await self.upstream.list_offerings(server)
+                except UpstreamError as exc:
+                    log.warning("tenant %s: %s (kept its last prompts and resources)", tenant, exc.message)
+                    return exc
+                except Exception as exc:  # an upstream JSON-RPC error: same verdict, keep the last good
+                    log.warning(
+                        "tenant %s: %s: prompts/resources listing failed: %s", tenant, server.name, exc
+                    )
+                    return UpstreamError(f"{server.name}: {exc}")
+
+        results = await asyncio.gather(*(one(s) for s in servers))
+        approved = self.approvals.approved(tenant) if self.approvals is not None else None
+        listed: dict[str, Offerings | UpstreamError | None] = dict.fromkeys(carry)
+        listed.update({s.name: r for s, r in zip(servers, results, strict=True)})
+        holds = build_offerings(listed, previous, config, approved, self.scan)
+        if holds.baseline and self.approvals is not None:
+            self.approvals.approve(tenant, holds.baseline)
+        return holds
+
     def _load_previous(self, tenant: str) -> tuple[CatalogVersion | None, str | None, str | None]:
         """(current catalog, the pointer to publish against, a problem to report). An unreadable current
         version is treated as absent: the run rebuilds from the listings and publishes over it, instead
@@ -315,12 +353,14 @@ class Indexer:
         approvals_error = None
         try:
             holds = self._holds(tenant, fresh, config, previous)
+            offerings = await self._offerings(tenant, servers, listings, previous, config, carry=untouched)
         except StoreError as exc:
             # Without the approved hashes a changed tool cannot be told apart: publish nothing.
-            holds, approvals_error = Holds(), exc.message
+            holds, offerings, approvals_error = Holds(), OfferingHolds(), exc.message
         changed, withheld = carried_over(previous, failed | untouched)
         changed.update(holds.changed)
         withheld.update(holds.withheld)
+        withheld.update(offerings.withheld)
         listed = kept + holds.published
         if scope is not None and previous is not None:
             listed = _in_place(previous, scope, untouched, listed)
@@ -334,7 +374,11 @@ class Indexer:
             embedder=self.embedder,
         )
         catalog = replace(
-            catalog, config=config.model_dump(mode="json"), approvals=changed, withheld=withheld
+            catalog,
+            config=config.model_dump(mode="json"),
+            approvals=changed,
+            withheld=withheld,
+            offerings=offerings.items,
         )
         indexed = catalog.tools
         report = IndexReport(tenant, previous.version if previous else None, False, len(indexed))

@@ -14,6 +14,7 @@ from functools import cached_property
 from typing import Any, Literal
 
 from foldgate.model.jsonutil import canonical, sha256_hex
+from foldgate.model.offerings import IndexedItem
 from foldgate.model.tool import Tool, tool_from_wire
 
 __all__ = [
@@ -175,6 +176,8 @@ class CatalogVersion:
     # Content agents must not see until an operator approves it: canonical key -> {"state": "pending"
     # | "changed" | "flagged", "hash", "approved_hash", "tool" (wire entry), "rules" (scan findings)}.
     withheld: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # Upstream prompts, resources and resource templates (approved prompts only; see index.offerings).
+    offerings: tuple[IndexedItem, ...] = ()
 
     @cached_property
     def fingerprint(self) -> str:
@@ -191,6 +194,8 @@ class CatalogVersion:
             "withheld": {k: [w.get("state"), w.get("hash")] for k, w in self.withheld.items()},
             "model": model,
         }
+        if self.offerings:  # only when present, so versions without any keep their fingerprints
+            doc["offerings"] = sorted((i.kind, i.published, i.content_hash) for i in self.offerings)
         return sha256_hex(canonical(doc))
 
     @cached_property
@@ -220,6 +225,7 @@ class CatalogVersion:
             "approvals": self.approvals,
             "withheld": self.withheld,
             "dense": self.dense,
+            "offerings": [i.to_doc() for i in self.offerings],
         }
 
     @classmethod
@@ -237,4 +243,5 @@ class CatalogVersion:
             approvals=dict(doc.get("approvals") or {}),
             withheld=dict(doc.get("withheld") or {}),
             dense=doc.get("dense"),
+            offerings=tuple(IndexedItem.from_doc(i) for i in doc.get("offerings") or []),
         )

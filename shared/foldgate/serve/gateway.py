@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from foldgate.config.source import ConfigSource
 from foldgate.config.tenant import TenantConfig
@@ -18,6 +18,7 @@ from foldgate.model.listing import instructions_text
 from foldgate.model.principal import Principal
 from foldgate.serve.calls import ToolCaller, Upstream
 from foldgate.serve.catalogs import CatalogCache
+from foldgate.serve.offerings import Offered, offered
 from foldgate.serve.paging import ResultPager
 from foldgate.serve.searchers import SearcherCache
 from foldgate.serve.surfaces.base import CallContext, Surface
@@ -130,6 +131,23 @@ class Gateway:
         if default is None or view.config.instructions:
             return view.instructions
         return instructions_text(default)
+
+    def offerings(self, who: str | Principal, surface: str) -> Offered:
+        """The caller's prompts, resources and templates: served on the direct surface only (the search
+        and code surfaces expose tools; their agents reach everything else through /mcp/all)."""
+        view = self.view(who)
+        if self.surface_of(who, surface) != "direct":
+            return Offered(view, {}, {}, (), ())
+        return offered(view)
+
+    def list_hint(self) -> tuple[int, Literal["public", "private"]]:
+        """``(ttlMs, cacheScope)`` for list results (2026-07-28). ttlMs: this instance re-reads the
+        catalog pointer and the config at most that often, so a listing is no staler than what it
+        would serve anyway within that bound. cacheScope is always ``private``: every listing depends
+        on who calls (the tenant, from a token or a header, and the token's server and tier scope),
+        so a cache shared across callers could hand one caller another's tools."""
+        seconds = min(self.catalogs.ttl, float(getattr(self.configs, "max_age", self.catalogs.ttl)))
+        return max(0, int(seconds * 1000)), "private"
 
     async def call(
         self, who: str | Principal, name: str, arguments: Any, surface: str = "direct"

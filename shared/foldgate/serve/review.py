@@ -37,7 +37,7 @@ def held_tools(catalog: CatalogVersion) -> list[dict[str, Any]]:
     content and, for a changed tool, a diff against the approved content agents still see."""
     rows = []
     for key, held in sorted(catalog.withheld.items()):
-        new = held.get("tool") or {}
+        new = held.get("tool") or held.get("prompt") or {}  # prompts are held too (index.offerings)
         shown = catalog.by_key.get(key)
         row: dict[str, Any] = {
             "key": key,

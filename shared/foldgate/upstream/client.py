@@ -21,9 +21,10 @@ from foldgate.config.tenant import ServerConfig
 from foldgate.errors import UpstreamError, UpstreamTimeoutError
 from foldgate.upstream.changes import ChangeListener, change_handler, listen_for_changes
 from foldgate.upstream.net_guard import check_upstream_url_async
+from foldgate.upstream.offerings import Offerings, list_offerings_on, request_of
 from foldgate.upstream.pool import PooledSession, SessionKey, SessionPool, retry_safe
 
-__all__ = ["Listing", "UpstreamClient"]
+__all__ = ["Listing", "Offerings", "UpstreamClient"]  # Offerings re-exported for the indexer
 
 log = logging.getLogger(__name__)
 
@@ -251,6 +252,64 @@ class UpstreamClient:
                         raise
                     log.info("%s: %s; retrying %s on a new session", server.name, _describe(exc), name)
         raise AssertionError("unreachable")  # the second attempt returns or raises
+
+    async def list_offerings(self, server: ServerConfig) -> Offerings:
+        """Every prompt, resource and resource template of a server that declares the capability,
+        following cursors; raises UpstreamError on failure (the caller keeps the last good ones)."""
+
+        async def run(session: Any) -> Offerings:
+            return await list_offerings_on(server, session)
+
+        offerings: Offerings = await self._on_session(server, run, "list prompts and resources", retry=True)
+        return offerings
+
+    async def request(self, server: ServerConfig, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """Send one read-only request (``resources/read``, ``prompts/get``, ``completion/complete``)
+        and return the raw result; an upstream JSON-RPC error is re-raised as the SDK's MCPError (the
+        client may act on its code), a transport failure as UpstreamError."""
+
+        async def run(session: Any) -> dict[str, Any]:
+            result: dict[str, Any] = await session.send_request(request_of(method, params), _RAW)
+            return result
+
+        result: dict[str, Any] = await self._on_session(server, run, method, retry=True)
+        return result
+
+    async def _on_session(
+        self, server: ServerConfig, run: Callable[[Any], Any], what: str, *, retry: bool
+    ) -> Any:
+        """Run ``run(session)`` under the server's concurrency slot and timeout; read-only work, so a
+        session the upstream refused or lost is replaced and the work sent once more."""
+        # The SDK (~0.4 s to import) loads on first use, not at init.
+        from mcp.shared.exceptions import MCPError
+
+        try:
+            async with self._pool.slot(server):
+                with anyio.fail_after(server.timeout_s):
+                    if server.transport == "stdio":
+                        return await run(await self._stdio_session(server))
+                    for attempt in (1, 2):
+                        async with self._pooled(server) as pooled:
+                            try:
+                                return await run(pooled.session)
+                            except Exception as exc:
+                                lost = pooled.expired or _lost_in_transit(exc, pooled)
+                                if lost:
+                                    self._pool.discard(pooled)
+                                if attempt == 2 or not (lost and retry):
+                                    raise
+                    raise AssertionError("unreachable")  # the second attempt returns or raises
+        except TimeoutError as exc:
+            raise UpstreamTimeoutError(
+                f"{server.name}: {what} did not answer within {server.timeout_s:g}s"
+            ) from exc
+        except UpstreamError:
+            raise
+        except Exception as exc:
+            leaf = _leaf(exc)
+            if isinstance(leaf, MCPError):
+                raise leaf from exc
+            raise UpstreamError(f"{server.name}: {what} failed: {_describe(exc)}") from exc
 
     async def aclose(self) -> None:
         """Close pooled HTTP sessions and stop long-lived stdio sessions."""

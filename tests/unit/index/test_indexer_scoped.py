@@ -152,3 +152,27 @@ async def test_two_servers_reindexed_at_once_both_land() -> None:
     after = store.load_current("t")
     assert after is not None
     assert {"crm:close", "mail:draft"} <= {t.tool.key for t in after.tools}
+
+
+class OfferingUpstreams(Upstreams):
+    """Also lists one resource per server (what a scoped reindex must carry over for the others)."""
+
+    async def list_offerings(self, server: ServerConfig) -> Any:
+        from foldgate.upstream.offerings import Offerings
+
+        resource = {"uri": f"file:///{server.name}/readme", "name": f"{server.name} readme"}
+        return Offerings(items={"resource": [resource]})
+
+
+async def test_a_scoped_reindex_keeps_the_other_servers_prompts_and_resources() -> None:
+    store, upstream = SqliteStore(":memory:"), OfferingUpstreams()
+    indexer = Indexer(store, upstream, approvals=SqliteApprovalStore(":memory:"))
+    await indexer.index_tenant("t", config())
+    before = store.load_current("t")
+    assert before is not None
+    assert {i.server for i in before.offerings} == {"crm", "docs", "mail"}
+    upstream.tools["crm"].append(entry("close", "Close an account."))
+    await indexer.index_server("t", config(), "crm")
+    after = store.load_current("t")
+    assert after is not None
+    assert {i.server for i in after.offerings} == {"crm", "docs", "mail"}

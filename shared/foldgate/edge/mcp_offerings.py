@@ -1,0 +1,113 @@
+"""SDK handlers for prompts, resources, resource templates, completion and logging/setLevel.
+
+They map :class:`foldgate.serve.offerings.Offered` to the MCP types and foldgate's errors to JSON-RPC
+errors: an unknown or invisible resource is ``-32002`` (the spec's resource-not-found), an unknown or
+invisible prompt ``-32602``; both carry only what the caller sent, so the two never differ. An
+upstream that fails is ``-32000`` with foldgate's message; an upstream's own JSON-RPC error passes through.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+import mcp_types as types
+from mcp.shared.exceptions import MCPError
+from pydantic import BaseModel, ValidationError
+
+from foldgate.errors import FoldgateError, NotFoundError, UpstreamError
+from foldgate.model.offerings import Kind
+from foldgate.serve.gateway import Gateway
+from foldgate.serve.offerings import Offered
+
+__all__ = ["RESOURCE_NOT_FOUND", "UPSTREAM_FAILED", "offering_handlers"]
+
+log = logging.getLogger(__name__)
+
+RESOURCE_NOT_FOUND = -32002
+# An upstream that could not be reached or timed out: a server error (-32000..-32099), not the SDK's
+# internal error (-32603), which means a bug in the gateway.
+UPSTREAM_FAILED = -32000
+_M = TypeVar("_M", bound=BaseModel)
+
+
+def _entries(model: type[_M], entries: list[dict[str, Any]]) -> list[_M]:
+    out = []
+    for entry in entries:
+        try:
+            out.append(model.model_validate(entry))
+        except ValidationError:  # checked at index time; a published identity could still break it
+            log.warning("%s entry not representable by the MCP types; skipped", model.__name__)
+    return out
+
+
+async def _proxied(run: Awaitable[dict[str, Any]], not_found: int) -> dict[str, Any]:
+    try:
+        return await run
+    except NotFoundError as exc:
+        raise MCPError(not_found, exc.message) from None
+    except UpstreamError as exc:
+        raise MCPError(UPSTREAM_FAILED, exc.message) from None
+    except FoldgateError as exc:
+        raise MCPError(types.INVALID_PARAMS, exc.message) from None
+
+
+def offering_handlers(gateway: Gateway, offered: Callable[[], Offered]) -> dict[str, Any]:
+    """``on_*`` keyword arguments for the SDK server; ``offered`` gives the current caller's view."""
+
+    def hinted(kind: Kind, model: type[_M]) -> tuple[list[_M], dict[str, Any]]:
+        ttl, scope = gateway.list_hint()
+        return _entries(model, offered().listing(kind)), {"ttl_ms": ttl, "cache_scope": scope}
+
+    async def list_resources(
+        ctx: Any, params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        items, hint = hinted("resource", types.Resource)
+        return types.ListResourcesResult(resources=items, **hint)
+
+    async def list_templates(
+        ctx: Any, params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        items, hint = hinted("template", types.ResourceTemplate)
+        return types.ListResourceTemplatesResult(resource_templates=items, **hint)
+
+    async def list_prompts(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListPromptsResult:
+        items, hint = hinted("prompt", types.Prompt)
+        return types.ListPromptsResult(prompts=items, **hint)
+
+    async def read_resource(ctx: Any, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
+        raw = await _proxied(offered().read_resource(gateway.upstream, params.uri), RESOURCE_NOT_FOUND)
+        # Read live: fresh only as long as the upstream says (0 when it says nothing), and private always,
+        # since whether the caller may read it at all depends on their scope.
+        return types.ReadResourceResult.model_validate({"ttlMs": 0, **raw, "cacheScope": "private"})
+
+    async def get_prompt(ctx: Any, params: types.GetPromptRequestParams) -> types.GetPromptResult:
+        run = offered().get_prompt(gateway.upstream, params.name, params.arguments)
+        return types.GetPromptResult.model_validate(await _proxied(run, types.INVALID_PARAMS))
+
+    async def complete(ctx: Any, params: types.CompleteRequestParams) -> types.CompleteResult:
+        ref = params.ref.model_dump(by_alias=True, mode="json", exclude_none=True)
+        argument = params.argument.model_dump(by_alias=True, mode="json", exclude_none=True)
+        context = (
+            params.context.model_dump(by_alias=True, mode="json", exclude_none=True)
+            if params.context
+            else None
+        )
+        run = offered().complete(gateway.upstream, ref, argument, context)
+        return types.CompleteResult.model_validate(await _proxied(run, types.INVALID_PARAMS))
+
+    return {
+        "on_list_resources": list_resources,
+        "on_list_resource_templates": list_templates,
+        "on_read_resource": read_resource,
+        "on_list_prompts": list_prompts,
+        "on_get_prompt": get_prompt,
+        "on_completion": complete,
+    }
+
+
+async def set_logging_level(ctx: Any, params: types.SetLevelRequestParams) -> types.EmptyResult:
+    """Accepted and ignored: the gateway is stateless and sends no log notifications to remember a
+    level for (upstream log messages are not relayed)."""
+    return types.EmptyResult()
