@@ -46,10 +46,11 @@ def listed_fingerprint(server: str, listing: Listing) -> str:
 
 
 def recorded_fingerprint(catalog: CatalogVersion, server: str) -> str:
-    """The same fingerprint for what ``catalog`` recorded of the server (held content by its hash)."""
+    """The same fingerprint for what ``catalog`` recorded of the server (held content by its hash).
+    Held prompts (entries with a ``kind``) are not tools: the tools listing cannot vouch for them."""
     pairs = {t.tool.key: t.tool.content_hash for t in catalog.tools if t.server == server}
     for key, held in catalog.withheld.items():
-        if held.get("server") == server and isinstance(held.get("hash"), str):
+        if held.get("server") == server and "kind" not in held and isinstance(held.get("hash"), str):
             pairs[key] = held["hash"]
     return _digest(pairs)
 

@@ -102,7 +102,11 @@ def build_offerings(
         if known == item.content_hash:
             published.append(item)
             continue
-        findings = scan(_as_tool(item)) if scan is not None else []
+        # A prompt's title names a user-facing template ("Team Management") while its name is an
+        # identifier: a title unlike the name is the norm for prompts, not a poisoning signal.
+        findings = [
+            f for f in (scan(_as_tool(item)) if scan is not None else []) if f.get("rule") != "title-mismatch"
+        ]
         if known is None:
             server = config.server(item.server)
             if not findings and server is not None and server.trusted:

@@ -131,3 +131,21 @@ async def test_the_indexer_publishes_holds_and_keeps_offerings() -> None:
     kept = store.load_current("t")
     assert kept is not None
     assert kept.offerings == current.offerings
+
+
+def test_a_prompt_titled_unlike_its_name_is_not_held_by_the_real_scan() -> None:
+    """server-everything's completable-prompt is titled "Team Management": for prompts a title unlike
+    the identifier is normal, so the scan's title-mismatch rule must not hold it."""
+    from foldgate.index.poison_scan import scan_findings
+
+    prompt = {
+        "name": "completable-prompt",
+        "title": "Team Management",
+        "description": "Demonstrates argument completion.",
+        "arguments": [{"name": "department"}],
+    }
+    holds = build_offerings(
+        {"a": Offerings(items={"prompt": [prompt]})}, None, config(), approved={}, scan=scan_findings
+    )
+    assert holds.withheld == {}
+    assert list(holds.baseline) == ["a#prompt:completable-prompt"]
