@@ -8,8 +8,6 @@ can run with ``lifespan="off"``).
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi import FastAPI
 from starlette.requests import Request
 from starlette.responses import Response
@@ -17,7 +15,9 @@ from starlette.types import Message, Receive, Scope, Send
 
 from foldgate.edge.access import Access, RateLimited
 from foldgate.edge.fast_path import plain_tools_list, send_listing
+from foldgate.edge.jsonrpc import host_allowed, plain_request
 from foldgate.edge.oauth import challenge_headers
+from foldgate.edge.plain_rpc import answer
 from foldgate.edge.protocol import jsonrpc_error
 from foldgate.errors import AuthError, FoldgateError, InsufficientScopeError
 from foldgate.model.principal import Principal
@@ -44,13 +44,6 @@ class _Sdk:
         else:
             # Behind API Gateway the Host is the API's own domain and callers authenticate by token.
             self.security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
-
-    async def check_transport(self, request: Request) -> Any:
-        """The SDK's DNS-rebinding/content-type verdict for a request (None when it passes)."""
-        # Lazy with the rest of the SDK (see __init__).
-        from mcp.server.transport_security import TransportSecurityMiddleware
-
-        return await TransportSecurityMiddleware(self.security).validate_request(request, is_post=True)
 
     async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Serve one request with a fresh stateless session manager (cheap; no state to keep)."""
@@ -110,6 +103,8 @@ class McpEndpoint:
             status = 404 if exc.code == "not_found" else 400
             await jsonrpc_error(status, -32600, exc.message)(scope, receive, send)
             return
+        if await self._plain(request, body, principal, send):
+            return
         sdk = self._sdk()
         # The scope variable lives with the SDK server glue, loaded with it.
         from foldgate.edge.mcp_server import RequestScope, current_scope
@@ -155,13 +150,19 @@ class McpEndpoint:
         plain = plain_tools_list(body, request) if body else None
         if plain is None:
             return False
-        if self.app.state.allowed_hosts:  # local serve: the SDK's DNS-rebinding check applies
-            rejection = await self._sdk().check_transport(request)
-            if rejection is not None:
-                await rejection(request.scope, request.receive, send)
-                return True
+        if not host_allowed(request, self.app.state.allowed_hosts):
+            return False  # local serve: the SDK answers with its DNS-rebinding refusal
         gateway: Gateway = self.app.state.gateway
         await send_listing(plain[0], plain[1], gateway.listing_json(principal, self.surface), send)
+        return True
+
+    async def _plain(self, request: Request, body: bytes, principal: Principal, send: Send) -> bool:
+        """Answer initialize, ping, notifications/initialized, server/discover and tools/call without
+        the SDK (edge/plain_rpc.py); False when the SDK must answer."""
+        req = plain_request(body, request) if body else None
+        if req is None or not host_allowed(request, self.app.state.allowed_hosts):
+            return False
+        await answer(req, self.app.state.gateway, principal, self.surface, send)
         return True
 
 
