@@ -1,6 +1,6 @@
 """One MCP endpoint (a surface at a path): read and cap the body, authenticate, check the content
-headers, answer a plain ``tools/list`` on the fast path, and hand everything else to the SDK with the
-caller's scope set.
+headers, answer a plain ``tools/list`` on the fast path and plain initialize/ping/tools/call... on the
+plain JSON-RPC path (edge/plain_rpc.py), and hand everything else to the SDK with the caller's scope set.
 
 Each SDK request runs in its own stateless session manager, so there is no lifespan to manage (Mangum
 can run with ``lifespan="off"``).

@@ -188,7 +188,7 @@ def _cold_start(app_py: Path, rounds: int) -> dict[str, Any]:
             ours.append(_import_ms(f"import runpy; runpy.run_path({str(app_py)!r})", env))
             naive.append(_import_ms(_NAIVE_IMPORTS, env))
         sdk = [
-            _import_ms("import mcp.server.streamable_http_manager, foldgate.mcp_server", env)
+            _import_ms("import mcp.server.streamable_http_manager, foldgate.edge.mcp_server", env)
             for _ in range(rounds)
         ]
     o, v = statistics.median(ours), statistics.median(naive)
