@@ -2,6 +2,8 @@
 405, a foreign Host/Origin with 403), read and cap the body, authenticate, check the content headers,
 refuse batches, answer a plain ``tools/list`` on the fast path, and hand everything else to the SDK with
 the caller's scope set. All of it inside :func:`foldgate.edge.guard.shielded`: nothing escapes.
+Plain initialize, ping, notifications/initialized, server/discover and tools/call are answered
+without the SDK (:mod:`foldgate.edge.plain_rpc`).
 
 Each SDK request runs in its own stateless session manager, so there is no lifespan to manage (Mangum
 can run with ``lifespan="off"``).
@@ -20,7 +22,9 @@ from foldgate.edge.access import Access, RateLimited
 from foldgate.edge.fast_path import plain_tools_list, send_listing
 from foldgate.edge.guard import BATCH_REFUSAL, is_batch, method_not_allowed, shielded
 from foldgate.edge.hosts import HostPolicy
+from foldgate.edge.jsonrpc import plain_request
 from foldgate.edge.oauth import challenge_headers
+from foldgate.edge.plain_rpc import answer
 from foldgate.edge.protocol import jsonrpc_error
 from foldgate.errors import AuthError, FoldgateError, InsufficientScopeError, StoreError
 from foldgate.model.principal import Principal
@@ -113,6 +117,8 @@ class McpEndpoint:
             status = 404 if exc.code == "not_found" else 400
             await jsonrpc_error(status, -32600, exc.message)(scope, receive, send)
             return
+        if await self._plain(request, body, principal, send):
+            return
         sdk = self._sdk()
         # The scope variable lives with the SDK server glue, loaded with it.
         from foldgate.edge.mcp_server import RequestScope, current_scope
@@ -177,6 +183,15 @@ class McpEndpoint:
         gateway: Gateway = self.app.state.gateway
         listing = gateway.listing_json(principal, self.surface)
         await send_listing(plain[0], plain[1], listing, send, gateway.list_hint())
+        return True
+
+    async def _plain(self, request: Request, body: bytes, principal: Principal, send: Send) -> bool:
+        """Answer initialize, ping, notifications/initialized, server/discover and tools/call without
+        the SDK (edge/plain_rpc.py); False when the SDK must answer."""
+        req = plain_request(body, request) if body else None
+        if req is None:  # Host and Origin were checked first (see _early_refusal)
+            return False
+        await answer(req, self.app.state.gateway, principal, self.surface, send)
         return True
 
 

@@ -101,7 +101,13 @@ def foldgate_serve(config: dict[str, Any], tmp: Path, env: dict[str, str]) -> It
     path.write_text(json.dumps(config))
     port = _free_port()
     cmd = [sys.executable, "-m", "foldgate.app.cli", "serve", "--config", str(path), "--port", str(port)]
-    serve_env = {**env, "FOLDGATE_SQLITE_PATH": str(tmp / "serve.sqlite3")}
+    # No per-source rate limit: every bench caller comes from loopback, and a refusal would count as a
+    # fast "call" in the throughput figure.
+    serve_env = {
+        **env,
+        "FOLDGATE_SQLITE_PATH": str(tmp / "serve.sqlite3"),
+        "FOLDGATE_RATE_LIMIT_PER_MINUTE": "0",
+    }
     with (tmp / "serve.log").open("w") as log:
         proc = subprocess.Popen(cmd, env=serve_env, stdout=log, stderr=subprocess.STDOUT)
         try:

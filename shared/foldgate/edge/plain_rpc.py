@@ -1,0 +1,185 @@
+"""Answer the plain requests (see edge/jsonrpc.py) as the SDK would, without importing it.
+
+The SDK (mcp 2.3) shapes every spec result through its per-version wire models: keys come out in
+alphabetical order, ``None`` fields are dropped, 2026-07-28 results carry ``resultType`` and a
+``serverInfo`` stamp in ``_meta`` (appended last). The results here are written out in that shape
+directly. A differential test sends each request through both paths and compares the JSON.
+
+Tool results: the gateway returns CallToolResult wire dicts. The common shape (text content,
+``isError``, optional ``structuredContent``) is known to pass the SDK's validation unchanged and is
+written directly. Any other shape (images, resources, ``_meta``, unknown keys, or something malformed
+from an upstream) goes through the SDK's own types (``mcp_types``, imported on that first unusual
+result only): validated as the SDK's ``call_tool`` handler does -- a malformed result becomes an error
+result -- and sieved for the request's protocol version. Importing ``mcp_types`` at init instead
+would add ~0.3-1 s to every cold start for results most tools never return, so it stays lazy.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any, Final
+
+from starlette.types import Send
+
+from foldgate import __version__
+from foldgate.edge.jsonrpc import PlainRequest
+from foldgate.edge.protocol import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS, SERVER_NAME
+from foldgate.errors import UpstreamError
+from foldgate.model.principal import Principal
+from foldgate.serve.gateway import Gateway
+from foldgate.serve.results import error_result
+
+__all__ = ["answer"]
+
+log = logging.getLogger(__name__)
+
+SERVER_INFO_KEY: Final = "io.modelcontextprotocol/serverInfo"
+
+
+def _capabilities(gateway: Gateway, principal: Principal, surface: str) -> dict[str, Any]:
+    """What the SDK server advertises to this caller, in the SDK's key order: logging always; prompts,
+    resources and completions only when the caller has some to serve (edge/mcp_server.py's
+    ``get_capabilities``). The differential tests in tests/unit/edge/test_plain_rpc.py keep both equal."""
+    try:
+        offered = gateway.offerings(principal, surface)
+    except Exception:  # an unknown tenant has nothing to serve, as on the SDK path
+        offered = None
+    prompts = offered is not None and bool(offered.prompts)
+    resources = offered is not None and bool(offered.resources or offered.templates)
+    completions = offered is not None and bool(offered.prompts or offered.templates)
+    caps: dict[str, Any] = {"logging": {}}
+    if prompts:
+        caps["prompts"] = {"listChanged": False}
+    if resources:
+        caps["resources"] = {"subscribe": False, "listChanged": False}
+    caps["tools"] = {"listChanged": False}
+    if completions:
+        caps["completions"] = {}
+    return caps
+
+
+_SERVER_INFO: Final = {"name": SERVER_NAME, "version": __version__}
+_LATEST_HANDSHAKE: Final = HANDSHAKE_PROTOCOL_VERSIONS[-1]
+
+
+async def answer(req: PlainRequest, gateway: Gateway, principal: Principal, surface: str, send: Send) -> None:
+    """Answer one plain request (the caller has authenticated it and checked its tenant)."""
+    if req.method == "notifications/initialized":
+        await _send(send, 202, b"")
+        return
+    try:
+        result = await _result(req, gateway, principal, surface)
+    except Exception:  # a gateway bug must not become a 500 without a JSON-RPC answer
+        log.exception("plain %s failed", req.method)
+        error = {"code": -32603, "message": "Internal error"}
+        await _send(send, 200, _dumps({"jsonrpc": "2.0", "id": req.rid, "error": error}))
+        return
+    if req.modern:
+        result = _modern_envelope(result)
+    await _send(send, 200, _dumps({"jsonrpc": "2.0", "id": req.rid, "result": result}))
+
+
+async def _result(req: PlainRequest, gateway: Gateway, principal: Principal, surface: str) -> dict[str, Any]:
+    if req.method == "ping":
+        return {}
+    if req.method == "initialize":
+        requested = req.params["protocolVersion"]
+        negotiated = requested if requested in HANDSHAKE_PROTOCOL_VERSIONS else _LATEST_HANDSHAKE
+        return {
+            "capabilities": _capabilities(gateway, principal, surface),
+            "instructions": _instructions(gateway, principal, surface),
+            "protocolVersion": negotiated,
+            "serverInfo": dict(_SERVER_INFO),
+        }
+    if req.method == "server/discover":
+        return {
+            "cacheScope": "private",
+            "capabilities": _capabilities(gateway, principal, surface),
+            "instructions": _instructions(gateway, principal, surface),
+            "supportedVersions": list(MODERN_PROTOCOL_VERSIONS),
+            "ttlMs": 0,
+        }
+    name = req.params["name"]
+    result = await gateway.call(principal, name, req.params.get("arguments"), surface)
+    plain = _plain_result(result)
+    return plain if plain is not None else _sdk_result(name, result, req.version)
+
+
+def _instructions(gateway: Gateway, principal: Principal, surface: str) -> str:
+    try:
+        return gateway.instructions(principal, surface)
+    except Exception:  # as the SDK glue: an unknown tenant still gets the generic text, never an error
+        # Imported here to keep the model's text helpers off the plain path's import list.
+        from foldgate.model.listing import instructions_text
+
+        return instructions_text(None)
+
+
+def _plain_result(result: Any) -> dict[str, Any] | None:
+    """The wire form of a result in the common shape, or None when the SDK's types must judge it."""
+    if not isinstance(result, dict) or not set(result) <= {"content", "isError", "structuredContent"}:
+        return None
+    content = result.get("content")
+    if not isinstance(content, list) or not isinstance(result.get("isError"), bool):
+        return None
+    items = []
+    for item in content:
+        if not isinstance(item, dict) or set(item) != {"type", "text"} or item["type"] != "text":
+            return None
+        if not isinstance(item["text"], str):
+            return None
+        items.append({"text": item["text"], "type": "text"})
+    out: dict[str, Any] = {"content": items, "isError": result["isError"]}
+    if "structuredContent" in result:
+        structured = result["structuredContent"]
+        if not isinstance(structured, dict):
+            return None
+        out["structuredContent"] = structured
+    return out
+
+
+def _sdk_result(name: str, result: Any, version: str) -> dict[str, Any]:
+    """An unusual result, validated and sieved by the SDK's types exactly as its server would."""
+    # Lazy: only results outside the common shape pay the SDK types' import (see the module docstring).
+    import mcp_types as types
+    from mcp_types import methods
+    from pydantic import ValidationError
+
+    try:
+        model = types.CallToolResult.model_validate(result)
+        dumped = model.model_dump(by_alias=True, mode="json", exclude_none=True)
+        shaped: dict[str, Any] = methods.serialize_server_result("tools/call", version, dumped)
+    except ValidationError as exc:
+        # The SDK's handler does this for what its model rejects; what only the per-version wire model
+        # rejects (structuredContent not an object) the SDK answers with a JSON-RPC internal error.
+        # Both are the upstream's fault, so both become an error result here.
+        err = UpstreamError(f"{name}: the upstream returned a malformed result: {exc.errors()[0]['msg']}")
+        model = types.CallToolResult.model_validate(error_result(err))
+        dumped = model.model_dump(by_alias=True, mode="json", exclude_none=True)
+        shaped = methods.serialize_server_result("tools/call", version, dumped)
+    return shaped
+
+
+def _modern_envelope(result: dict[str, Any]) -> dict[str, Any]:
+    """A 2026-07-28 result: ``resultType`` defaulted, keys sorted (``_meta`` sorts first, as in the
+    SDK's wire dump), and the ``serverInfo`` stamp: appended last when the result has no ``_meta``,
+    merged into an object ``_meta`` in place, a result's own stamp or non-object ``_meta`` left alone."""
+    out = dict(sorted({"resultType": "complete", **result}.items()))
+    meta = out.get("_meta")
+    if meta is None:
+        out.pop("_meta", None)
+        out["_meta"] = {SERVER_INFO_KEY: dict(_SERVER_INFO)}
+    elif isinstance(meta, dict) and meta.get(SERVER_INFO_KEY) is None:
+        out["_meta"] = {**meta, SERVER_INFO_KEY: dict(_SERVER_INFO)}
+    return out
+
+
+def _dumps(message: dict[str, Any]) -> bytes:
+    return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+async def _send(send: Send, status: int, payload: bytes) -> None:
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": payload})
