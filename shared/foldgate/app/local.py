@@ -108,7 +108,7 @@ def build_local(
     holder: list[LocalGateway] = []
     app = create_app(
         gateway,
-        access=open_access(settings),
+        access=open_access(settings, configs),
         admin=admin,
         allowed_hosts=allowed_hosts,
         max_body_bytes=settings.max_body_bytes,
