@@ -51,6 +51,11 @@ class Settings(Strict):
     oauth_issuer: str | None = None
     oauth_audience: str | None = None
     public_url: str | None = None
+    # How the default tenant's issuer spells things (the tenant oauth: block's mapping, for the stack's
+    # issuer): Cognito names the app in client_id (oauth_audience then lists the allowed client ids,
+    # comma-separated) and prefixes scopes with its resource server identifier.
+    oauth_audience_claim: Literal["aud", "client_id"] = "aud"
+    oauth_scope_prefix: str | None = None
     # The access-token claim that names the caller's tenant (e.g. foldgate_tenant); None: every OAuth
     # caller is the default tenant's. Never a header: the signed token (checked by that tenant's own
     # issuer) decides.

@@ -33,7 +33,12 @@ def tenant_oauth_configs(
     allow = settings.allow_private_upstreams
     fallback: OAuthConfig | None = None
     if settings.oauth_issuer:
-        doc = {"issuer": settings.oauth_issuer, "audience": settings.oauth_audience or None}
+        # The environment gives one string: several audiences (Cognito's client ids) are comma-separated.
+        audience = [a.strip() for a in (settings.oauth_audience or "").split(",") if a.strip()]
+        mapping: dict[str, str] = {"audience_claim": settings.oauth_audience_claim}
+        if settings.oauth_scope_prefix:
+            mapping["scope_prefix"] = settings.oauth_scope_prefix
+        doc = {"issuer": settings.oauth_issuer, "audience": audience or None, "mapping": mapping}
         fallback = parse_oauth_config(doc, allow_loopback=allow, source="OAuth settings")
     checked: dict[str, OAuthConfig | None] = {}
 

@@ -70,3 +70,18 @@ def test_a_tenants_loopback_issuer_is_rechecked_against_the_process_policy() -> 
     assert cloud is not None
     assert cloud.config("default") is None
     assert not cloud.accepts()
+
+
+def test_the_stacks_cognito_settings_become_a_client_id_mapping() -> None:
+    pool = "https://cognito-idp.eu-west-1.amazonaws.com/eu-west-1_AbCdEf123"
+    env = {"FOLDGATE_OAUTH_ISSUER": pool, "FOLDGATE_PUBLIC_URL": "https://mcp.example.com",
+           "FOLDGATE_OAUTH_AUDIENCE": "machine1, user2", "FOLDGATE_OAUTH_AUDIENCE_CLAIM": "client_id",
+           "FOLDGATE_OAUTH_SCOPE_PREFIX": "https://mcp.example.com/"}  # fmt: skip
+    verifier = open_oauth(Settings.from_env(env))
+    assert verifier is not None
+    config = verifier.config("default")
+    assert config is not None
+    assert (config.audience, config.mapping.audience_claim) == (["machine1", "user2"], "client_id")
+    assert config.mapping.scope_prefix == "https://mcp.example.com/"
+    with pytest.raises(ConfigError, match="allowed client ids"):
+        open_oauth(Settings.from_env({**env, "FOLDGATE_OAUTH_AUDIENCE": ""}))
