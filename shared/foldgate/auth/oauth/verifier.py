@@ -19,13 +19,10 @@ import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
-
-import jwt
+from typing import TYPE_CHECKING, Any
 
 from foldgate.auth.oauth.fetch import FetchJson, guarded_fetcher
 from foldgate.auth.oauth.grant import claims_principal, tier_scope
-from foldgate.auth.oauth.jwks import JwksCache
 from foldgate.auth.oauth.metadata import (
     IssuerMetadata,
     challenge,
@@ -33,10 +30,12 @@ from foldgate.auth.oauth.metadata import (
     metadata_url,
     protected_resource_metadata,
 )
-from foldgate.auth.oauth.validator import TokenRejected, TokenValidator
 from foldgate.config.oauth import OAuthConfig
 from foldgate.errors import AuthError, UpstreamError
 from foldgate.model.principal import Principal
+
+if TYPE_CHECKING:
+    from foldgate.auth.oauth.validator import TokenValidator
 
 __all__ = ["INVALID_TOKEN", "OAuthVerifier"]
 
@@ -116,6 +115,9 @@ class OAuthVerifier:
         """
         if self.tenant_claim is None:
             return self.default_tenant
+        # Loaded with the first token only (see _issuer).
+        import jwt
+
         try:
             # Unverified on purpose: this only picks the verifier, the verified claims decide.
             unverified = jwt.decode(bearer, options={"verify_signature": False})
@@ -132,6 +134,11 @@ class OAuthVerifier:
         return principal
 
     def _issuer(self, config: OAuthConfig) -> _Issuer:
+        # PyJWT and cryptography load with the first token, not in every cold start: the cloud always
+        # builds a verifier (its public URL is set) even where no tenant accepts OAuth.
+        from foldgate.auth.oauth.jwks import JwksCache
+        from foldgate.auth.oauth.validator import TokenValidator
+
         ident = config.model_dump_json()
         with self._lock:
             found = self._issuers.get(ident)
@@ -160,6 +167,9 @@ class OAuthVerifier:
         AuthError (uniform) for a bad token or a tenant without OAuth; InsufficientScopeError when
         the token is valid but grants no foldgate tier.
         """
+        # Loaded with the first token only (see _issuer).
+        from foldgate.auth.oauth.validator import TokenRejected
+
         config = self.config(tenant)
         if config is None:
             raise AuthError(INVALID_TOKEN)
