@@ -9,6 +9,7 @@ policy: an ``http://`` loopback issuer is only trusted where private upstreams a
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -23,6 +24,9 @@ if TYPE_CHECKING:
 __all__ = ["open_oauth", "tenant_oauth_configs"]
 
 log = logging.getLogger(__name__)
+
+# Tenants remembered as absent; bounded because a token's (unverified) tenant claim is caller-chosen.
+_MAX_MISSES = 1024
 
 
 def tenant_oauth_configs(
@@ -41,14 +45,21 @@ def tenant_oauth_configs(
         doc = {"issuer": settings.oauth_issuer, "audience": audience or None, "mapping": mapping}
         fallback = parse_oauth_config(doc, allow_loopback=allow, source="OAuth settings")
     checked: dict[str, OAuthConfig | None] = {}
+    # Unknown tenants for a while: a source caches what it finds, not what it does not (a Parameter
+    # Store read per request for a deployment without a "default" tenant, or per made-up claim).
+    misses: dict[str, float] = {}
 
     def configs(tenant: str) -> OAuthConfig | None:
         block = None
-        if source is not None:
+        now = time.monotonic()
+        if source is not None and misses.get(tenant, 0.0) <= now:
             try:
                 block = source.get(tenant).oauth
             except (NotFoundError, ConfigError):
-                block = None  # an unknown or unreadable tenant accepts no OAuth token (fail closed)
+                # An unknown or unreadable tenant accepts no OAuth token (fail closed).
+                if len(misses) >= _MAX_MISSES:
+                    misses.clear()
+                misses[tenant] = now + settings.config_cache_seconds
         if block is None:
             return fallback if tenant == settings.default_tenant else None
         key = block.model_dump_json()

@@ -85,3 +85,25 @@ def test_the_stacks_cognito_settings_become_a_client_id_mapping() -> None:
     assert config.mapping.scope_prefix == "https://mcp.example.com/"
     with pytest.raises(ConfigError, match="allowed client ids"):
         open_oauth(Settings.from_env({**env, "FOLDGATE_OAUTH_AUDIENCE": ""}))
+
+
+def test_unknown_tenants_are_not_looked_up_on_every_request() -> None:
+    from foldgate.config.source import StaticConfigSource
+    from foldgate.config.tenant import TenantConfig
+
+    class Counting(StaticConfigSource):
+        def __init__(self) -> None:
+            super().__init__({})
+            self.gets = 0
+
+        def get(self, tenant: str, *, force: bool = False) -> TenantConfig:
+            self.gets += 1
+            return super().get(tenant, force=force)
+
+    source = Counting()
+    verifier = open_oauth(Settings.from_env({"FOLDGATE_PUBLIC_URL": "https://mcp.example.com"}), source)
+    assert verifier is not None
+    for _ in range(5):
+        assert verifier.config("default") is None
+        assert verifier.config("made-up") is None
+    assert source.gets == 2
