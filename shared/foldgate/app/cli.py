@@ -181,8 +181,9 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     if args.oauth_issuer:
         oauth = {"oauth_issuer": args.oauth_issuer, "oauth_audience": args.oauth_audience}
         settings = settings.model_copy(update=oauth)
-    if settings.oauth_issuer and not settings.public_url:
-        # The process is its own public URL unless the environment names another (e.g. a tunnel).
+    if not settings.public_url:
+        # The process is its own public URL unless the environment names another (e.g. a tunnel); set
+        # even without --oauth-issuer, so a tenant config's own oauth: block works locally too.
         settings = settings.model_copy(update={"public_url": base})
     local = build_local(_configs(args), settings, interval_s=args.interval, allowed_hosts=hosts)
     print(f"foldgate {base}/mcp (routed) · {base}/mcp/all (direct) · {base}/mcp/call (search)", flush=True)

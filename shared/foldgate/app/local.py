@@ -137,7 +137,7 @@ def build_local(
     )
     app = create_app(
         gateway,
-        access=open_access(settings),
+        access=open_access(settings, configs),
         admin=admin,
         allowed_hosts=allowed_hosts,
         max_body_bytes=settings.max_body_bytes,

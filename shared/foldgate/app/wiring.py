@@ -196,9 +196,9 @@ def open_hook_secrets(settings: Settings, configs: ConfigSource) -> Callable[[st
     return cached_secrets(lookup, ttl_s=ttl)
 
 
-def open_access(settings: Settings) -> Access:
-    """Request authentication (agent tokens; OAuth access tokens when an issuer is set) and the
-    per-caller rate limit."""
+def open_access(settings: Settings, configs: ConfigSource | None = None) -> Access:
+    """Request authentication (agent tokens; OAuth access tokens for tenants with an issuer, from the
+    settings or the tenant's ``oauth:`` block in ``configs``) and the per-caller rate limit."""
     # Loaded only where the settings pick this part: a cold start pays for nothing else.
     from foldgate.auth.authority import TokenAuthority
     from foldgate.auth.model import TokenHasher
@@ -215,7 +215,7 @@ def open_access(settings: Settings) -> Access:
         auth_required=settings.auth_required,
         # 0 turns the limiter off (e.g. behind a gateway that already throttles per client).
         limiter=RateLimiter(settings.rate_limit_per_minute) if settings.rate_limit_per_minute > 0 else None,
-        oauth=open_oauth(settings),
+        oauth=open_oauth(settings, configs),
         source_limiter=(
             RateLimiter(settings.source_rate_limit_per_minute)
             if settings.source_rate_limit_per_minute > 0
@@ -301,7 +301,7 @@ def build_mcp_app(settings: Settings, *, reindex: Reindexer | None = None, admin
         )
     app = create_app(
         gateway,
-        access=open_access(settings),
+        access=open_access(settings, configs),
         max_body_bytes=settings.max_body_bytes,
         admin=admin,
         allowed_hosts=settings.public_hosts or None,

@@ -51,6 +51,15 @@ class Settings(Strict):
     oauth_issuer: str | None = None
     oauth_audience: str | None = None
     public_url: str | None = None
+    # How the default tenant's issuer spells things (the tenant oauth: block's mapping, for the stack's
+    # issuer): Cognito names the app in client_id (oauth_audience then lists the allowed client ids,
+    # comma-separated) and prefixes scopes with its resource server identifier.
+    oauth_audience_claim: Literal["aud", "client_id"] = "aud"
+    oauth_scope_prefix: str | None = None
+    # The access-token claim that names the caller's tenant (e.g. foldgate_tenant); None: every OAuth
+    # caller is the default tenant's. Never a header: the signed token (checked by that tenant's own
+    # issuer) decides.
+    tenant_claim: str | None = Field(default=None, max_length=200)
     # Semantic search: "local" (the int8 MiniLM built by `make model`), "bedrock" (Titan v2) or "none".
     embedding_provider: Literal["local", "bedrock", "none"] = "local"
     model_dir: str | None = None

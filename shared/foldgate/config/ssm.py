@@ -126,7 +126,8 @@ class SsmConfigSource(ConfigSource):
             if not isinstance(server, dict):
                 raise ConfigError(f"invalid server config in {name}: expected a JSON object")
             inline.append({"name": key.rsplit("/", 1)[-1], **server})
-        config = parse_tenant_config({**doc, "servers": inline}, source=base)
+        # Parameter Store is the cloud, where no issuer on this machine's loopback can be trusted.
+        config = parse_tenant_config({**doc, "servers": inline}, source=base, allow_loopback=False)
         return self._absolute_secrets(config, base)
 
     def _absolute_secrets(self, config: TenantConfig, base: str) -> TenantConfig:

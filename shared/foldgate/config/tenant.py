@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from foldgate.config.oauth import OAuthConfig
 from foldgate.errors import ConfigError
 
 __all__ = [
@@ -137,6 +138,9 @@ class TenantConfig(Strict):
     instructions: str | None = None
     code_execution: CodeExecutionConfig = Field(default_factory=CodeExecutionConfig)
     servers: list[ServerConfig] = Field(default_factory=list)
+    oauth: OAuthConfig | None = Field(
+        default=None, description="The authorization server whose access tokens this tenant accepts."
+    )
 
     @field_validator("routing_mode", mode="before")
     @classmethod
@@ -177,10 +181,14 @@ def format_validation(exc: ValidationError) -> str:
     return "; ".join(parts)
 
 
-def parse_tenant_config(data: Any, *, source: str = "config") -> TenantConfig:
-    """Validate a decoded config document; raises ConfigError naming each bad field."""
+def parse_tenant_config(data: Any, *, source: str = "config", allow_loopback: bool = True) -> TenantConfig:
+    """Validate a decoded config document; raises ConfigError naming each bad field.
+
+    ``allow_loopback`` admits an ``http://`` loopback ``oauth.issuer`` (local files and tests); the
+    cloud source passes False, and the verifier re-checks against the process's own policy.
+    """
     try:
-        return TenantConfig.model_validate(data)
+        return TenantConfig.model_validate(data, context={"allow_loopback": allow_loopback})
     except ValidationError as exc:
         raise ConfigError(f"invalid tenant config in {source}: {format_validation(exc)}") from exc
 

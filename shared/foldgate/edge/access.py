@@ -59,24 +59,27 @@ class Access:
         self.source_limiter = source_limiter
 
     async def resolve(self, request: Request, path: str) -> Principal:
-        """The caller at MCP endpoint ``path``: OAuth access tokens for a tenant with OAuth go to the
-        verifier (the tenant is the deployment's, never a header's); everything else to :meth:`principal`.
+        """The caller at MCP endpoint ``path``: OAuth access tokens go to the verifier, which picks the
+        tenant from the resource or a signed token claim (never a header); everything else to
+        :meth:`principal`.
 
-        With OAuth on, a credential is required: an anonymous caller gets the 401 whose challenge
-        starts the MCP authorization flow, and an ``fgt_`` token needs the token authority.
+        With OAuth on for the default tenant, a credential is required: an anonymous caller gets the
+        401 whose challenge starts the MCP authorization flow, and an ``fgt_`` token needs the token
+        authority.
         """
-        if self.oauth is None or self.oauth.config(self.default_tenant) is None:
+        if self.oauth is None or not self.oauth.accepts():
             return self.principal(request)
-        # The OAuth half of the edge loads only for tenants that accept OAuth access tokens.
+        # The OAuth half of the edge loads only where OAuth access tokens can be accepted.
         from foldgate.edge.oauth import bearer_credential, oauth_bearer
 
         credential = oauth_bearer(request)
         if credential is not None:
             self._limit_source(request)  # before a signature check or a JWKS fetch
-            resource = self.oauth.resource(path)
-            principal = await self.oauth.verify(credential, self.default_tenant, resource)
+            principal = await self.oauth.authenticate(credential, path)
             self._limit(principal)
             return principal
+        if self.oauth.config(self.default_tenant) is None:
+            return self.principal(request)
         if bearer_credential(request) is None or self.authority is None:
             raise AuthError("this gateway needs a bearer token: send Authorization: Bearer <token>")
         return self.principal(request)

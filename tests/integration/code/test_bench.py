@@ -12,15 +12,12 @@ from foldgate.dev.bench.code import format_code_report, run_code_bench
 
 def test_the_bench_reports_every_figure() -> None:
     report = run_code_bench(runs=3)
-    for key in (
-        "trivial_run",
-        "one_call_run",
-        "twenty_calls_sequential_run",
-        "twenty_calls_parallel_run",
-        "per_call_sequential",
-        "per_call_parallel",
-    ):
+    for key in ("trivial_run", "one_call_run", "twenty_calls_sequential_run", "twenty_calls_parallel_run"):
         assert 0 < report[key]["p50_ms"] <= report[key]["p95_ms"]
+    # Per-call costs are differences of two timed runs: on a noisy machine the parallel one can dip
+    # below zero, so only their order is pinned.
+    for key in ("per_call_sequential", "per_call_parallel"):
+        assert report[key]["p50_ms"] <= report[key]["p95_ms"]
     assert report["respawn"]["respawns"] == report["respawn"]["kills"] == 3
     assert report["respawn"]["worker_start_p50_ms"] > 0
     text = format_code_report(report)

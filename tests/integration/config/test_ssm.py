@@ -95,6 +95,16 @@ def test_a_stdio_server_is_refused_in_the_cloud_config(ssm: Any, prefix: str) ->
         SsmConfigSource(prefix).get("acme")
 
 
+def test_the_oauth_block_is_read_and_a_loopback_issuer_is_refused_in_the_cloud(ssm: Any, prefix: str) -> None:
+    put(ssm, f"{prefix}/tenants/acme/config", {"oauth": {"issuer": "https://login.example.com/acme"}})
+    oauth = SsmConfigSource(prefix).get("acme").oauth
+    assert oauth is not None
+    assert oauth.issuer == "https://login.example.com/acme"
+    put(ssm, f"{prefix}/tenants/beta/config", {"oauth": {"issuer": "http://127.0.0.1:9000"}})
+    with pytest.raises(ConfigError, match=r"oauth\.issuer: .*private upstreams"):
+        SsmConfigSource(prefix).get("beta")
+
+
 def test_tenants_are_those_with_a_config_parameter(ssm: Any, prefix: str) -> None:
     for tenant in ("b", "a"):
         put(ssm, f"{prefix}/tenants/{tenant}/config", {})

@@ -62,3 +62,20 @@ def test_settings_from_env() -> None:
     assert (s.store, s.table_name) == ("dynamodb", "t")
     with pytest.raises(ConfigError, match="store"):
         Settings.from_env({"FOLDGATE_STORE": "redis"})
+
+
+def test_the_oauth_block_is_validated_strictly_with_loopback_only_where_allowed() -> None:
+    block = {"issuer": "https://login.example.com/t1", "audience": "api://foldgate",
+             "mapping": [{"claim": "groups", "value": "ops", "tier": "write"}]}  # fmt: skip
+    cfg = parse_tenant_config({"oauth": block}, allow_loopback=False)
+    assert cfg.oauth is not None
+    assert (cfg.oauth.audience, cfg.oauth.mapping.rules[0].tier) == (["api://foldgate"], "write")
+    assert parse_tenant_config({}).oauth is None
+    local = {"oauth": {"issuer": "http://127.0.0.1:9000"}}
+    assert parse_tenant_config(local).oauth is not None  # local files: loopback issuers are fine
+    with pytest.raises(ConfigError, match=r"oauth\.issuer"):
+        parse_tenant_config(local, allow_loopback=False)
+    for bad in ({"issuer": "http://login.example.com"}, {"issuer": "https://u:p@login.example.com"},
+                {"issuer": "https://login.example.com", "surprise": 1}, {"audience": "x"}):  # fmt: skip
+        with pytest.raises(ConfigError, match="oauth"):
+            parse_tenant_config({"oauth": bad})

@@ -10,8 +10,8 @@ import httpx2
 
 from foldgate.auth.authority import TokenAuthority
 from foldgate.auth.model import TokenHasher
-from foldgate.auth.oauth.config import OAuthConfig
 from foldgate.auth.oauth.verifier import OAuthVerifier
+from foldgate.config.oauth import OAuthConfig
 from foldgate.edge.access import Access
 from foldgate.store.tokens.sqlite import SqliteTokenStore
 from tests.gateway_fixture import gateway_client

@@ -8,7 +8,9 @@ Defaults that work with any issuer and no mapping:
   ``foldgate:read`` (RFC 6750 ``insufficient_scope``, which lets a client step up);
 * servers from ``foldgate:server:<name>`` scopes; none means every server of the tenant.
 
-The tenant's ``mapping`` rules add to that: a rule whose claim matches grants its servers and/or tier
+The tenant's ``mapping.scope_prefix`` respells those scopes for issuers that prefix their own way
+(Cognito: ``<resource server id>/read``, ``<resource server id>/server:<name>``). Its ``mapping`` rules
+add to that: a rule whose claim matches grants its servers and/or tier
 (e.g. ``groups`` contains ``support`` -> servers [tickets], tier write). Scopes come from ``scope``
 (a space-separated string, RFC 9068) or ``scp`` (a list, as Entra ID and Okta send it).
 """
@@ -18,19 +20,16 @@ from __future__ import annotations
 import hashlib
 from typing import Any, Final
 
-from foldgate.auth.oauth.config import ClaimRule, OAuthConfig
+from foldgate.config.oauth import DEFAULT_SCOPE_PREFIX, ClaimRule, OAuthConfig
 from foldgate.errors import InsufficientScopeError
 from foldgate.model.catalog import Tier
 from foldgate.model.principal import TIER_RANK, Principal
 
-__all__ = ["SCOPE_TIERS", "SERVER_SCOPE_PREFIX", "claims_principal", "token_scopes"]
+__all__ = ["SCOPE_TIERS", "SERVER_SCOPE_PREFIX", "claims_principal", "tier_scope", "token_scopes"]
 
-SCOPE_TIERS: Final[dict[str, Tier]] = {
-    "foldgate:read": "read",
-    "foldgate:write": "write",
-    "foldgate:destructive": "destructive",
-}
-SERVER_SCOPE_PREFIX: Final = "foldgate:server:"
+TIERS: Final[tuple[Tier, ...]] = ("read", "write", "destructive")
+SCOPE_TIERS: Final[dict[str, Tier]] = {f"{DEFAULT_SCOPE_PREFIX}{t}": t for t in TIERS}
+SERVER_SCOPE_PREFIX: Final = f"{DEFAULT_SCOPE_PREFIX}server:"
 _MAX_SCOPES: Final = 500
 
 
@@ -44,6 +43,12 @@ def token_scopes(claims: dict[str, Any]) -> set[str]:
     else:
         return set()
     return {s for s in items[:_MAX_SCOPES] if isinstance(s, str)}
+
+
+def tier_scope(config: OAuthConfig | None, tier: Tier = "read") -> str:
+    """The scope that grants ``tier`` under ``config``'s spelling (what a challenge asks for)."""
+    prefix = config.mapping.scope_prefix if config is not None else DEFAULT_SCOPE_PREFIX
+    return prefix + tier
 
 
 def _matches(rule: ClaimRule, claims: dict[str, Any]) -> bool:
@@ -69,18 +74,20 @@ def _key(claims: dict[str, Any], tier: Tier, servers: frozenset[str] | None) -> 
 
 def claims_principal(claims: dict[str, Any], tenant: str, config: OAuthConfig) -> Principal:
     """The principal validated ``claims`` grant in ``tenant``; InsufficientScopeError without any tier."""
+    prefix = config.mapping.scope_prefix
+    server_prefix = prefix + "server:"
     scopes = token_scopes(claims)
-    tiers = [SCOPE_TIERS[s] for s in scopes if s in SCOPE_TIERS]
-    servers = {s[len(SERVER_SCOPE_PREFIX) :] for s in scopes if s.startswith(SERVER_SCOPE_PREFIX)}
+    tiers: list[Tier] = [t for t in TIERS if prefix + t in scopes]
+    servers = {s[len(server_prefix) :] for s in scopes if s.startswith(server_prefix)}
     servers.discard("")
-    for rule in config.mapping:
+    for rule in config.mapping.rules:
         if _matches(rule, claims):
             if rule.tier is not None:
                 tiers.append(rule.tier)
             if rule.servers is not None:
                 servers.update(rule.servers)
     if not tiers:
-        raise InsufficientScopeError("this token grants no foldgate tier", scope="foldgate:read")
+        raise InsufficientScopeError("this token grants no foldgate tier", scope=tier_scope(config))
     tier = max(tiers, key=TIER_RANK.__getitem__)
     scope = frozenset(servers) if servers else None
     return Principal(tenant, scope, tier, _key(claims, tier, scope))

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from typing import Any, Final
 from urllib.parse import urlsplit
 
-from foldgate.auth.oauth.config import OAuthConfig, is_loopback_host
 from foldgate.auth.oauth.fetch import FetchJson
+from foldgate.config.oauth import OAuthConfig, is_loopback_host
 from foldgate.errors import UpstreamError
 
 __all__ = [
@@ -113,7 +113,8 @@ def protected_resource_metadata(config: OAuthConfig, resource: str) -> dict[str,
     return {
         "resource": resource,
         "authorization_servers": [config.issuer],
-        "scopes_supported": list(TIER_SCOPES),
+        # Spelled the tenant's way (e.g. Cognito's <resource server id>/read); the defaults otherwise.
+        "scopes_supported": [config.mapping.scope_prefix + s.removeprefix("foldgate:") for s in TIER_SCOPES],
         "bearer_methods_supported": ["header"],
         "resource_name": "foldgate",
     }

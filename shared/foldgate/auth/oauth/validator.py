@@ -53,8 +53,14 @@ class TokenValidator:
         self.algorithms = tuple(algorithms)
         self.leeway = leeway
 
-    async def validate(self, token: str, audiences: Iterable[str]) -> dict[str, Any]:
-        """The token's claims when it is valid for one of ``audiences``; TokenRejected otherwise."""
+    async def validate(
+        self, token: str, audiences: Iterable[str], *, audience_claim: str = "aud"
+    ) -> dict[str, Any]:
+        """The token's claims when it is valid for one of ``audiences``; TokenRejected otherwise.
+
+        ``audience_claim`` ``client_id`` matches ``audiences`` against that claim instead of ``aud``
+        (Cognito access tokens carry no ``aud``) and refuses an ID token (``token_use`` not access).
+        """
         if len(token) > MAX_TOKEN_CHARS or token.count(".") != 2:
             raise TokenRejected("not a compact JWS")
         try:
@@ -70,14 +76,21 @@ class TokenValidator:
         key = await self.jwks.key(kid, alg)
         if key is None:
             raise TokenRejected("no key for the token's kid")
-        options: dict[str, Any] = {"require": ["exp", "iss", "aud"], "verify_aud": True}
+        by_client = audience_claim == "client_id"
+        accepted = list(audiences)
+        options: dict[str, Any] = {"require": ["exp", "iss", audience_claim], "verify_aud": not by_client}
         try:
             claims = jwt.decode(
-                token, key, algorithms=[alg], audience=list(audiences), issuer=self.issuer,
+                token, key, algorithms=[alg], audience=None if by_client else accepted, issuer=self.issuer,
                 leeway=self.leeway, options=options,  # type: ignore[arg-type]
             )  # fmt: skip
         except jwt.PyJWTError as exc:
             raise TokenRejected(f"{type(exc).__name__}") from exc
         if not isinstance(claims, dict):
             raise TokenRejected("claims are not an object")
+        if by_client:
+            if claims.get("client_id") not in accepted:
+                raise TokenRejected("client_id is not an allowed client")
+            if claims.get("token_use", "access") != "access":
+                raise TokenRejected("not an access token")
         return claims

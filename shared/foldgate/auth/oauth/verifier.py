@@ -6,6 +6,11 @@ are uniform: any bad token is :class:`~foldgate.errors.AuthError` with the same 
 ``fgt_`` token (why is logged, never told); a valid token without any foldgate tier is
 :class:`~foldgate.errors.InsufficientScopeError`. An issuer that cannot be reached is also a 401: the
 gateway cannot tell a good token from a forged one without its keys (fail closed).
+
+Which tenant a token is for is never the caller's choice of header: it is the deployment's default
+tenant (the resource), or, when ``tenant_claim`` is set, the tenant the token's claim names; the token
+must then validate against *that* tenant's issuer and audience, so an issuer trusted by one tenant
+cannot mint entry into another.
 """
 
 from __future__ import annotations
@@ -14,12 +19,10 @@ import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from foldgate.auth.oauth.config import OAuthConfig
 from foldgate.auth.oauth.fetch import FetchJson, guarded_fetcher
-from foldgate.auth.oauth.grant import claims_principal
-from foldgate.auth.oauth.jwks import JwksCache
+from foldgate.auth.oauth.grant import claims_principal, tier_scope
 from foldgate.auth.oauth.metadata import (
     IssuerMetadata,
     challenge,
@@ -27,9 +30,12 @@ from foldgate.auth.oauth.metadata import (
     metadata_url,
     protected_resource_metadata,
 )
-from foldgate.auth.oauth.validator import TokenRejected, TokenValidator
+from foldgate.config.oauth import OAuthConfig
 from foldgate.errors import AuthError, UpstreamError
 from foldgate.model.principal import Principal
+
+if TYPE_CHECKING:
+    from foldgate.auth.oauth.validator import TokenValidator
 
 __all__ = ["INVALID_TOKEN", "OAuthVerifier"]
 
@@ -54,6 +60,8 @@ class OAuthVerifier:
     ``base_url`` is the gateway's public base URL (e.g. ``https://mcp.example.com``): the default
     audience, and the prefix of every endpoint's canonical resource URL. It is configuration, never
     derived from a request's Host header, so a caller cannot choose which audience is accepted.
+    ``default_tenant`` is the tenant of this resource; ``tenant_claim`` (None: off) names the claim
+    that picks another tenant.
     """
 
     def __init__(
@@ -63,8 +71,12 @@ class OAuthVerifier:
         base_url: str,
         allow_private: bool,
         fetch: FetchJson | None = None,
+        default_tenant: str = "default",
+        tenant_claim: str | None = None,
     ) -> None:
         self._configs = configs
+        self.default_tenant = default_tenant
+        self.tenant_claim = tenant_claim or None
         self.base_url = base_url.rstrip("/")
         self.allow_private = allow_private
         self._fetch = fetch if fetch is not None else guarded_fetcher(allow_private=allow_private)
@@ -87,9 +99,46 @@ class OAuthVerifier:
 
     def challenge(self, tenant: str, path: str, *, error: str | None = None, scope: str | None = None) -> str:
         """The ``WWW-Authenticate`` value for a 401/403 at ``path``, pointing at its metadata."""
-        return challenge(metadata_url(self.base_url, path), scope=scope or "foldgate:read", error=error)
+        scope = scope or tier_scope(self.config(tenant))
+        return challenge(metadata_url(self.base_url, path), scope=scope, error=error)
+
+    def accepts(self) -> bool:
+        """Whether an OAuth access token can be valid here at all (the default tenant has OAuth, or
+        a tenant claim may pick one that has)."""
+        return self.tenant_claim is not None or self.config(self.default_tenant) is not None
+
+    def token_tenant(self, bearer: str) -> str:
+        """The tenant a token is for: its ``tenant_claim`` when that is on and present, else the default.
+
+        Read before the signature is checked, only to pick whose issuer checks it; :meth:`authenticate`
+        confirms the signed claim names the same tenant. Anything unreadable falls to the default.
+        """
+        if self.tenant_claim is None:
+            return self.default_tenant
+        # Loaded with the first token only (see _issuer).
+        import jwt
+
+        try:
+            # Unverified on purpose: this only picks the verifier, the verified claims decide.
+            unverified = jwt.decode(bearer, options={"verify_signature": False})
+        except jwt.PyJWTError:
+            return self.default_tenant
+        named = unverified.get(self.tenant_claim) if isinstance(unverified, dict) else None
+        return named if isinstance(named, str) and 0 < len(named) <= 200 else self.default_tenant
+
+    async def authenticate(self, bearer: str, path: str) -> Principal:
+        """The principal of an access token presented at MCP endpoint ``path``, in the tenant chosen
+        by the resource or the token's claim (:meth:`token_tenant`); errors as :meth:`verify`."""
+        tenant = self.token_tenant(bearer)
+        principal = await self.verify(bearer, tenant, self.resource(path))
+        return principal
 
     def _issuer(self, config: OAuthConfig) -> _Issuer:
+        # PyJWT and cryptography load with the first token, not in every cold start: the cloud always
+        # builds a verifier (its public URL is set) even where no tenant accepts OAuth.
+        from foldgate.auth.oauth.jwks import JwksCache
+        from foldgate.auth.oauth.validator import TokenValidator
+
         ident = config.model_dump_json()
         with self._lock:
             found = self._issuers.get(ident)
@@ -118,16 +167,29 @@ class OAuthVerifier:
         AuthError (uniform) for a bad token or a tenant without OAuth; InsufficientScopeError when
         the token is valid but grants no foldgate tier.
         """
+        # Loaded with the first token only (see _issuer).
+        from foldgate.auth.oauth.validator import TokenRejected
+
         config = self.config(tenant)
         if config is None:
             raise AuthError(INVALID_TOKEN)
-        audiences = [*(config.audience or [self.base_url]), endpoint_url]
+        if config.mapping.audience_claim == "client_id":
+            # Client ids name apps, not resources: only the configured ones, never the endpoint URL.
+            audiences = list(config.audience or [])
+        else:
+            audiences = [*(config.audience or [self.base_url]), endpoint_url]
         try:
-            claims = await self._issuer(config).validator.validate(bearer, audiences)
+            claims = await self._issuer(config).validator.validate(
+                bearer, audiences, audience_claim=config.mapping.audience_claim
+            )
         except TokenRejected as exc:
             log.info("rejected an OAuth token for tenant %s: %s", tenant, exc.reason)
             raise AuthError(INVALID_TOKEN) from None
         except UpstreamError as exc:
             log.warning("cannot validate OAuth tokens for tenant %s: %s", tenant, exc.message)
             raise AuthError(INVALID_TOKEN) from None
+        if self.tenant_claim is not None and claims.get(self.tenant_claim, self.default_tenant) != tenant:
+            # Only reachable if the unverified read and the verified claims disagree: refuse, uniformly.
+            log.info("refused an OAuth token for tenant %s: its tenant claim does not match", tenant)
+            raise AuthError(INVALID_TOKEN)
         return claims_principal(claims, tenant, config)

@@ -16,8 +16,8 @@ from typing import Any, Final
 
 from foldgate.auth.authority import TokenAuthority
 from foldgate.auth.model import TokenHasher
-from foldgate.auth.oauth.config import OAuthConfig
 from foldgate.auth.oauth.verifier import OAuthVerifier
+from foldgate.config.oauth import OAuthConfig
 from foldgate.edge.access import Access
 from foldgate.edge.app import create_app
 from foldgate.serve.gateway import Gateway

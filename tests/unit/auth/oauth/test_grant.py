@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from foldgate.auth.oauth.config import OAuthConfig
 from foldgate.auth.oauth.grant import claims_principal, token_scopes
+from foldgate.config.oauth import OAuthConfig
 from foldgate.errors import InsufficientScopeError
 
 PLAIN = OAuthConfig(issuer="https://login.example.com")

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from mcp.shared.auth import ProtectedResourceMetadata
 
-from foldgate.auth.oauth.config import OAuthConfig, parse_oauth_config
 from foldgate.auth.oauth.metadata import challenge, discover_issuer, metadata_url, protected_resource_metadata
+from foldgate.config.oauth import OAuthConfig, parse_oauth_config
 from foldgate.errors import UpstreamError
 from tests.unit.auth.oauth.issuer import ISSUER, FakeIssuer
 

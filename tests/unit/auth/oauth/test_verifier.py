@@ -8,8 +8,8 @@ import logging
 
 import pytest
 
-from foldgate.auth.oauth.config import OAuthConfig
 from foldgate.auth.oauth.verifier import INVALID_TOKEN, OAuthVerifier
+from foldgate.config.oauth import OAuthConfig
 from foldgate.errors import AuthError, InsufficientScopeError, UpstreamError
 from tests.unit.auth.oauth.issuer import ISSUER, RESOURCE, FakeIssuer
 

@@ -13,12 +13,31 @@ import ipaddress
 from typing import Any, Final, Literal
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from foldgate.errors import ConfigError
-from foldgate.model.catalog import Tier
 
-__all__ = ["ALGORITHMS", "ClaimRule", "OAuthConfig", "is_loopback_host", "parse_oauth_config"]
+__all__ = [
+    "ALGORITHMS",
+    "DEFAULT_SCOPE_PREFIX",
+    "ClaimRule",
+    "OAuthConfig",
+    "OAuthMapping",
+    "is_loopback_host",
+    "parse_oauth_config",
+]
+
+# The same tiers as foldgate.model.catalog.Tier, spelled here: config/ sits below model/.
+Tier = Literal["read", "write", "destructive"]
+DEFAULT_SCOPE_PREFIX: Final = "foldgate:"
 
 # Asymmetric signatures only: an HMAC algorithm would let anyone holding the (public) JWKS forge tokens.
 Algorithm = Literal["RS256", "ES256", "EdDSA"]
@@ -83,6 +102,35 @@ class ClaimRule(_Strict):
         return value
 
 
+class OAuthMapping(_Strict):
+    """How a token's claims become a grant: the scope spelling, the audience claim and extra rules.
+
+    Cognito, for one, puts a resource server's scopes as ``<identifier>/read`` and names the app client
+    in ``client_id`` instead of ``aud``: ``scope_prefix: "https://mcp.example.com/"`` with
+    ``audience_claim: client_id`` (and the allowed client ids as the config's ``audience``) fits it.
+    """
+
+    scope_prefix: str = Field(
+        default=DEFAULT_SCOPE_PREFIX,
+        min_length=1,
+        max_length=300,
+        description="Tier scopes are <prefix>read|write|destructive, server scopes <prefix>server:<name>.",
+    )
+    audience_claim: Literal["aud", "client_id"] = Field(
+        default="aud",
+        description="The claim matched against `audience`: `aud` (RFC 9068) or `client_id` (Cognito).",
+    )
+    rules: list[ClaimRule] = Field(default_factory=list, max_length=100)
+
+    @field_validator("scope_prefix")
+    @classmethod
+    def _printable(cls, value: str) -> str:
+        # A scope is a space-free run of visible ASCII (RFC 6749 section 3.3).
+        if any(not ("\x21" <= c <= "\x7e") or c in '"\\' for c in value):
+            raise ValueError("scope_prefix must be visible ASCII without spaces, quotes or backslashes")
+        return value
+
+
 class OAuthConfig(_Strict):
     """The tenant's trusted authorization server and how its tokens map onto foldgate's grant."""
 
@@ -90,12 +138,27 @@ class OAuthConfig(_Strict):
     audience: list[str] | None = Field(
         default=None,
         description="Accepted `aud` values (default: the gateway's public base URL); the URL of the "
-        "endpoint the token is presented to is always accepted too.",
+        "endpoint the token is presented to is always accepted too. With mapping.audience_claim "
+        "client_id: the allowed app client ids (required, and the only values accepted).",
     )
     jwks_uri: str | None = Field(default=None, description="Skip discovery and read keys here.")
     algorithms: list[Algorithm] = Field(default_factory=lambda: list(ALGORITHMS))
     leeway_seconds: int = Field(default=30, ge=0, le=300, description="Clock skew allowed on exp/nbf.")
-    mapping: list[ClaimRule] = Field(default_factory=list, max_length=100)
+    mapping: OAuthMapping = Field(default_factory=OAuthMapping)
+
+    @field_validator("mapping", mode="before")
+    @classmethod
+    def _rules_only(cls, value: Any) -> Any:
+        # A bare list is the rules alone (the first spelling of this block); keep accepting it.
+        return {"rules": value} if isinstance(value, list) else value
+
+    @model_validator(mode="after")
+    def _client_ids(self) -> OAuthConfig:
+        # client_id names the app, not this resource: without an explicit allow-list any client of the
+        # issuer (including one minted for another API) would pass, so the list is required.
+        if self.mapping.audience_claim == "client_id" and not self.audience:
+            raise ValueError("mapping.audience_claim client_id needs audience: the allowed client ids")
+        return self
 
     @field_validator("issuer")
     @classmethod

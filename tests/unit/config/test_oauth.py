@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from foldgate.auth.oauth.config import parse_oauth_config
+from foldgate.config.oauth import parse_oauth_config
 from foldgate.errors import ConfigError
 
 
