@@ -1,4 +1,4 @@
-"""Agent-token format, keyed hashing and the grant model (the authority is in :mod:`foldgate.auth.tokens`).
+"""Agent-token format, keyed hashing and the grant model (the authority is in :mod:`foldgate.auth.authority`).
 
 Tokens are opaque random bearer strings, stored only as keyed hashes, each bound to one tenant's scope.
 

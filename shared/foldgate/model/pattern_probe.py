@@ -2,7 +2,7 @@
 
 Python's ``re`` (like most engines upstreams validate with) backtracks: ``^(a+)+$`` against
 ``"a" * 40 + "!"`` runs for hours, and cannot be interrupted. The gateway evaluates patterns with a
-time budget (:mod:`foldgate.validation`); this module answers the indexer's question, so an operator
+time budget (:mod:`foldgate.serve.validation`); this module answers the indexer's question, so an operator
 can be told which upstream schemas hold such a pattern.
 
 1. Structure: only a repetition whose body can match the same text in more than one way (it holds

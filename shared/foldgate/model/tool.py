@@ -13,7 +13,7 @@ from foldgate.model.signature import Signature, compile_signature
 
 __all__ = ["Tool", "tool_from_wire"]
 
-# A rough chars-per-token ratio for JSON-heavy text; exact counts come from foldgate.tokens.
+# A rough chars-per-token ratio for JSON-heavy text; exact counts come from foldgate.model.token_count.
 _CHARS_PER_TOKEN = 3.6
 
 
@@ -71,7 +71,7 @@ class Tool:
 
     @property
     def token_estimate(self) -> int:
-        """A cheap estimate of the tokens the schema costs; use foldgate.tokens for exact counts."""
+        """A cheap estimate of the tokens the schema costs (exact counts: foldgate.model.token_count)."""
         return round(self.schema_chars / _CHARS_PER_TOKEN)
 
     @cached_property

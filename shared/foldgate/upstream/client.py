@@ -1,6 +1,6 @@
 """The client side: list and call tools on upstream MCP servers (Streamable HTTP; stdio locally).
 
-This module and ``foldgate.mcp_server`` are the only ones that touch the ``mcp`` SDK. Listings are
+This module and ``foldgate.edge.mcp_server`` are the only ones that touch the ``mcp`` SDK. Listings are
 read raw (one dict per tool, exactly as the upstream sent it) so unknown annotation keys survive and
 one malformed tool is skipped and reported instead of failing the whole page.
 """
@@ -90,7 +90,7 @@ class UpstreamClient:
 
     ``headers`` resolves a server's request headers (e.g. from a secret parameter) at call time.
     ``allow_private`` lets HTTP upstreams live on loopback/private networks; metadata, link-local and
-    other never-legitimate targets are refused either way (``foldgate.net_guard``).
+    other never-legitimate targets are refused either way (``foldgate.upstream.net_guard``).
     ``on_change`` hears the server's name whenever a held session receives a ``list_changed``
     notification for tools, prompts or resources (local mode reindexes that server).
     """
@@ -126,7 +126,7 @@ class UpstreamClient:
 
     @contextlib.asynccontextmanager
     async def _pooled(self, server: ServerConfig) -> AsyncIterator[PooledSession]:
-        """The warm pooled session of an HTTP upstream (see ``foldgate.upstream_pool``)."""
+        """The warm pooled session of an HTTP upstream (see ``foldgate.upstream.pool``)."""
         assert server.url is not None  # the config guarantees a url for HTTP servers
         try:
             # Before any header (secret) is resolved or sent: the indexer and the call path both land here.

@@ -2,8 +2,8 @@
 
 Issuer, JWKS and metadata URLs come from tenant configuration and from the issuer's own metadata, so
 they are hostile input exactly like upstream URLs: every fetch goes through
-:func:`foldgate.net_guard.check_upstream_url_async` and a client whose connections are pinned to checked
-addresses (redirects included). Bodies are capped, and errors never carry the body or the resolved
+:func:`foldgate.upstream.net_guard.check_upstream_url_async` and a client whose connections are pinned
+to checked addresses (redirects included). Bodies are capped, and errors never carry the body or the resolved
 address (they end up in logs, and the caller only ever sees a uniform 401).
 """
 

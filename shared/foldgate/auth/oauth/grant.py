@@ -1,5 +1,5 @@
-"""Validated claims -> foldgate's grant (a :class:`~foldgate.principal.Principal`), the same one ``fgt_``
-tokens produce, so every surface, cache and rate limit treats both kinds of caller alike.
+"""Validated claims -> foldgate's grant (a :class:`~foldgate.model.principal.Principal`), the same one
+``fgt_`` tokens produce, so every surface, cache and rate limit treats both kinds of caller alike.
 
 Defaults that work with any issuer and no mapping:
 

@@ -41,7 +41,7 @@ __all__ = ["INVALID_TOKEN", "OAuthVerifier"]
 
 log = logging.getLogger(__name__)
 
-# The same words as foldgate.auth.tokens.INVALID_TOKEN (not imported: that pulls in the token store).
+# The same words as foldgate.auth.authority.INVALID_TOKEN (not imported: that pulls in the token store).
 INVALID_TOKEN = "invalid, expired or revoked token"
 
 
