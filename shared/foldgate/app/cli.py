@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from foldgate.app.cli_bench import add_bench_commands
 from foldgate.errors import ConfigError, FoldgateError
 
 __all__ = ["main"]
@@ -32,97 +33,6 @@ def _cmd_signature(args: argparse.Namespace) -> int:
         print(json.dumps({"signature": sig.params, "lossy": sig.lossy}, ensure_ascii=False))
     else:
         print(sig.params)
-    return 0
-
-
-def _cmd_bench_tokens(args: argparse.Namespace) -> int:
-    # Loaded per command: the CLI starts fast and each command pays only for what it uses.
-    from foldgate.dev.bench.tokens import format_token_report, run_token_bench
-
-    report = run_token_bench(
-        args.corpus,
-        tokenizer=args.tokenizer,
-        mcpproxy_rendering=args.mcpproxy_rendering,
-        budget=args.budget,
-    )
-    print(json.dumps(report, ensure_ascii=False) if args.json else format_token_report(report))
-    return 0
-
-
-def _cmd_bench_cloud(args: argparse.Namespace) -> int:
-    # Loaded per command: the CLI starts fast and each command pays only for what it uses.
-    from foldgate.dev.bench.cloud import format_cloud_report, run_cloud_bench
-
-    report = run_cloud_bench(args.corpus, requests=args.requests)
-    print(json.dumps(report) if args.json else format_cloud_report(report))
-    return 0
-
-
-def _cmd_bench_serve(args: argparse.Namespace) -> int:
-    # Loaded per command: the CLI starts fast and each command pays only for what it uses.
-    from foldgate.dev.bench.serve import format_serve_report, run_serve_bench
-
-    app_py = Path(__file__).resolve().parents[3] / "functions" / "mcp" / "app.py"
-    report = run_serve_bench(args.corpus, requests=args.requests, app_py=app_py)
-    print(json.dumps(report) if args.json else format_serve_report(report))
-    return 0
-
-
-def _cmd_bench_call(args: argparse.Namespace) -> int:
-    # Loaded per command: the CLI starts fast and each command pays only for what it uses.
-    from foldgate.dev.bench.call import format_call_report, run_call_bench
-
-    report = run_call_bench(
-        calls=args.calls, callers=args.callers, per_caller=args.per_caller,
-        cold_rounds=args.cold_rounds, source=args.source,
-    )  # fmt: skip
-    print(json.dumps(report) if args.json else format_call_report(report))
-    return 0
-
-
-def _cmd_bench_code(args: argparse.Namespace) -> int:
-    # Loaded per command: the CLI starts fast and each command pays only for what it uses.
-    from foldgate.dev.bench.code import format_code_report, run_code_bench
-
-    report = run_code_bench(runs=args.runs)
-    print(json.dumps(report) if args.json else format_code_report(report))
-    return 0
-
-
-def _cmd_bench_search(args: argparse.Namespace) -> int:
-    # Loaded per command: the CLI starts fast and each command pays only for what it uses.
-    from foldgate.dev.bench.search import format_search_report, run_search_bench
-    from foldgate.search import DEFAULT, PLAIN
-
-    config = PLAIN if args.plain else DEFAULT
-    dense: dict[str, Any] = {"engine": args.engine, "model_dir": args.model_dir}
-    dense["dense_cache"] = args.dense_cache
-    if args.weight is not None:
-        dense["weight"] = args.weight
-    dense["multi_intent"] = not args.single_intent
-    report = run_search_bench(args.tools, args.queries, limit=args.limit, config=config, **dense)
-    print(json.dumps(report) if args.json else format_search_report(report))
-    return 0
-
-
-def _cmd_bench_context(args: argparse.Namespace) -> int:
-    # Loaded per command: the CLI starts fast and each command pays only for what it uses.
-    from foldgate.dev.bench.context import format_context_report, run_context_bench
-
-    report = run_context_bench(
-        args.tools, args.queries, limits=args.limit or [5, 10], engine=args.engine,
-        model_dir=args.model_dir, dense_cache=args.dense_cache,
-    )  # fmt: skip
-    print(json.dumps(report) if args.json else format_context_report(report))
-    return 0
-
-
-def _cmd_bench_scan(args: argparse.Namespace) -> int:
-    # Loaded per command: the CLI starts fast and each command pays only for what it uses.
-    from foldgate.dev.bench.scan import format_scan_report, run_scan_bench
-
-    report = run_scan_bench(args.tools, args.labels)
-    print(json.dumps(report, ensure_ascii=False) if args.json else format_scan_report(report))
     return 0
 
 
@@ -345,78 +255,7 @@ def _parser() -> argparse.ArgumentParser:
     sig.add_argument("--catalog", help="a tools.jsonl catalog: one JSON line per tool")
     sig.set_defaults(func=_cmd_signature)
 
-    bench = sub.add_parser("bench", help="benchmarks that print figures")
-    bench_sub = bench.add_subparsers(dest="bench", required=True)
-    tok = bench_sub.add_parser("tokens", help="listing tokens per mode on a recorded catalog")
-    tok.add_argument("--corpus", required=True, help="tools.jsonl, a corpus folder, or an mcpproxy file")
-    tok.add_argument("--tokenizer", choices=["cl100k", "o200k"], default="cl100k")
-    tok.add_argument("--json", action="store_true", help="print one JSON object")
-    tok.add_argument(
-        "--mcpproxy-rendering",
-        action="store_true",
-        help="render entries as mcpproxy does (default annotations, schema cut to properties/required)",
-    )
-    tok.add_argument(
-        "--budget",
-        type=int,
-        help="listing token budget for the budget row (default: halfway between deferred and full)",
-    )
-    tok.set_defaults(func=_cmd_bench_tokens)
-    srv = bench_sub.add_parser("serve", help="warm MCP request latency and Lambda init time")
-    srv.add_argument("--corpus", required=True, help="catalog to serve deferred (e.g. the 527-tool snapshot)")
-    srv.add_argument("--requests", type=int, default=200)
-    srv.add_argument("--json", action="store_true")
-    srv.set_defaults(func=_cmd_bench_serve)
-    cloud = bench_sub.add_parser(
-        "cloud", help="indexer throughput and MCP Lambda latency on DynamoDB (moto) vs SQLite"
-    )
-    cloud.add_argument(
-        "--corpus", action="append", required=True, help="catalog to index (repeat; latency on the first)"
-    )
-    cloud.add_argument("--requests", type=int, default=100)
-    cloud.add_argument("--json", action="store_true")
-    cloud.set_defaults(func=_cmd_bench_cloud)
-    call = bench_sub.add_parser("call", help="proxied tool call vs a direct session")
-    call.add_argument("--calls", type=int, default=100, help="sequential calls per side")
-    call.add_argument("--callers", type=int, default=32, help="concurrent callers")
-    call.add_argument("--per-caller", type=int, default=10, help="calls per concurrent caller")
-    call.add_argument("--cold-rounds", type=int, default=2, help="fresh processes per side (0: skip)")
-    call.add_argument("--source", type=Path, help="run the gateway from this shared/ folder (before/after)")
-    call.add_argument("--json", action="store_true")
-    call.set_defaults(func=_cmd_bench_call)
-    code = bench_sub.add_parser("code", help="code sandbox overhead: per run, per tool call, per respawn")
-    code.add_argument("--runs", type=int, default=200, help="runs per measured row (default 200)")
-    code.add_argument("--json", action="store_true", help="print one JSON object")
-    code.set_defaults(func=_cmd_bench_code)
-    srch = bench_sub.add_parser("search", help="tool search quality (recall, MRR, nDCG) and query latency")
-    srch.add_argument("--tools", required=True, help="tools.jsonl, a corpus folder, or an mcpproxy file")
-    srch.add_argument("--queries", required=True, help='golden JSON or {"query","expected"} jsonl')
-    srch.add_argument("--limit", type=int, default=10, help="hits per query (default 10)")
-    srch.add_argument("--plain", action="store_true", help="plain BM25 baseline (one field, no extras)")
-    srch.add_argument("--engine", choices=["lexical", "dense", "hybrid"], default="lexical")
-    srch.add_argument("--model-dir", help="local model dir (default: .model/all-MiniLM-L6-v2-int8)")
-    srch.add_argument("--weight", type=float, help="hybrid: dense weight in [0, 1] (default 0.6)")
-    srch.add_argument("--dense-cache", help="JSON file keeping tool vectors between runs (reused by hash)")
-    srch.add_argument("--single-intent", action="store_true", help="search each query whole (no splitting)")
-    srch.add_argument("--json", action="store_true", help="print one JSON object")
-    srch.set_defaults(func=_cmd_bench_search)
-    scan = bench_sub.add_parser("scan", help="tool-poisoning scan: flagged tools per rule, recall on labels")
-    scan.add_argument("--tools", required=True, help="tools.jsonl, a corpus folder, or an mcpproxy file")
-    scan.add_argument("--labels", help="labelled descriptions shaped like security_corpus_v1.json")
-    scan.add_argument("--json", action="store_true", help="print one JSON object")
-    scan.set_defaults(func=_cmd_bench_scan)
-
-    ctx = bench_sub.add_parser("context", help="context tokens to reach a task's tools, per surface")
-    ctx.add_argument("--tools", required=True, help="tools.jsonl, a corpus folder, or an mcpproxy file")
-    ctx.add_argument("--queries", required=True, help='tasks: {"query","expected"} jsonl or golden JSON')
-    ctx.add_argument(
-        "--limit", type=int, action="append", help="retrieve_tools limit (repeat; default 5, 10)"
-    )
-    ctx.add_argument("--engine", choices=["lexical", "dense", "hybrid"], default="hybrid")
-    ctx.add_argument("--model-dir", help="local model dir (default: .model/all-MiniLM-L6-v2-int8)")
-    ctx.add_argument("--dense-cache", help="JSON file keeping tool vectors between runs (reused by hash)")
-    ctx.add_argument("--json", action="store_true", help="print one JSON object")
-    ctx.set_defaults(func=_cmd_bench_context)
+    add_bench_commands(sub)
 
     serve = sub.add_parser("serve", help="serve the gateway locally (embedded store, indexer on a timer)")
     _add_tenant_args(serve)
