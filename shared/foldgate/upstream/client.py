@@ -140,30 +140,20 @@ class UpstreamClient:
 
     async def list_tools(self, server: ServerConfig) -> Listing:
         """Every tool of a server, following pagination cursors; raises UpstreamError on failure."""
-        try:
-            async with self._pool.slot(server):
-                with anyio.fail_after(server.timeout_s):
-                    if server.transport == "stdio":
-                        return await self._list(server, await self._stdio_session(server))
-                    for attempt in (1, 2):
-                        async with self._pooled(server) as pooled:
-                            try:
-                                return await self._list(server, pooled.session)
-                            except Exception as exc:
-                                if pooled.expired or _lost_in_transit(exc, pooled):
-                                    self._pool.discard(pooled)
-                                if attempt == 2 or not pooled.expired:
-                                    raise
-                                # Refused before it ran; listing is read-only anyway: safe to repeat.
-                    raise AssertionError("unreachable")  # the second attempt returns or raises
-        except TimeoutError as exc:
-            raise UpstreamTimeoutError(
-                f"{server.name}: no tool listing within {server.timeout_s:g}s"
-            ) from exc
-        except UpstreamError:
-            raise
-        except Exception as exc:
-            raise UpstreamError(f"{server.name}: cannot list tools: {_describe(exc)}") from exc
+
+        async def run(session: Any) -> Listing:
+            return await self._list(server, session)
+
+        listing: Listing = await self._on_session(
+            server,
+            run,
+            "tools/list",
+            retry=True,  # listing is read-only: a refused or lost page is safe to ask for again
+            timeout_text="no tool listing within",
+            failure_text="cannot list tools",
+            rpc_errors=False,  # the indexer keeps the last good tools on any UpstreamError
+        )
+        return listing
 
     async def _list(self, server: ServerConfig, session: Any) -> Listing:
         # The SDK (~0.4 s to import) loads on first use, not at init.
@@ -276,10 +266,20 @@ class UpstreamClient:
         return result
 
     async def _on_session(
-        self, server: ServerConfig, run: Callable[[Any], Any], what: str, *, retry: bool
+        self,
+        server: ServerConfig,
+        run: Callable[[Any], Any],
+        what: str,
+        *,
+        retry: bool,
+        timeout_text: str | None = None,
+        failure_text: str | None = None,
+        rpc_errors: bool = True,
     ) -> Any:
-        """Run ``run(session)`` under the server's concurrency slot and timeout; read-only work, so a
-        session the upstream refused or lost is replaced and the work sent once more."""
+        """Run ``run(session)`` under the server's concurrency slot and timeout. A session the upstream
+        expired is replaced and the work sent once more; with ``retry`` (read-only work) also when the
+        request was lost in transit. ``rpc_errors`` re-raises an upstream JSON-RPC error as the SDK's
+        MCPError (the client may act on its code); otherwise every failure is an UpstreamError."""
         # The SDK (~0.4 s to import) loads on first use, not at init.
         from mcp.shared.exceptions import MCPError
 
@@ -293,23 +293,23 @@ class UpstreamClient:
                             try:
                                 return await run(pooled.session)
                             except Exception as exc:
-                                lost = pooled.expired or _lost_in_transit(exc, pooled)
-                                if lost:
+                                lost = _lost_in_transit(exc, pooled)
+                                if pooled.expired or lost:
                                     self._pool.discard(pooled)
-                                if attempt == 2 or not (lost and retry):
+                                if attempt == 2 or not (pooled.expired or (lost and retry)):
                                     raise
                     raise AssertionError("unreachable")  # the second attempt returns or raises
         except TimeoutError as exc:
-            raise UpstreamTimeoutError(
-                f"{server.name}: {what} did not answer within {server.timeout_s:g}s"
-            ) from exc
+            waited = timeout_text or f"{what} did not answer within"
+            raise UpstreamTimeoutError(f"{server.name}: {waited} {server.timeout_s:g}s") from exc
         except UpstreamError:
             raise
         except Exception as exc:
             leaf = _leaf(exc)
-            if isinstance(leaf, MCPError):
+            if rpc_errors and isinstance(leaf, MCPError):
                 raise leaf from exc
-            raise UpstreamError(f"{server.name}: {what} failed: {_describe(exc)}") from exc
+            failed = failure_text or f"{what} failed"
+            raise UpstreamError(f"{server.name}: {failed}: {_describe(exc)}") from exc
 
     async def aclose(self) -> None:
         """Close pooled HTTP sessions and stop long-lived stdio sessions."""
