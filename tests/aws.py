@@ -10,9 +10,9 @@ from foldgate.dev.bench.moto import (
     aws_environment,
     create_table_from_template,
     start_moto,
-    stop_process,
     template_resource,
 )
+from foldgate.dev.procs import stop_process
 
 REGION = "us-east-1"
 

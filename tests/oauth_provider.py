@@ -30,7 +30,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from jwt.algorithms import ECAlgorithm, RSAAlgorithm
 
-from tests.procs import _stop, free_port
+from foldgate.dev.procs import free_port, stop_process
 
 PROVIDER_DIR = Path(__file__).resolve().parent / "oauth"
 SCOPES = "foldgate:read foldgate:write foldgate:destructive foldgate:server:crm foldgate:server:tickets"
@@ -138,4 +138,4 @@ def oidc_provider(tmp: Path, scopes: str = SCOPES) -> Iterator[Provider]:
             issuer = line.split(" ", 1)[1].strip()
             yield Provider(issuer, secret, es_key, es_kid)
         finally:
-            _stop(proc)
+            stop_process(proc)

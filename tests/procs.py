@@ -6,7 +6,6 @@ import contextlib
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -19,18 +18,12 @@ from typing import Any
 import pytest
 
 from foldgate.dev.corpus import load_catalog_rows
+from foldgate.dev.procs import free_port, stop_process
 
 REPO = Path(__file__).resolve().parents[1]
 DEMO_CATALOG = REPO / "demo" / "catalog.jsonl"
 NODE_BIN = REPO / "demo" / "node_modules" / ".bin"
 DEMO_BIN = REPO / ".demo" / "venv" / "bin"
-
-
-def free_port() -> int:
-    """A port that was free a moment ago on loopback."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def wait_http(url: str, timeout: float = 20.0) -> None:
@@ -46,16 +39,6 @@ def wait_http(url: str, timeout: float = 20.0) -> None:
         if time.monotonic() > deadline:
             raise TimeoutError(f"{url} did not come up within {timeout}s")
         time.sleep(0.1)
-
-
-def _stop(proc: subprocess.Popen[Any]) -> None:
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)
 
 
 @dataclass
@@ -80,7 +63,7 @@ class Replay:
 
     def stop(self) -> None:
         """Kill the upstream (to simulate one that dies)."""
-        _stop(self.proc)
+        stop_process(self.proc)
 
 
 @contextlib.contextmanager
@@ -102,7 +85,7 @@ def replay(catalog: Path = DEMO_CATALOG, *, page_size: int | None = None) -> Ite
         wait_http(base + "/healthz")
         yield Replay(base, urls, proc)
     finally:
-        _stop(proc)
+        stop_process(proc)
 
 
 def need_demo_fleet() -> None:
@@ -134,7 +117,7 @@ def everything_server() -> Iterator[str]:
                 raise RuntimeError("server-everything exited early")
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
-        _stop(proc)
+        stop_process(proc)
 
 
 def stdio_fleet(scratch: Path) -> list[dict[str, Any]]:
@@ -194,4 +177,4 @@ def foldgate_serve(
             wait_http(base + "/healthz", timeout=timeout)
             yield base
         finally:
-            _stop(proc)
+            stop_process(proc)

@@ -16,9 +16,10 @@ import yaml
 from mcp import Client
 
 from foldgate.dev.corpus import load_catalog
+from foldgate.dev.procs import free_port, stop_process
 from tests.conftest import corpus_path
 from tests.helpers import VALUE_KEYWORDS, example_value, parse_params
-from tests.procs import Replay, _stop, free_port, replay, wait_http
+from tests.procs import Replay, replay, wait_http
 
 pytestmark = [pytest.mark.e2e, pytest.mark.corpus]
 
@@ -51,7 +52,7 @@ def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dic
         env = {**os.environ, "FOLDGATE_SQLITE_PATH": str(tmp / "store.sqlite3")}
         cmd = [sys.executable, "-m", "foldgate.app.cli", "serve", "--config", str(path), "--port", str(port)]
         proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        stack.callback(_stop, proc)
+        stack.callback(stop_process, proc)
         wait_http(f"http://127.0.0.1:{port}/healthz", timeout=90)
         yield f"http://127.0.0.1:{port}/mcp/all", names, rp
 

@@ -15,9 +15,10 @@ import mcp_types as types
 import pytest
 
 from foldgate.config.tenant import ServerConfig
+from foldgate.dev.procs import free_port, stop_process
 from foldgate.upstream.changes import change_handler
 from foldgate.upstream.client import UpstreamClient
-from tests.procs import REPO, _stop, free_port
+from tests.procs import REPO
 
 CHANGING = REPO / "tests" / "upstreams" / "changing_stdio.py"
 
@@ -61,7 +62,7 @@ def http_upstream(tmp_path: Path) -> Iterator[tuple[str, Path]]:
     try:
         yield f"http://127.0.0.1:{port}/mcp", flag
     finally:
-        _stop(proc)
+        stop_process(proc)
 
 
 async def test_a_pooled_http_sessions_change_reaches_the_listener(http_upstream: tuple[str, Path]) -> None:

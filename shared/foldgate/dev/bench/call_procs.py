@@ -9,7 +9,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -18,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from foldgate.dev.procs import free_port, stop_process
 from foldgate.errors import ConfigError
 
 __all__ = ["REPO", "everything", "foldgate_serve", "index_once", "replay_crm"]
@@ -25,12 +25,6 @@ __all__ = ["REPO", "everything", "foldgate_serve", "index_once", "replay_crm"]
 REPO = Path(__file__).resolve().parents[4]
 EVERYTHING = REPO / "demo" / "node_modules" / ".bin" / "mcp-server-everything"
 DEMO_CATALOG = REPO / "demo" / "catalog.jsonl"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _wait_http(url: str, proc: subprocess.Popen[Any], timeout: float) -> None:
@@ -45,22 +39,12 @@ def _wait_http(url: str, proc: subprocess.Popen[Any], timeout: float) -> None:
     raise TimeoutError(f"{url} did not answer within {timeout}s")
 
 
-def _stop(proc: subprocess.Popen[Any]) -> None:
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)
-
-
 @contextlib.contextmanager
 def everything() -> Iterator[str]:
     """server-everything over Streamable HTTP (``make demo-deps`` installs it); yields its /mcp URL."""
     if not EVERYTHING.exists():
         raise ConfigError(f"{EVERYTHING} is missing: run `make demo-deps`")
-    port = _free_port()
+    port = free_port()
     proc = subprocess.Popen(
         [str(EVERYTHING), "streamableHttp"], env={**os.environ, "PORT": str(port)},
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
@@ -73,7 +57,7 @@ def everything() -> Iterator[str]:
                 raise RuntimeError("server-everything did not start")
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
-        _stop(proc)
+        stop_process(proc)
 
 
 @contextlib.contextmanager
@@ -91,7 +75,7 @@ def replay_crm() -> Iterator[str]:
         _wait_http(url.rsplit("/", 2)[0] + "/healthz", proc, 20)
         yield url
     finally:
-        _stop(proc)
+        stop_process(proc)
 
 
 @contextlib.contextmanager
@@ -99,7 +83,7 @@ def foldgate_serve(config: dict[str, Any], tmp: Path, env: dict[str, str]) -> It
     """``foldgate serve`` on a free port (first index run done); yields its base URL."""
     path = tmp / "serve.json"
     path.write_text(json.dumps(config))
-    port = _free_port()
+    port = free_port()
     cmd = [sys.executable, "-m", "foldgate.app.cli", "serve", "--config", str(path), "--port", str(port)]
     # No per-source rate limit: every bench caller comes from loopback, and a refusal would count as a
     # fast "call" in the throughput figure.
@@ -115,7 +99,7 @@ def foldgate_serve(config: dict[str, Any], tmp: Path, env: dict[str, str]) -> It
             _wait_http(base + "/healthz", proc, 90)
             yield base
         finally:
-            _stop(proc)
+            stop_process(proc)
 
 
 def index_once(config: Path, db: Path, env: dict[str, str]) -> None:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -18,6 +17,8 @@ from typing import Any
 
 import yaml
 
+from foldgate.dev.procs import free_port, stop_process
+
 __all__ = [
     "aws_env",
     "aws_environment",
@@ -25,18 +26,10 @@ __all__ = [
     "moto_server",
     "patched_environ",
     "start_moto",
-    "stop_process",
     "template_resource",
 ]
 
 TEMPLATE = Path(__file__).resolve().parents[4] / "template.yaml"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 def start_moto(timeout: float = 20.0) -> tuple[str, subprocess.Popen[bytes]]:
@@ -47,7 +40,7 @@ def start_moto(timeout: float = 20.0) -> tuple[str, subprocess.Popen[bytes]]:
         if found is None:
             raise RuntimeError("moto_server is missing: run `make venv` (moto[server] is a dev dependency)")
         exe = Path(found)
-    port = _free_port()
+    port = free_port()
     proc = subprocess.Popen(
         [str(exe), "-H", "127.0.0.1", "-p", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
@@ -67,17 +60,6 @@ def start_moto(timeout: float = 20.0) -> tuple[str, subprocess.Popen[bytes]]:
             stop_process(proc)
             raise TimeoutError(f"moto_server did not answer on {endpoint} within {timeout}s")
         time.sleep(0.05)
-
-
-def stop_process(proc: subprocess.Popen[Any]) -> None:
-    """Terminate a process we started, killing it if it does not exit promptly."""
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)
 
 
 def aws_env(endpoint: str, region: str = "us-east-1") -> dict[str, str | None]:
