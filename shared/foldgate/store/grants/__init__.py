@@ -1,0 +1,1 @@
+"""Upstream OAuth grants (tokens foldgate holds *for* upstream servers), encrypted at rest."""

@@ -1,0 +1,164 @@
+"""Where upstream credentials live: the interface.
+
+foldgate acts as an OAuth client of upstream MCP servers. What it obtains there — access and refresh
+tokens, the client registration it made, the PKCE state of a consent in flight — is kept here, keyed
+by (tenant, server, subject). ``subject`` is ``SHARED`` for a connection the whole tenant uses (the
+``oauth`` and ``client_credentials`` kinds) and the inbound principal's subject for ``per_user``.
+
+Secrets never leave a backend in clear except through :meth:`GrantStore.get_grant` and
+:meth:`GrantStore.take_pending`; every backend encrypts token material at rest with a
+:class:`GrantCipher` (AES-GCM under a local key file, or a KMS envelope in the cloud), binding the
+ciphertext to its key so a row copied onto another (tenant, server, subject) does not decrypt.
+Listing returns :class:`GrantSummary` only: state and expiry, never a token.
+
+Several warm instances may refresh the same grant at once. A refresh server that rotates refresh
+tokens invalidates the old one on first use, so the writer that lost the race must not overwrite the
+winner's rotated token with its own (now useless) one: :meth:`GrantStore.put_grant` is a conditional
+write on ``version`` and the loser re-reads.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Literal
+
+__all__ = [
+    "SHARED",
+    "ClientRegistration",
+    "GrantCipher",
+    "GrantState",
+    "GrantStore",
+    "GrantSummary",
+    "PendingConsent",
+    "UpstreamGrant",
+]
+
+# The subject of a connection shared by every principal of a tenant.
+SHARED = "*"
+
+GrantState = Literal["connected", "expired", "needs_consent"]
+
+
+@dataclass(frozen=True, slots=True)
+class UpstreamGrant:
+    """Tokens for one (tenant, server, subject), as obtained from the upstream's authorization server.
+
+    ``version`` is the store's write counter: 0 for a grant never stored; ``put_grant`` succeeds only
+    when the stored version still equals the one read. ``state`` is ``needs_consent`` after the
+    authorization server refused the refresh token (revoked grant): callers stop refreshing and ask
+    for consent again instead of looping.
+    """
+
+    tenant: str
+    server: str
+    subject: str
+    access_token: str
+    token_type: str = "Bearer"
+    refresh_token: str | None = None
+    expires_at: float | None = None  # epoch seconds; None when the server did not say
+    scope: str | None = None
+    issuer: str | None = None  # the authorization server that issued it
+    resource: str | None = None  # the RFC 8707 resource the token is bound to
+    state: GrantState = "connected"
+    updated_at: float = 0.0
+    version: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class GrantSummary:
+    """What the admin API and console may show of a grant: never a token."""
+
+    tenant: str
+    server: str
+    subject: str
+    state: GrantState
+    expires_at: float | None
+    scope: str | None
+    updated_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class ClientRegistration:
+    """The OAuth client foldgate registered (RFC 7591) or was given, at one authorization server."""
+
+    tenant: str
+    server: str
+    issuer: str
+    client_id: str
+    client_secret: str | None = None
+    token_endpoint_auth_method: str = "none"
+    redirect_uris: tuple[str, ...] = ()
+    registration: dict[str, object] = field(default_factory=dict)  # the server's full answer
+
+
+@dataclass(frozen=True, slots=True)
+class PendingConsent:
+    """A code flow in progress, addressed by its ``state`` parameter; single use, short-lived."""
+
+    state: str
+    tenant: str
+    server: str
+    subject: str
+    code_verifier: str
+    redirect_uri: str
+    issuer: str
+    resource: str | None
+    scope: str | None
+    expires_at: float
+    return_to: str | None = None
+
+
+class GrantCipher(ABC):
+    """Authenticated encryption of token material, bound to the row it belongs to."""
+
+    @abstractmethod
+    def encrypt(self, plaintext: bytes, *, context: str) -> bytes:
+        """Seal ``plaintext``; ``context`` (e.g. ``tenant/server/subject``) is authenticated, not stored."""
+
+    @abstractmethod
+    def decrypt(self, sealed: bytes, *, context: str) -> bytes:
+        """Open what :meth:`encrypt` sealed under the same context; raises StoreError if tampered."""
+
+
+class GrantStore(ABC):
+    """Upstream grants, client registrations and pending consents, encrypted at rest."""
+
+    @abstractmethod
+    def get_grant(self, tenant: str, server: str, subject: str) -> UpstreamGrant | None:
+        """The grant, decrypted; None when there is none."""
+
+    @abstractmethod
+    def put_grant(self, grant: UpstreamGrant) -> UpstreamGrant | None:
+        """Store ``grant`` if the stored version still equals ``grant.version`` (0: none stored).
+
+        Returns the stored grant with its new version, or None when another writer got there first
+        (the caller re-reads with :meth:`get_grant` and uses the winner's tokens).
+        """
+
+    @abstractmethod
+    def delete_grant(self, tenant: str, server: str, subject: str) -> bool:
+        """Forget the grant (disconnect); True if there was one."""
+
+    @abstractmethod
+    def list_grants(self, tenant: str, server: str | None = None) -> list[GrantSummary]:
+        """Summaries of a tenant's grants (of one server, when given)."""
+
+    @abstractmethod
+    def get_client(self, tenant: str, server: str, issuer: str) -> ClientRegistration | None:
+        """The client registered for this server at ``issuer``, if any."""
+
+    @abstractmethod
+    def put_client(self, client: ClientRegistration) -> None:
+        """Remember a client registration (overwrites; registrations are idempotent to redo)."""
+
+    @abstractmethod
+    def put_pending(self, pending: PendingConsent) -> None:
+        """Remember a code flow in progress until its ``expires_at``."""
+
+    @abstractmethod
+    def take_pending(self, state: str) -> PendingConsent | None:
+        """Remove and return the pending consent for ``state``; None if unknown, used or expired."""
+
+    def close(self) -> None:  # noqa: B027 - optional hook
+        """Release resources."""
