@@ -152,6 +152,11 @@ def open_grant_cipher(settings: Settings) -> GrantCipher:
     """What seals upstream tokens: the KMS envelope when a key id is set, else the local key file
     (the cloud store without a KMS key is refused rather than sealing under an invented key that
     other instances would not share)."""
+    if settings.grant_kms_key_id:
+        # Loaded only where the settings pick this part: a cold start pays for nothing else.
+        from foldgate.store.grants.kms import KmsEnvelopeCipher
+
+        return KmsEnvelopeCipher(settings.grant_kms_key_id)
     if settings.store == "sqlite" or settings.grant_key_file:
         # Loaded only where the settings pick this part: a cold start pays for nothing else.
         from pathlib import Path
@@ -175,6 +180,11 @@ def open_grant_store(settings: Settings) -> GrantStore:
         from foldgate.store.grants.sqlite import SqliteGrantStore
 
         return SqliteGrantStore(settings.sqlite_path, cipher)
+    if settings.store == "dynamodb":
+        # Loaded only where the settings pick this part: a cold start pays for nothing else.
+        from foldgate.store.grants.dynamodb import DynamoGrantStore
+
+        return DynamoGrantStore(settings.table_name, cipher)
     raise ConfigError(f"store {settings.store!r} is not available in this build")
 
 

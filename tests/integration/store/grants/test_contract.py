@@ -11,8 +11,17 @@ from pathlib import Path
 import pytest
 
 from foldgate.errors import ConflictError
-from foldgate.store.grants.base import SHARED, ClientRegistration, GrantStore, PendingConsent, UpstreamGrant
+from foldgate.store.grants.base import (
+    SHARED,
+    ClientRegistration,
+    GrantCipher,
+    GrantStore,
+    PendingConsent,
+    UpstreamGrant,
+)
 from foldgate.store.grants.cipher import LocalKeyCipher
+from foldgate.store.grants.dynamodb import DynamoGrantStore
+from foldgate.store.grants.kms import KmsEnvelopeCipher
 from foldgate.store.grants.sqlite import SqliteGrantStore
 
 
@@ -34,16 +43,24 @@ def clock() -> Clock:
     return Clock()
 
 
-@pytest.fixture(params=["sqlite"])
+@pytest.fixture(params=["sqlite", "dynamodb"])
 def make_store(request: pytest.FixtureRequest, tmp_path: Path, clock: Clock) -> Iterator[MakeStore]:
-    """Opens stores on one database (or table) with one key: each call is another instance."""
-    cipher = LocalKeyCipher([os.urandom(32)])
+    """Opens stores on one database (or table) with one key: each call is another instance (locally
+    the key file's AES key, in the cloud each with its own KMS envelope cipher and data-key cache)."""
     opened: list[GrantStore] = []
+    if request.param == "sqlite":
+        local = LocalKeyCipher([os.urandom(32)])
 
-    def make() -> GrantStore:
-        store = SqliteGrantStore(tmp_path / "g.sqlite3", cipher, clock=clock)
-        opened.append(store)
-        return store
+        def make() -> GrantStore:
+            opened.append(SqliteGrantStore(tmp_path / "g.sqlite3", local, clock=clock))
+            return opened[-1]
+    else:
+        table, key = request.getfixturevalue("dynamo_table"), request.getfixturevalue("kms_key")
+
+        def make() -> GrantStore:
+            cipher: GrantCipher = KmsEnvelopeCipher(key)
+            opened.append(DynamoGrantStore(table, cipher, clock=clock))
+            return opened[-1]
 
     yield make
     for store in opened:
