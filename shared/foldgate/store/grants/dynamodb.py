@@ -46,8 +46,11 @@ from foldgate.store.grants.codec import (
     stamped,
 )
 
-__all__ = ["DynamoGrantStore"]
+__all__ = ["GRANT_PREFIX", "PENDING_PREFIX", "DynamoGrantStore"]
 
+# The partitions this store writes; template.yaml's IAM conditions name the same ones.
+GRANT_PREFIX: Final = "UPGRANT#"
+PENDING_PREFIX: Final = "UPPENDING#"
 _PENDING_SK: Final = "PENDING"
 _SUMMARY = ("server", "subject", "state", "token_expires_at", "scope", "updated_at")
 
@@ -62,7 +65,7 @@ def _checked(name: str, value: str) -> str:
 
 def _grant_key(tenant: str, server: str, subject: str) -> dict[str, Any]:
     return {
-        "pk": {"S": f"UPGRANT#{_checked('tenant', tenant)}"},
+        "pk": {"S": f"{GRANT_PREFIX}{_checked('tenant', tenant)}"},
         "sk": {"S": f"GRANT#{_checked('server', server)}#{subject}"},
     }
 
@@ -187,7 +190,7 @@ class DynamoGrantStore(GrantStore):
                 TableName=self.table_name,
                 KeyConditionExpression="pk = :pk AND begins_with(sk, :prefix)",
                 ExpressionAttributeValues={
-                    ":pk": {"S": f"UPGRANT#{_checked('tenant', tenant)}"},
+                    ":pk": {"S": f"{GRANT_PREFIX}{_checked('tenant', tenant)}"},
                     ":prefix": {"S": prefix},
                 },
                 # Names through placeholders: DynamoDB reserves hundreds of plain words ('state' among them).
@@ -215,7 +218,7 @@ class DynamoGrantStore(GrantStore):
 
     def _client_key(self, tenant: str, server: str, issuer: str) -> dict[str, Any]:
         return {
-            "pk": {"S": f"UPGRANT#{_checked('tenant', tenant)}"},
+            "pk": {"S": f"{GRANT_PREFIX}{_checked('tenant', tenant)}"},
             "sk": {"S": f"CLIENT#{_checked('server', server)}#{issuer}"},
         }
 
@@ -250,7 +253,7 @@ class DynamoGrantStore(GrantStore):
         """One conditional PutItem (ConflictError if the state is taken), with the TTL attribute."""
         key = pending_key(pending.state)
         item = {
-            "pk": {"S": f"UPPENDING#{key}"},
+            "pk": {"S": f"{PENDING_PREFIX}{key}"},
             "sk": {"S": _PENDING_SK},
             "expires_at": {"N": str(math.ceil(pending.expires_at))},
             "sealed": {"B": seal_pending(self._cipher, pending)},
@@ -269,7 +272,7 @@ class DynamoGrantStore(GrantStore):
         try:
             resp = self.client.delete_item(
                 TableName=self.table_name,
-                Key={"pk": {"S": f"UPPENDING#{pending_key(state)}"}, "sk": {"S": _PENDING_SK}},
+                Key={"pk": {"S": f"{PENDING_PREFIX}{pending_key(state)}"}, "sk": {"S": _PENDING_SK}},
                 ReturnValues="ALL_OLD",
             )
         except self._errors as exc:
