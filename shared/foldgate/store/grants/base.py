@@ -5,9 +5,10 @@ tokens, the client registration it made, the PKCE state of a consent in flight â
 by (tenant, server, subject). ``subject`` is ``SHARED`` for a connection the whole tenant uses (the
 ``oauth`` and ``client_credentials`` kinds) and the inbound principal's subject for ``per_user``.
 
-Secrets never leave a backend in clear except through :meth:`GrantStore.get_grant` and
-:meth:`GrantStore.take_pending`; every backend encrypts token material at rest with a
-:class:`GrantCipher` (AES-GCM under a local key file, or a KMS envelope in the cloud), binding the
+Secrets never leave a backend in clear except through :meth:`GrantStore.get_grant`,
+:meth:`GrantStore.get_client` and :meth:`GrantStore.take_pending`; every backend encrypts token
+material at rest with a :class:`GrantCipher` (AES-GCM under a local key file, or a KMS envelope in
+the cloud), binding the
 ciphertext to its key so a row copied onto another (tenant, server, subject) does not decrypt.
 Listing returns :class:`GrantSummary` only: state and expiry, never a token.
 
@@ -132,8 +133,9 @@ class GrantStore(ABC):
     def put_grant(self, grant: UpstreamGrant) -> UpstreamGrant | None:
         """Store ``grant`` if the stored version still equals ``grant.version`` (0: none stored).
 
-        Returns the stored grant with its new version, or None when another writer got there first
-        (the caller re-reads with :meth:`get_grant` and uses the winner's tokens).
+        Returns the stored grant with its new version and ``updated_at`` (the store's write time),
+        or None when another writer got there first (the caller re-reads with :meth:`get_grant` and
+        uses the winner's tokens).
         """
 
     @abstractmethod
