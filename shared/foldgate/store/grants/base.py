@@ -8,8 +8,8 @@ by (tenant, server, subject). ``subject`` is ``SHARED`` for a connection the who
 Secrets never leave a backend in clear except through :meth:`GrantStore.get_grant`,
 :meth:`GrantStore.get_client` and :meth:`GrantStore.take_pending`; every backend encrypts token
 material at rest with a :class:`GrantCipher` (AES-GCM under a local key file, or a KMS envelope in
-the cloud), binding the
-ciphertext to its key so a row copied onto another (tenant, server, subject) does not decrypt.
+the cloud), binding the ciphertext to its key so a row copied onto another (tenant, server, subject)
+does not decrypt.
 Listing returns :class:`GrantSummary` only: state and expiry, never a token.
 
 Several warm instances may refresh the same grant at once. A refresh server that rotates refresh
