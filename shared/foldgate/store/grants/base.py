@@ -54,9 +54,10 @@ class UpstreamGrant:
     tenant: str
     server: str
     subject: str
-    access_token: str
+    # Secrets stay out of repr: a grant in a log line or a traceback must not print its tokens.
+    access_token: str = field(repr=False)
     token_type: str = "Bearer"
-    refresh_token: str | None = None
+    refresh_token: str | None = field(default=None, repr=False)
     expires_at: float | None = None  # epoch seconds; None when the server did not say
     scope: str | None = None
     issuer: str | None = None  # the authorization server that issued it
@@ -87,10 +88,11 @@ class ClientRegistration:
     server: str
     issuer: str
     client_id: str
-    client_secret: str | None = None
+    client_secret: str | None = field(default=None, repr=False)
     token_endpoint_auth_method: str = "none"
     redirect_uris: tuple[str, ...] = ()
-    registration: dict[str, object] = field(default_factory=dict)  # the server's full answer
+    # The server's full answer (it may hold a registration access token: not in repr either).
+    registration: dict[str, object] = field(default_factory=dict, repr=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,7 +103,7 @@ class PendingConsent:
     tenant: str
     server: str
     subject: str
-    code_verifier: str
+    code_verifier: str = field(repr=False)
     redirect_uri: str
     issuer: str
     resource: str | None

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 
@@ -132,6 +133,31 @@ def test_two_instances_refreshing_at_once_keep_the_winners_rotated_token(
     assert reread == winner
     assert reread is not None
     assert reread.refresh_token == "rt-A"
+
+
+def test_a_refresh_racing_a_disconnect_does_not_bring_the_grant_back(make_store: MakeStore) -> None:
+    one, two = make_store(), make_store()
+    stored = one.put_grant(grant())
+    assert stored is not None
+    assert two.delete_grant("acme", "github", SHARED)
+    assert one.put_grant(replace(stored, access_token="at-2", refresh_token="rt-2")) is None
+    assert one.get_grant("acme", "github", SHARED) is None
+
+
+def test_of_many_concurrent_writers_of_one_version_exactly_one_wins(make_store: MakeStore) -> None:
+    stored = make_store().put_grant(grant())
+    assert stored is not None
+    stores = [make_store() for _ in range(6)]
+    with ThreadPoolExecutor(len(stores)) as pool:
+        results = list(
+            pool.map(
+                lambda i: stores[i].put_grant(replace(stored, refresh_token=f"rt-{i}")), range(len(stores))
+            )
+        )
+    winners = [r for r in results if r is not None]
+    assert len(winners) == 1
+    assert winners[0].version == 2
+    assert stores[0].get_grant("acme", "github", SHARED) == winners[0]
 
 
 def test_delete_is_disconnect(store: GrantStore) -> None:
