@@ -121,7 +121,9 @@ def _plain_result(result: Any) -> dict[str, Any] | None:
     if not isinstance(result, dict) or not set(result) <= {"content", "isError", "structuredContent"}:
         return None
     content = result.get("content")
-    if not isinstance(content, list) or not isinstance(result.get("isError"), bool):
+    # A missing isError is the SDK model's default, false (server-everything leaves it out).
+    is_error = result.get("isError", False)
+    if not isinstance(content, list) or not isinstance(is_error, bool):
         return None
     items = []
     for item in content:
@@ -130,7 +132,7 @@ def _plain_result(result: Any) -> dict[str, Any] | None:
         if not isinstance(item["text"], str):
             return None
         items.append({"text": item["text"], "type": "text"})
-    out: dict[str, Any] = {"content": items, "isError": result["isError"]}
+    out: dict[str, Any] = {"content": items, "isError": is_error}
     if "structuredContent" in result:
         structured = result["structuredContent"]
         if not isinstance(structured, dict):
