@@ -133,6 +133,9 @@ class PlainSession:
             headers = {"mcp-protocol-version": version, "mcp-method": "server/discover"}
             try:
                 raw = await self._call("server/discover", meta, headers)
+            except WireError:
+                await self._initialize()  # an unreadable answer to the probe is no modern evidence
+                return
             except RpcError as exc:
                 supported = _supported(exc)
                 if exc.code == UNSUPPORTED_PROTOCOL_VERSION and supported is not None:
@@ -271,12 +274,17 @@ class PlainSession:
                 return _answer(parse_message(await _read(response, MAX_MESSAGE_BYTES, what), what), rid, what)
             if not kind.startswith("text/event-stream"):
                 raise WireError(f"{what}: unexpected content type {kind[:60]!r}")
-            async for msg in sse_messages(response.aiter_bytes()):
-                if msg.get("id") == rid and not isinstance(msg.get("id"), bool) and "method" not in msg:
-                    return _answer(msg, rid, what)
-                if "method" in msg and "id" in msg:
-                    await self._reply(msg)
-                # Anything else (progress, logging, other ids) is not ours to act on.
+            try:
+                async for msg in sse_messages(response.aiter_bytes()):
+                    if msg.get("id") == rid and not isinstance(msg.get("id"), bool) and "method" not in msg:
+                        return _answer(msg, rid, what)
+                    if "method" in msg and "id" in msg:
+                        await self._reply(msg)
+                    # Anything else (progress, logging, other ids) is not ours to act on.
+            except WireError as exc:
+                if exc.message.startswith(what):
+                    raise
+                raise WireError(f"{what}: {exc.message}") from None
         raise UpstreamError(f"{what}: the upstream's event stream ended without a response")
 
     def _take_session_id(self, response: httpx2.Response) -> None:
