@@ -23,8 +23,9 @@ pinned httpx2 client (``net_guard.guarded_http_client``); a differential test ho
 
 Server-to-client requests inside an answer stream are answered so the upstream does not wait on them:
 ``ping`` with an empty result, anything else (sampling, roots, elicitation) with "method not found":
-the gateway offers an upstream no client capabilities. Redirects are not followed (the SDK follows
-same-origin ones): an upstream URL is configured, and a redirect is reported with its location.
+the gateway offers an upstream no client capabilities. Redirects are followed as the SDK follows them:
+within the URL's origin and keeping the method (a trailing-slash 307/308); any other is reported with
+its location, never followed (the SSRF guard pins addresses, but the origin is the tenant's choice).
 """
 
 from __future__ import annotations
@@ -65,6 +66,7 @@ _LATER_FIELDS: Final = {
 _NAME_PARAM: Final = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 _ACCEPT: Final = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
 _ERROR_BODY_BYTES = 64 * 1024
+_REDIRECTS = 5  # the last answer is used as it is (a redirect past the budget is reported)
 
 
 class RpcError(Exception):
@@ -247,7 +249,21 @@ class PlainSession:
         self, method: str, headers: dict[str, str], body: bytes
     ) -> AsyncIterator[httpx2.Response]:
         request = self.http.build_request(method, self.url, headers=headers, content=body)
-        response = await self.http.send(request, stream=True, follow_redirects=False)
+        for _ in range(_REDIRECTS):
+            response = await self.http.send(request, stream=True, follow_redirects=False)
+            follow = response.next_request
+            # As the SDK: only a redirect that keeps the method (307/308) on the same origin, and brings
+            # no credentials of its own, is followed; anything else is reported (``_refused``).
+            if (
+                follow is None
+                or follow.method != request.method
+                or (follow.url.scheme, follow.url.host, follow.url.port)
+                != (request.url.scheme, request.url.host, request.url.port)
+                or (follow.url.userinfo and follow.url.userinfo != request.url.userinfo)
+            ):
+                break
+            await response.aclose()
+            request = follow
         try:
             yield response
         finally:

@@ -256,9 +256,9 @@ async def test_the_response_is_found_among_notifications_and_server_requests_are
             "ended without a response",
         ),
         (
-            lambda m, r: httpx2.Response(307, headers={"location": "http://up.test/mcp/"}),
+            lambda m, r: httpx2.Response(307, headers={"location": "https://up.test/mcp/"}),
             WireError,
-            "redirect to 'http://up.test/mcp/' not followed",
+            "redirect to 'https://up.test/mcp/' not followed",
         ),
     ],
 )
@@ -331,3 +331,19 @@ def test_shared_constants_equal_the_sdks() -> None:
     )
     for name in ("plain", "with space", " edge", "naïve", "=?base64?abc?=", "tab\there", "~!@#"):
         assert _header_value(name) == encode_header_value(name), name
+
+
+async def test_a_same_origin_redirect_keeping_the_method_is_followed_and_others_are_not() -> None:
+    up = Upstream()
+    up.answers["tools/call"] = lambda m, r: (
+        ok(m, {"content": []})
+        if r.url.path == "/mcp/"
+        else httpx2.Response(
+            307, headers={"location": "/mcp/" if m["params"]["name"] == "here" else "http://x.test/"}
+        )
+    )
+    session = up.session(("legacy", None))
+    await session.open()
+    assert await session.request("tools/call", {"name": "here"}) == {"content": []}
+    with pytest.raises(WireError, match=r"redirect to 'http://x\.test/' not followed"):
+        await session.request("tools/call", {"name": "away"})
