@@ -50,6 +50,8 @@ __all__ = ["HANDSHAKE_VERSIONS", "MODERN_VERSIONS", "PlainSession", "RpcError", 
 HANDSHAKE_VERSIONS: Final = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 MODERN_VERSIONS: Final = ("2026-07-28",)
 UNSUPPORTED_PROTOCOL_VERSION: Final = -32022
+# As the SDK's probe: an upstream that never answers server/discover is taken for a handshake-era one.
+DISCOVER_SECONDS = 10.0
 CLIENT_INFO: Final = {"name": "foldgate", "version": __version__}
 # Result fields a revision later than a handshake-era session's defines, per method (the SDK session's
 # ``_later_revision_fields``; a unit test keeps them equal). They are outside that session's contract.
@@ -134,9 +136,10 @@ class PlainSession:
             meta = {"_meta": self._meta(version)}
             headers = {"mcp-protocol-version": version, "mcp-method": "server/discover"}
             try:
-                raw = await self._call("server/discover", meta, headers)
-            except WireError:
-                await self._initialize()  # an unreadable answer to the probe is no modern evidence
+                async with asyncio.timeout(DISCOVER_SECONDS):
+                    raw = await self._call("server/discover", meta, headers)
+            except (WireError, TimeoutError):
+                await self._initialize()  # an unreadable or missing answer to the probe is no modern evidence
                 return
             except RpcError as exc:
                 supported = _supported(exc)
@@ -146,9 +149,10 @@ class PlainSession:
                         version = mutual[-1]
                         continue
                     if not any(v in HANDSHAKE_VERSIONS for v in supported):
+                        named = ", ".join(str(v)[:40] for v in supported[:10])
                         raise UpstreamError(
                             f"{self.name}: no protocol version in common: the upstream speaks "
-                            f"{', '.join(map(str, supported))}; foldgate speaks "
+                            f"{named}; foldgate speaks "
                             f"{', '.join(HANDSHAKE_VERSIONS + MODERN_VERSIONS)}"
                         ) from None
                 await self._initialize()  # any other refusal of the probe: a handshake-era upstream

@@ -347,3 +347,22 @@ async def test_a_same_origin_redirect_keeping_the_method_is_followed_and_others_
     assert await session.request("tools/call", {"name": "here"}) == {"content": []}
     with pytest.raises(WireError, match=r"redirect to 'http://x\.test/' not followed"):
         await session.request("tools/call", {"name": "away"})
+
+
+async def test_a_probe_left_unanswered_falls_back_to_the_handshake(monkeypatch: pytest.MonkeyPatch) -> None:
+    import asyncio
+
+    from foldgate.upstream import plain_session
+
+    monkeypatch.setattr(plain_session, "DISCOVER_SECONDS", 0.05)
+    up = Upstream()
+
+    async def hang(request: httpx2.Request) -> httpx2.Response:
+        if b"server/discover" in request.content:
+            await asyncio.sleep(10)
+        return up.handle(request)
+
+    session = PlainSession("up", URL, httpx2.AsyncClient(transport=httpx2.MockTransport(hang)), era=None)
+    await session.open()
+    assert session.negotiated() == ("legacy", None)
+    assert up.methods() == ["POST initialize", "POST notifications/initialized"]
