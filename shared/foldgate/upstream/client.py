@@ -236,8 +236,8 @@ class UpstreamClient:
                 try:
                     return await _send_call(await pooled.ready(), name, arguments)
                 except Exception as exc:
-                    refused = pooled.expired  # the response hook saw the upstream refuse the session
-                    lost = not refused and _lost_in_transit(exc, pooled)
+                    refused = pooled.expired  # the upstream refused the session's id: the call did not run
+                    lost = not refused and _lost_in_transit(exc)
                     if refused or lost:
                         self._pool.discard(pooled)  # the next attempt (or call) opens a fresh session
                     if attempt == 2 or not (refused or (lost and idempotent)):
@@ -292,7 +292,7 @@ class UpstreamClient:
                             try:
                                 return await run(await pooled.ready())
                             except Exception as exc:
-                                lost = _lost_in_transit(exc, pooled)
+                                lost = _lost_in_transit(exc)
                                 if pooled.expired or lost:
                                     self._pool.discard(pooled)
                                 if attempt == 2 or not (pooled.expired or (lost and retry)):
@@ -357,17 +357,11 @@ def _as_mcp_error(leaf: BaseException) -> BaseException:
     return MCPError(leaf.code, leaf.message, leaf.data)
 
 
-def _lost_in_transit(exc: BaseException, pooled: PooledSession) -> bool:
-    """Whether a request failed in the transport (no answer from the upstream), not with an upstream
-    error or an unreadable answer (either way the upstream got the request and may have run it)."""
-    leaf = _leaf(exc)
-    if isinstance(leaf, RpcError | WireError):
-        return False
-    sdk_error = _sdk_error_type()
-    if sdk_error is not None and isinstance(leaf, sdk_error):
-        # The SDK's stand-in error for a dropped connection (mcp_types.CONNECTION_CLOSED).
-        return getattr(leaf, "code", None) == -32000 or pooled.broken
-    return True
+def _lost_in_transit(exc: BaseException) -> bool:
+    """Whether a pooled (plain) session's request failed in the transport, with no answer from the
+    upstream: not an upstream JSON-RPC error nor an unreadable answer (either way the upstream got the
+    request and may have run it)."""
+    return not isinstance(_leaf(exc), RpcError | WireError)
 
 
 class _StdioSession:
