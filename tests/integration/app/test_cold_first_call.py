@@ -95,6 +95,5 @@ def test_a_stateless_era_first_call_loads_no_sdk(tmp_path: Path) -> None:
     result = out["bodies"][1]["result"]
     assert result["isError"] is False
     assert result["content"]
-    # No SDK client. The edge does load the SDK's types here: a 2026-07-28 upstream stamps its result's
-    # _meta, a shape the plain edge leaves to them to judge (edge/plain_rpc.py).
-    assert [m for m in out["sdk"] if m == "mcp" or m.startswith("mcp.")] == []
+    assert result["_meta"]["io.modelcontextprotocol/serverInfo"]["name"] == "crm"  # the upstream's stamp
+    assert out["sdk"] == []
