@@ -330,19 +330,13 @@ async def _send_call(session: Any, name: str, arguments: dict[str, Any]) -> dict
     return result
 
 
-def _sdk_error_type() -> type[Exception] | None:
-    """The SDK's MCPError once the SDK is loaded: only then can one be raised (never load it to ask)."""
-    module = sys.modules.get("mcp.shared.exceptions")
-    error_type: type[Exception] | None = getattr(module, "MCPError", None)
-    return error_type
-
-
 def _rpc_error_message(leaf: BaseException) -> str | None:
     """The upstream's own JSON-RPC error message when ``leaf`` is such an error (plain or SDK), else None."""
     if isinstance(leaf, RpcError):
         return leaf.message
-    sdk_error = _sdk_error_type()
-    if sdk_error is not None and isinstance(leaf, sdk_error):
+    # A stdio session's MCPError exists only once the SDK is loaded: never load it just to ask.
+    sdk_error = getattr(sys.modules.get("mcp.shared.exceptions"), "MCPError", None)
+    if isinstance(sdk_error, type) and isinstance(leaf, sdk_error):
         return str(getattr(leaf, "message", "")) or str(leaf)
     return None
 
