@@ -6,8 +6,9 @@ alphabetical order, ``None`` fields are dropped, 2026-07-28 results carry ``resu
 directly. A differential test sends each request through both paths and compares the JSON.
 
 Tool results: the gateway returns CallToolResult wire dicts. The common shape (text content,
-``isError``, optional ``structuredContent``) is known to pass the SDK's validation unchanged and is
-written directly. Any other shape (images, resources, ``_meta``, unknown keys, or something malformed
+``isError``, optional ``structuredContent``, and what a 2026-07-28 upstream adds: ``resultType``
+"complete" and a ``_meta`` object) is known to pass the SDK's validation unchanged and is written
+directly. Any other shape (images, resources, unknown keys, or something malformed
 from an upstream) goes through the SDK's own types (``mcp_types``, imported on that first unusual
 result only): validated as the SDK's ``call_tool`` handler does -- a malformed result becomes an error
 result -- and sieved for the request's protocol version. Importing ``mcp_types`` at init instead
@@ -116,12 +117,25 @@ def _instructions(gateway: Gateway, principal: Principal, surface: str) -> str:
         return instructions_text(None)
 
 
+_COMMON_KEYS: Final = frozenset({"content", "isError", "structuredContent", "resultType", "_meta"})
+
+
 def _plain_result(result: Any) -> dict[str, Any] | None:
     """The wire form of a result in the common shape, or None when the SDK's types must judge it."""
-    if not isinstance(result, dict) or not set(result) <= {"content", "isError", "structuredContent"}:
+    if not isinstance(result, dict) or not set(result) <= _COMMON_KEYS:
+        return None
+    # What a 2026-07-28 upstream adds to every result: resultType "complete" (the envelope's default,
+    # and absent before 2026) and a _meta object (its serverInfo stamp). A None at the top of _meta is
+    # kept before 2026 and dropped at 2026 by the SDK's types, so such a _meta is theirs to judge.
+    meta = result.get("_meta")
+    if result.get("resultType", "complete") != "complete":
+        return None
+    if "_meta" in result and (not isinstance(meta, dict) or None in meta.values()):
         return None
     content = result.get("content")
-    if not isinstance(content, list) or not isinstance(result.get("isError"), bool):
+    # A missing isError is the SDK model's default, false (server-everything leaves it out).
+    is_error = result.get("isError", False)
+    if not isinstance(content, list) or not isinstance(is_error, bool):
         return None
     items = []
     for item in content:
@@ -130,7 +144,8 @@ def _plain_result(result: Any) -> dict[str, Any] | None:
         if not isinstance(item["text"], str):
             return None
         items.append({"text": item["text"], "type": "text"})
-    out: dict[str, Any] = {"content": items, "isError": result["isError"]}
+    out: dict[str, Any] = {"_meta": meta} if "_meta" in result else {}
+    out.update(content=items, isError=is_error)
     if "structuredContent" in result:
         structured = result["structuredContent"]
         if not isinstance(structured, dict):

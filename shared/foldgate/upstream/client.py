@@ -1,6 +1,8 @@
 """The client side: list and call tools on upstream MCP servers (Streamable HTTP; stdio locally).
 
-This module and ``foldgate.edge.mcp_server`` are the only ones that touch the ``mcp`` SDK. Listings are
+HTTP upstreams are reached through the session pool's plain JSON-RPC sessions (no SDK on the call
+path, see ``foldgate.upstream.plain_session``); stdio upstreams and listing validation use the ``mcp``
+SDK, loaded on first use (only ``upstream/`` and ``edge/`` touch it). Listings are
 read raw (one dict per tool, exactly as the upstream sent it) so unknown annotation keys survive and
 one malformed tool is skipped and reported instead of failing the whole page.
 """
@@ -10,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import sys
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,7 +25,9 @@ from foldgate.errors import UpstreamError, UpstreamTimeoutError
 from foldgate.upstream.changes import ChangeListener, change_handler, listen_for_changes
 from foldgate.upstream.net_guard import check_upstream_url_async
 from foldgate.upstream.offerings import Offerings, list_offerings_on, request_of
+from foldgate.upstream.plain_session import PlainSession, RpcError
 from foldgate.upstream.pool import PooledSession, SessionKey, SessionPool, retry_safe
+from foldgate.upstream.wire import WireError
 
 __all__ = ["Listing", "Offerings", "UpstreamClient"]  # Offerings re-exported for the indexer
 
@@ -218,12 +223,9 @@ class UpstreamClient:
         except UpstreamError:
             raise  # raised by foldgate itself (refused URL, stdio start, busy): already names the server
         except Exception as exc:
-            # The SDK (~0.4 s to import) loads on first use, not at init.
-            from mcp.shared.exceptions import MCPError
-
-            leaf = _leaf(exc)
-            if isinstance(leaf, MCPError):
-                raise UpstreamError(f"{server.name}: {name} failed upstream: {leaf.error.message}") from exc
+            said = _rpc_error_message(_leaf(exc))
+            if said is not None:
+                raise UpstreamError(f"{server.name}: {name} failed upstream: {said}") from exc
             raise UpstreamError(f"{server.name}: {name} failed: {_describe(exc)}") from exc
 
     async def _call_http(
@@ -232,10 +234,10 @@ class UpstreamClient:
         for attempt in (1, 2):
             async with self._pooled(server) as pooled:
                 try:
-                    return await _send_call(pooled.session, name, arguments)
+                    return await _send_call(await pooled.ready(), name, arguments)
                 except Exception as exc:
-                    refused = pooled.expired  # the response hook saw the upstream refuse the session
-                    lost = not refused and _lost_in_transit(exc, pooled)
+                    refused = pooled.expired  # the upstream refused the session's id: the call did not run
+                    lost = not refused and _lost_in_transit(exc)
                     if refused or lost:
                         self._pool.discard(pooled)  # the next attempt (or call) opens a fresh session
                     if attempt == 2 or not (refused or (lost and idempotent)):
@@ -280,9 +282,6 @@ class UpstreamClient:
         expired is replaced and the work sent once more; with ``retry`` (read-only work) also when the
         request was lost in transit. ``rpc_errors`` re-raises an upstream JSON-RPC error as the SDK's
         MCPError (the client may act on its code); otherwise every failure is an UpstreamError."""
-        # The SDK (~0.4 s to import) loads on first use, not at init.
-        from mcp.shared.exceptions import MCPError
-
         try:
             async with self._pool.slot(server):
                 with anyio.fail_after(server.timeout_s):
@@ -291,9 +290,9 @@ class UpstreamClient:
                     for attempt in (1, 2):
                         async with self._pooled(server) as pooled:
                             try:
-                                return await run(pooled.session)
+                                return await run(await pooled.ready())
                             except Exception as exc:
-                                lost = _lost_in_transit(exc, pooled)
+                                lost = _lost_in_transit(exc)
                                 if pooled.expired or lost:
                                     self._pool.discard(pooled)
                                 if attempt == 2 or not (pooled.expired or (lost and retry)):
@@ -306,8 +305,8 @@ class UpstreamClient:
             raise
         except Exception as exc:
             leaf = _leaf(exc)
-            if rpc_errors and isinstance(leaf, MCPError):
-                raise leaf from exc
+            if rpc_errors and _rpc_error_message(leaf) is not None:
+                raise _as_mcp_error(leaf) from exc
             failed = failure_text or f"{what} failed"
             raise UpstreamError(f"{server.name}: {failed}: {_describe(exc)}") from exc
 
@@ -321,7 +320,9 @@ class UpstreamClient:
 
 
 async def _send_call(session: Any, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    # The SDK (~0.4 s to import) loads on first use, not at init.
+    if isinstance(session, PlainSession):
+        return await session.request("tools/call", {"name": name, "arguments": arguments})
+    # A stdio session is the SDK's, which is loaded already.
     import mcp_types as types
 
     request = types.CallToolRequest(params=types.CallToolRequestParams(name=name, arguments=arguments))
@@ -329,16 +330,32 @@ async def _send_call(session: Any, name: str, arguments: dict[str, Any]) -> dict
     return result
 
 
-def _lost_in_transit(exc: BaseException, pooled: PooledSession) -> bool:
-    """Whether a call failed in the transport (no answer from the upstream), not with an upstream error."""
-    # The SDK (~0.4 s to import) loads on first use, not at init.
-    from mcp.shared.exceptions import MCPError
-    from mcp_types import CONNECTION_CLOSED
+def _rpc_error_message(leaf: BaseException) -> str | None:
+    """The upstream's own JSON-RPC error message when ``leaf`` is such an error (plain or SDK), else None."""
+    if isinstance(leaf, RpcError):
+        return leaf.message
+    # A stdio session's MCPError exists only once the SDK is loaded: never load it just to ask.
+    sdk_error = getattr(sys.modules.get("mcp.shared.exceptions"), "MCPError", None)
+    if isinstance(sdk_error, type) and isinstance(leaf, sdk_error):
+        return str(getattr(leaf, "message", "")) or str(leaf)
+    return None
 
-    leaf = _leaf(exc)
-    if isinstance(leaf, MCPError):
-        return leaf.error.code == CONNECTION_CLOSED or pooled.broken
-    return True
+
+def _as_mcp_error(leaf: BaseException) -> BaseException:
+    """An upstream JSON-RPC error as the SDK's MCPError, for the SDK edge that answers with its code."""
+    if not isinstance(leaf, RpcError):
+        return leaf  # already the SDK's
+    # Only requests the SDK edge serves (resources, prompts, completions) get here: it is loaded.
+    from mcp.shared.exceptions import MCPError
+
+    return MCPError(leaf.code, leaf.message, leaf.data)
+
+
+def _lost_in_transit(exc: BaseException) -> bool:
+    """Whether a pooled (plain) session's request failed in the transport, with no answer from the
+    upstream: not an upstream JSON-RPC error nor an unreadable answer (either way the upstream got the
+    request and may have run it)."""
+    return not isinstance(_leaf(exc), RpcError | WireError)
 
 
 class _StdioSession:

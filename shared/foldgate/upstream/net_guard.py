@@ -314,6 +314,11 @@ def _backend_class() -> type[Any]:
     return GuardedBackend
 
 
+# mcp.shared._httpx_utils.MCP_DEFAULT_TIMEOUT / MCP_DEFAULT_SSE_READ_TIMEOUT (a unit test keeps them equal).
+_DEFAULT_TIMEOUT = 30.0
+_READ_TIMEOUT = 300.0
+
+
 def guarded_backend(inner: Any, *, allow_private: bool) -> Any:
     """An httpcore2 network backend that connects only to guard-checked addresses of the host."""
     return _backend_class()(inner, allow_private)
@@ -325,30 +330,28 @@ def guarded_http_client(
     allow_private: bool,
     wrap: Callable[[httpx2.AsyncBaseTransport], httpx2.AsyncBaseTransport] | None = None,
 ) -> httpx2.AsyncClient:
-    """The MCP SDK's HTTP client for an upstream, with connections pinned to checked addresses.
+    """The HTTP client for an upstream, with connections pinned to checked addresses.
 
-    Same timeouts and redirect behaviour as ``mcp.shared._httpx_utils.create_mcp_http_client``. When
-    the environment configures a proxy the SDK's own client is returned unchanged (see the module doc).
-    ``wrap`` wraps the pinned transport (the session pool adds keep-alive care there).
+    Same timeouts and redirect behaviour as the MCP SDK's ``create_mcp_http_client`` (spelled out so
+    the call path never imports the SDK). When the environment configures a proxy a plain client is
+    returned (see the module doc). ``wrap`` wraps the pinned transport (the session pool adds
+    keep-alive care there).
     """
-    # Loaded on first use: the request path's cold start does not pay for it.
-    from mcp.shared._httpx_utils import create_mcp_http_client
-
-    if _proxied_by_environment():
-        return create_mcp_http_client(headers=dict(headers))
     # Loaded on first use: the request path's cold start does not pay for it.
     import httpcore2
     import httpx2
-    from mcp.shared._httpx_utils import MCP_DEFAULT_SSE_READ_TIMEOUT, MCP_DEFAULT_TIMEOUT
 
+    # The SDK's defaults: 30 s to connect, write and wait for a pooled connection; 5 min to read.
+    timeout = httpx2.Timeout(_DEFAULT_TIMEOUT, read=_READ_TIMEOUT)
+    if _proxied_by_environment():
+        return httpx2.AsyncClient(headers=dict(headers), timeout=timeout)
     transport = httpx2.AsyncHTTPTransport()
     pool = getattr(transport, "_pool", None)
     # httpx2 has no public knob for the network backend; its pool reads this attribute per new
     # connection. If a future httpx2 changes that layout, fall back to the resolution-time check.
     if not isinstance(pool, httpcore2.AsyncConnectionPool) or not hasattr(pool, "_network_backend"):
         log.warning("cannot pin upstream connections with this httpx2; DNS rebinding is not prevented")
-        return create_mcp_http_client(headers=dict(headers))
+        return httpx2.AsyncClient(headers=dict(headers), timeout=timeout)
     pool._network_backend = guarded_backend(pool._network_backend, allow_private=allow_private)
-    timeout = httpx2.Timeout(MCP_DEFAULT_TIMEOUT, read=MCP_DEFAULT_SSE_READ_TIMEOUT)
     wrapped = wrap(transport) if wrap is not None else transport
     return httpx2.AsyncClient(headers=dict(headers), timeout=timeout, transport=wrapped)

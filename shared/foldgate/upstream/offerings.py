@@ -93,7 +93,9 @@ async def list_offerings_on(server: ServerConfig, session: Any) -> Offerings:
     caps = session.server_capabilities
     out = Offerings()
     for kind, (method, array, capability, type_name, ident) in _OFFERED.items():
-        if caps is None or getattr(caps, capability, None) is None:
+        # A plain session's capabilities are the wire dict; an SDK (stdio) session's, its model.
+        declared = caps.get(capability) if isinstance(caps, dict) else getattr(caps, capability, None)
+        if declared is None:
             continue
         model = getattr(types, type_name)
         entries = out.items.setdefault(kind, [])

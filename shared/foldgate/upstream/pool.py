@@ -7,14 +7,15 @@ pool keeps both open on the warm instance so a warm call is one HTTP round trip:
 * **Identity.** A session belongs to a ``SessionKey``: server name, URL and the headers resolved for
   it. A config change (new URL, rotated secret) is a new key and so a new session; the old one
   closes after ``idle_seconds`` unused (not at once: another tenant may use the same name).
-* **Era.** The first session to an upstream negotiates with ``mode="auto"``. The pool remembers the
-  outcome per key: a 2026-07-28 (stateless) upstream's ``DiscoverResult`` is adopted by every later
+* **No SDK.** A session is a ``PlainSession`` (plain JSON-RPC, see ``plain_session``), so the first
+  proxied call of a cold instance never imports the MCP SDK's client.
+* **Era.** The first session to an upstream negotiates as the SDK's ``mode="auto"``. The pool remembers
+  the outcome per key: a 2026-07-28 (stateless) upstream's discover result is adopted by every later
   session without any handshake; a handshake-era upstream goes straight to ``initialize``, skipping
   the probe it is known to refuse.
 * **Expiry.** An upstream that forgets a session answers 404 (or, as server-everything does, a 400
-  naming the session). A response hook on the session's HTTP client sees that status, which the SDK
-  reports only as a generic error, and marks the session expired: the upstream refused the request
-  before running it, so the caller may re-initialise and send it again.
+  naming the session). The session sees that status and marks itself expired: the upstream refused the
+  request before running it, so the caller may re-initialise and send it again.
 * **Event loops.** Sessions, their background tasks and the concurrency limiters live on the loop
   that created them. Mangum keeps one loop per Lambda instance, so warm invocations share them; code
   that runs each request on a fresh loop (``asyncio.run`` per invocation, one loop per test) gets a
@@ -23,10 +24,12 @@ pool keeps both open on the warm instance so a warm call is one HTTP round trip:
   ``queue_timeout_s`` for a slot gets ``UpstreamBusyError``, so one slow upstream cannot hold every
   request of the instance.
 
-* **Changes.** With an ``on_change`` listener (local mode), a session tells it of the upstream's
-  ``list_changed`` notifications: a handshake-era session through its message handler, a 2026-07-28
-  one through a ``subscriptions/listen`` stream held while the session is pooled (an idle session
-  closes, and stops listening, after ``idle_seconds``; the next use opens and listens again).
+* **Changes.** With an ``on_change`` listener (local mode only), each pooled session also holds an SDK
+  client that hears the upstream's ``list_changed`` notifications: a handshake-era one through its
+  message handler (on its GET stream), a 2026-07-28 one through a ``subscriptions/listen`` stream. It is
+  the SDK's because those streams are long-lived and reconnecting, local mode's cold start does not
+  matter, and the Lambda (no listener) never loads it. It lives and closes with the pooled session (an
+  idle one closes after ``idle_seconds``; the next use opens and listens again).
 
 SSRF: every session's HTTP client is ``net_guard.guarded_http_client``, whose network backend re-runs
 the guard and pins the checked addresses for every new TCP connection, pooled or not.
@@ -45,6 +48,8 @@ from foldgate.config.tenant import ServerConfig
 from foldgate.errors import UpstreamBusyError, UpstreamError
 from foldgate.upstream.changes import ChangeListener, change_handler, listen_for_changes
 from foldgate.upstream.net_guard import guarded_http_client
+from foldgate.upstream.plain_session import PlainSession
+from foldgate.upstream.wire import keep_alive
 
 __all__ = ["IDLE_SECONDS", "PooledSession", "SessionKey", "SessionPool", "retry_safe"]
 
@@ -53,9 +58,6 @@ log = logging.getLogger(__name__)
 IDLE_SECONDS = 120.0
 # Closing sends the upstream a DELETE for its session; a dead upstream must not stall shutdown.
 _CLOSE_SECONDS = 5.0
-# A response body this close to its end is read out on close so its connection stays reusable.
-_DRAIN_BYTES = 64 * 1024
-_DRAIN_SECONDS = 0.05
 
 
 def retry_safe(annotations: Mapping[str, Any] | None) -> bool:
@@ -83,67 +85,17 @@ class SessionKey:
         return cls(server.name, server.url, tuple(sorted(headers.items())))
 
 
-def keep_alive(transport: Any) -> Any:
-    """Wrap an httpx2 transport so responses closed just short of their end keep their connection.
-
-    The SDK closes an SSE answer as soon as the JSON-RPC response event arrives, before the end of the
-    HTTP body (the last chunk) is read; httpcore then drops the connection and the next call pays a new
-    TCP (and TLS) handshake. Upstreams end the body right after that event, so reading on briefly (at
-    most ``_DRAIN_BYTES`` for ``_DRAIN_SECONDS``) returns the connection to the pool; a stream that
-    stays open is closed as before. The caller already has its answer: the drain costs it nothing.
-    """
-    # The SDK and its HTTP client load with the first pooled session, not at init.
-    import httpx2
-
-    class _Drained(httpx2.AsyncByteStream):
-        def __init__(self, inner: httpx2.AsyncByteStream) -> None:
-            self._inner = inner
-            self._chunks = inner.__aiter__()  # one iterator, so closing can read on where reading stopped
-
-        async def __aiter__(self) -> AsyncIterator[bytes]:
-            while True:
-                try:
-                    yield await self._chunks.__anext__()
-                except StopAsyncIteration:
-                    return
-
-        async def aclose(self) -> None:
-            budget = _DRAIN_BYTES
-            with contextlib.suppress(Exception):
-                async with asyncio.timeout(_DRAIN_SECONDS):
-                    async for chunk in self:
-                        budget -= len(chunk)
-                        if budget < 0:
-                            break
-            await self._inner.aclose()
-
-    class _KeepAlive(httpx2.AsyncBaseTransport):
-        def __init__(self, inner: httpx2.AsyncBaseTransport) -> None:
-            self._inner = inner
-
-        async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
-            response = await self._inner.handle_async_request(request)
-            # Only answers to POSTs: the GET stream is meant to stay open until the session ends.
-            if request.method == "POST" and isinstance(response.stream, httpx2.AsyncByteStream):
-                response.stream = _Drained(response.stream)
-            return response
-
-        async def aclose(self) -> None:
-            await self._inner.aclose()
-
-    return _KeepAlive(transport)
-
-
 @dataclass(slots=True)
 class _Era:
-    """How an upstream negotiated last time: ``"legacy"`` or a modern version with its discover result."""
+    """How an upstream negotiated last time: ``"legacy"`` or a modern version with its discover result
+    (the raw dict the upstream sent)."""
 
     mode: str
     discover: Any = None
 
 
 class PooledSession:
-    """One MCP session over one pinned HTTP client, held open by a background task on its loop."""
+    """One ``PlainSession`` over one pinned HTTP client, opened (negotiated) once on its loop."""
 
     def __init__(
         self,
@@ -160,71 +112,77 @@ class PooledSession:
         self.allow_private = allow_private
         self.era = era
         self.broken = False
-        self.expired = False  # the upstream refused this session's id (see the module doc)
         self.in_flight = 0
         self.loop = asyncio.get_running_loop()
         self.last_used = self.loop.time()
-        self.session: Any = None
+        self.session: PlainSession | None = None
         self._ready = asyncio.Event()
         self._stop = asyncio.Event()
         self._error: BaseException | None = None
         self._task: asyncio.Task[None] | None = None
+        self._listener: asyncio.Task[None] | None = None
         self._idle: asyncio.TimerHandle | None = None
 
-    async def _on_response(self, response: Any) -> None:
-        request = response.request
-        if request.method != "POST" or "mcp-session-id" not in request.headers:
-            return
-        if response.status_code == 404:
-            self.expired = True  # the spec's answer to an unknown or terminated session
-        elif response.status_code == 400:
-            # Some servers (server-everything) answer an unknown session with 400 and a message.
-            body = await response.aread()
-            if b"session" in body[:2000].lower():
-                self.expired = True
+    @property
+    def expired(self) -> bool:
+        """The upstream refused this session's id (see the module doc)."""
+        return self.session is not None and self.session.expired
 
-    async def _run(self) -> None:
-        # The SDK and its HTTP client load with the first pooled session, not at init.
-        from mcp import Client
-        from mcp.client.streamable_http import streamable_http_client
-
-        mode = self.era.mode if self.era is not None else "auto"
-        prior = self.era.discover if self.era is not None else None
+    async def _open(self) -> None:
+        era = (self.era.mode, self.era.discover) if self.era is not None else None
+        http = guarded_http_client(dict(self.key.headers), allow_private=self.allow_private, wrap=keep_alive)
+        session = PlainSession(self.key.name, self.key.url, http, era=era)
         try:
-            http = guarded_http_client(
-                dict(self.key.headers), allow_private=self.allow_private, wrap=keep_alive
-            )
-            http.event_hooks["response"].append(self._on_response)
-            async with http:
-                transport = streamable_http_client(self.key.url, http_client=http, terminate_on_close=True)
-                options: dict[str, Any] = {"mode": mode, "prior_discover": prior}
-                if self.on_change is not None:
-                    # Notifications the SDK surfaces on this session (e.g. over its GET stream).
-                    options["message_handler"] = change_handler(self.key.name, self.on_change)
-                client = Client(transport, cache=None, read_timeout_seconds=self.timeout_s, **options)
-                async with client:
-                    self.session = client.session
-                    self._ready.set()
-                    if self.on_change is not None and client.session.discover_result is not None:
-                        # Held while the session is pooled: it closes with the session when idle.
-                        await listen_for_changes(client, self.key.name, self.on_change, self._stop)
-                    await self._stop.wait()
+            # An upstream that accepts the connection but never finishes the handshake must not leave
+            # every later caller waiting on this session: it fails, and the next caller opens a new one.
+            async with asyncio.timeout(self.timeout_s):
+                await session.open()
+            self.session = session
+            if self.on_change is not None:
+                self._listener = self.loop.create_task(
+                    self._listen(), name=f"upstream-listen-{self.key.name}"
+                )
         except BaseException as exc:  # the upstream refused or died: report it to waiters
-            self._error = exc
+            self._error, self.broken = exc, True
+            await asyncio.shield(session.aclose(timeout_s=_CLOSE_SECONDS))
             if not isinstance(exc, Exception):
                 raise
         finally:
-            self.broken = True
             self._ready.set()
 
-    async def ready(self) -> Any:
-        """The SDK session once its handshake is done (callers bound the wait with their deadline)."""
+    async def _listen(self) -> None:
+        """Hold the SDK client that hears ``list_changed`` (local mode; see the module doc)."""
+        # Only a process with a change listener (local mode) loads the SDK's client, for this.
+        import mcp_types as types
+        from mcp import Client
+        from mcp.client.streamable_http import streamable_http_client
+
+        assert self.on_change is not None
+        assert self.session is not None
+        era = self.session.negotiated()
+        mode, prior = ("legacy", None) if era is None or era[0] == "legacy" else era
+        try:
+            http = guarded_http_client(dict(self.key.headers), allow_private=self.allow_private)
+            async with http:
+                transport = streamable_http_client(self.key.url, http_client=http, terminate_on_close=True)
+                options: dict[str, Any] = {
+                    "mode": mode,
+                    "prior_discover": types.DiscoverResult.model_validate(prior) if prior else None,
+                    "message_handler": change_handler(self.key.name, self.on_change),
+                }
+                async with Client(
+                    transport, cache=None, read_timeout_seconds=self.timeout_s, **options
+                ) as client:
+                    if client.session.discover_result is not None:
+                        await listen_for_changes(client, self.key.name, self.on_change, self._stop)
+                    await self._stop.wait()
+        except Exception as exc:  # no listening then: the schedule still reindexes
+            log.info("%s: not listening for changes: %s", self.key.name, str(exc) or type(exc).__name__)
+
+    async def ready(self) -> PlainSession:
+        """The session once its era is settled (callers bound the wait with their deadline)."""
         if self._task is None:
-            self._task = self.loop.create_task(self._run(), name=f"upstream-session-{self.key.name}")
-            # An upstream that accepts the connection but never finishes the handshake must not leave
-            # every later caller waiting on this session: cancelling the whole task (never a scope
-            # inside the SDK's task groups) ends it, and the next caller opens a new one.
-            self.loop.call_later(self.timeout_s, self._handshake_deadline)
+            self._task = self.loop.create_task(self._open(), name=f"upstream-session-{self.key.name}")
         await self._ready.wait()
         if self.session is None or self.broken:
             if isinstance(self._error, Exception):
@@ -232,18 +190,10 @@ class PooledSession:
             raise UpstreamError(f"{self.key.name}: no MCP session within {self.timeout_s:g}s")
         return self.session
 
-    def _handshake_deadline(self) -> None:
-        if not self._ready.is_set() and self._task is not None:
-            self._task.cancel()
-
     def negotiated(self) -> _Era | None:
         """The era this session settled on, for the next session to the same key."""
-        session = self.session
-        if session is None:
-            return None
-        if session.discover_result is not None:
-            return _Era(str(session.protocol_version), session.discover_result)
-        return _Era("legacy")
+        era = self.session.negotiated() if self.session is not None else None
+        return _Era(*era) if era is not None else None
 
     async def close(self) -> None:
         """End the session (DELETE to the upstream when it has one) and its HTTP client."""
@@ -254,6 +204,11 @@ class PooledSession:
         if self._task is not None and not self._task.done():
             with contextlib.suppress(BaseException):
                 await asyncio.wait_for(self._task, _CLOSE_SECONDS)
+        if self._listener is not None and not self._listener.done():
+            with contextlib.suppress(BaseException):
+                await asyncio.wait_for(self._listener, _CLOSE_SECONDS)
+        if self.session is not None:
+            await self.session.aclose(timeout_s=_CLOSE_SECONDS)
 
 
 class _Limiter:

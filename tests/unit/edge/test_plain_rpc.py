@@ -173,6 +173,18 @@ UNUSUAL_RESULTS: list[Any] = [
     {"content": [{"type": "image", "data": "aGk=", "mimeType": "image/png"}], "isError": False},
     {"content": [{"type": "text", "text": "x", "annotations": {"priority": 0.5}}], "isError": False},
     {"content": [{"type": "text", "text": "x"}]},  # isError left to its default
+    # As a 2026-07-28 upstream answers: resultType and its serverInfo stamp in _meta.
+    {
+        "content": [{"type": "text", "text": "x"}],
+        "isError": False,
+        "resultType": "complete",
+        "structuredContent": {"a": 1},
+        "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "crm", "version": "1"}},
+    },
+    {"content": [{"type": "text", "text": "x"}], "_meta": {"k": {"nested": None}}},
+    {"content": [{"type": "text", "text": "x"}], "_meta": {"k": None}},  # dropped at 2026 only
+    {"content": [{"type": "text", "text": "x"}], "_meta": [1]},  # malformed
+    {"content": [{"type": "text", "text": "x"}], "resultType": "input_required"},
     {"content": [{"type": "text", "text": "x"}], "isError": False, "_meta": {"k": 1}, "extra": True},
     {"content": "not a list"},  # malformed: becomes an error result
     {"content": [{"type": "text"}], "isError": False},  # malformed item

@@ -1,0 +1,188 @@
+"""Reading one JSON-RPC answer off a Streamable HTTP response body: plain JSON or a bounded SSE stream
+(and keeping the connection under a closed answer reusable: ``keep_alive``).
+
+The upstream is hostile input. A POST's answer is either ``application/json`` (one message) or
+``text/event-stream``: any number of events -- progress and logging notifications, requests the server
+makes of the client -- before the response that carries our request's id. Everything here is bounded:
+one message at most ``MAX_MESSAGE_BYTES``, a whole stream at most ``MAX_STREAM_BYTES`` and
+``MAX_EVENTS`` events, so an upstream that streams forever or sends one endless line fails with a clear
+``UpstreamError`` instead of holding memory (the caller's deadline bounds the time).
+
+No MCP SDK here: this is what keeps a cold first call from importing it (see ``plain_session``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+from foldgate.errors import UpstreamError
+
+__all__ = [
+    "MAX_EVENTS",
+    "MAX_MESSAGE_BYTES",
+    "MAX_STREAM_BYTES",
+    "WireError",
+    "parse_message",
+    "sse_messages",
+]
+
+# One message: far above any sane tool result, far below what would hurt a 1 GB Lambda.
+MAX_MESSAGE_BYTES = 16 * 1024 * 1024
+# A whole answer stream, notifications included.
+MAX_STREAM_BYTES = 64 * 1024 * 1024
+MAX_EVENTS = 10_000
+# A response body this close to its end is read out on close so its connection stays reusable.
+_DRAIN_BYTES = 64 * 1024
+_DRAIN_SECONDS = 0.05
+
+
+class WireError(UpstreamError):
+    """The upstream answered, but not with a readable JSON-RPC message (garbled, oversized, wrong type).
+
+    The request reached the upstream, so this is never a "lost in transit" failure.
+    """
+
+
+def parse_message(data: bytes | str, where: str) -> dict[str, Any]:
+    """One JSON-RPC message (a JSON object) from ``data``; WireError otherwise."""
+    try:
+        message = json.loads(data)
+    except (ValueError, RecursionError):
+        raise WireError(f"{where}: not JSON") from None
+    if not isinstance(message, dict):
+        raise WireError(f"{where}: not a JSON-RPC message object")
+    return message
+
+
+@dataclass(slots=True)
+class _Event:
+    kind: str = "message"
+    data: list[str] | None = None
+    size: int = 0
+
+    def add(self, value: str) -> None:
+        if self.data is None:
+            self.data = []
+        self.data.append(value)
+        self.size += len(value) + 1
+        if self.size > MAX_MESSAGE_BYTES:
+            raise WireError(f"SSE event larger than {MAX_MESSAGE_BYTES} bytes")
+
+
+async def _lines(chunks: AsyncIterator[bytes]) -> AsyncIterator[str]:
+    """Lines of an event stream (``\\n``, ``\\r\\n`` or ``\\r`` ends one), each bounded in size."""
+    buffer = bytearray()
+    scanned = 0  # no line end before this offset of ``buffer``: big lines are not rescanned per chunk
+    total = 0
+    async for chunk in chunks:
+        total += len(chunk)
+        if total > MAX_STREAM_BYTES:
+            raise WireError(f"SSE stream longer than {MAX_STREAM_BYTES} bytes")
+        buffer += chunk
+        start = 0
+        while True:
+            ends = [i for i in (buffer.find(b"\n", scanned), buffer.find(b"\r", scanned)) if i >= 0]
+            if not ends:
+                scanned = len(buffer)
+                break
+            cut = min(ends)
+            end = cut + 1
+            if buffer[cut] == 0x0D:
+                if end == len(buffer):
+                    scanned = cut
+                    break  # a \r at the end of a chunk may be the first half of \r\n: wait for more
+                if buffer[end] == 0x0A:
+                    end += 1
+            yield buffer[start:cut].decode("utf-8", errors="replace")
+            start = scanned = end
+        del buffer[:start]
+        scanned = max(0, scanned - start)
+        if len(buffer) > MAX_MESSAGE_BYTES:
+            raise WireError(f"SSE line longer than {MAX_MESSAGE_BYTES} bytes")
+    if buffer:
+        yield buffer.decode("utf-8", errors="replace")
+
+
+async def sse_messages(chunks: AsyncIterator[bytes]) -> AsyncIterator[dict[str, Any]]:
+    """The JSON-RPC messages of an event stream, in order (``message`` events with data only).
+
+    Comments, ``id``/``retry`` fields, priming events without data and events of other types are
+    skipped, as the SDK's transport does; a ``message`` event whose data is not a JSON object is a
+    WireError (the SDK answers it with a parse error too).
+    """
+    event = _Event()
+    count = 0
+    async for line in _lines(chunks):
+        if not line:
+            if event.data is not None and event.kind == "message" and any(event.data):
+                count += 1
+                if count > MAX_EVENTS:
+                    raise WireError(f"SSE stream with more than {MAX_EVENTS} events")
+                yield parse_message("\n".join(event.data), "SSE event")
+            event = _Event()
+            continue
+        if line.startswith(":"):
+            continue
+        field, _, value = line.partition(":")
+        value = value[1:] if value.startswith(" ") else value
+        if field == "data":
+            event.add(value)
+        elif field == "event":
+            event.kind = value
+    # An event the stream ended inside (no blank line after it) is dropped, as the SSE spec says.
+
+
+def keep_alive(transport: Any) -> Any:
+    """Wrap an httpx2 transport so responses closed just short of their end keep their connection.
+
+    A session closes an SSE answer as soon as the JSON-RPC response event arrives, before the end of the
+    HTTP body (the last chunk) is read; httpcore then drops the connection and the next call pays a new
+    TCP (and TLS) handshake. Upstreams end the body right after that event, so reading on briefly (at
+    most ``_DRAIN_BYTES`` for ``_DRAIN_SECONDS``) returns the connection to the pool; a stream that
+    stays open is closed as before. The caller already has its answer: the drain costs it nothing.
+    """
+    # httpx2 loads with the first pooled session, not at init.
+    import httpx2
+
+    class _Drained(httpx2.AsyncByteStream):
+        def __init__(self, inner: httpx2.AsyncByteStream) -> None:
+            self._inner = inner
+            self._chunks = inner.__aiter__()  # one iterator, so closing can read on where reading stopped
+
+        async def __aiter__(self) -> AsyncIterator[bytes]:
+            while True:
+                try:
+                    yield await self._chunks.__anext__()
+                except StopAsyncIteration:
+                    return
+
+        async def aclose(self) -> None:
+            budget = _DRAIN_BYTES
+            with contextlib.suppress(Exception):
+                async with asyncio.timeout(_DRAIN_SECONDS):
+                    async for chunk in self:
+                        budget -= len(chunk)
+                        if budget < 0:
+                            break
+            await self._inner.aclose()
+
+    class _KeepAlive(httpx2.AsyncBaseTransport):
+        def __init__(self, inner: httpx2.AsyncBaseTransport) -> None:
+            self._inner = inner
+
+        async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+            response = await self._inner.handle_async_request(request)
+            # Only answers to POSTs: the GET stream is meant to stay open until the session ends.
+            if request.method == "POST" and isinstance(response.stream, httpx2.AsyncByteStream):
+                response.stream = _Drained(response.stream)
+            return response
+
+        async def aclose(self) -> None:
+            await self._inner.aclose()
+
+    return _KeepAlive(transport)

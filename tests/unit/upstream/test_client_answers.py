@@ -1,0 +1,132 @@
+"""How the upstream client turns a pooled session's answers into results and errors, and when it
+sends a call again: a scripted upstream behind the pool's HTTP client (no network)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import httpx2
+import pytest
+
+from foldgate.config.tenant import ServerConfig
+from foldgate.errors import UpstreamError
+from foldgate.upstream import pool
+from foldgate.upstream.client import UpstreamClient
+
+SERVER = ServerConfig(name="up", url="http://127.0.0.1:9/mcp", timeout_s=5)
+READ_ONLY = {"readOnlyHint": True}
+Answer = Callable[[dict[str, Any]], httpx2.Response]
+
+
+class Scripted:
+    """A handshake-era upstream whose tools/call answers come from ``calls`` in turn."""
+
+    def __init__(self, *calls: Answer) -> None:
+        self.calls = list(calls)
+        self.seen: list[str] = []
+
+    def handle(self, request: httpx2.Request) -> httpx2.Response:
+        msg = json.loads(request.content) if request.content else {}
+        method = msg.get("method", request.method)
+        self.seen.append(method)
+        if method == "initialize":
+            result = {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}}}
+            body = {"jsonrpc": "2.0", "id": msg["id"], "result": result}
+            return httpx2.Response(
+                200, json=body, headers={"mcp-session-id": f"s{self.seen.count('initialize')}"}
+            )
+        if method == "tools/call":
+            return self.calls.pop(0)(msg)
+        return httpx2.Response(202)
+
+
+@pytest.fixture
+def upstream(monkeypatch: pytest.MonkeyPatch) -> Callable[..., Scripted]:
+    def install(*calls: Answer) -> Scripted:
+        scripted = Scripted(*calls)
+
+        def client(headers: Any, **_: Any) -> httpx2.AsyncClient:
+            return httpx2.AsyncClient(headers=dict(headers), transport=httpx2.MockTransport(scripted.handle))
+
+        monkeypatch.setattr(pool, "guarded_http_client", client)
+        return scripted
+
+    return install
+
+
+def text(msg: dict[str, Any], value: str) -> httpx2.Response:
+    result = {"content": [{"type": "text", "text": value}]}
+    return httpx2.Response(200, json={"jsonrpc": "2.0", "id": msg["id"], "result": result})
+
+
+def sse_bytes(body: bytes) -> Answer:
+    return lambda msg: httpx2.Response(200, headers={"content-type": "text/event-stream"}, content=body)
+
+
+async def call(annotations: dict[str, Any] | None = None) -> dict[str, Any]:
+    client = UpstreamClient(allow_private=True)
+    try:
+        return await client.call_tool(SERVER, "t", {}, annotations=annotations)
+    finally:
+        await client.aclose()
+
+
+async def test_a_garbled_answer_is_a_clear_error_and_never_sent_again(
+    upstream: Callable[..., Scripted],
+) -> None:
+    scripted = upstream(sse_bytes(b"data: {not json\n\n"), lambda m: text(m, "again"))
+    with pytest.raises(UpstreamError, match=r"^up: tools/call: SSE event: not JSON$"):
+        await call(READ_ONLY)  # even a read-only call: the upstream got it and answered
+    assert scripted.seen.count("tools/call") == 1
+
+
+async def test_an_oversized_answer_is_a_clear_error(
+    upstream: Callable[..., Scripted], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from foldgate.upstream import plain_session
+
+    monkeypatch.setattr(plain_session, "MAX_MESSAGE_BYTES", 100)
+    upstream(lambda m: text(m, "x" * 500))
+    with pytest.raises(UpstreamError, match=r"^up: tools/call: answer larger than 100 bytes$"):
+        await call()
+
+
+async def test_an_upstream_json_rpc_error_names_the_server_and_tool(
+    upstream: Callable[..., Scripted],
+) -> None:
+    error = {"code": -32602, "message": "Tool t not found"}
+    upstream(lambda m: httpx2.Response(200, json={"jsonrpc": "2.0", "id": m["id"], "error": error}))
+    with pytest.raises(UpstreamError, match=r"^up: t failed upstream: Tool t not found$"):
+        await call()
+
+
+async def test_a_stream_that_ends_without_an_answer_is_resent_only_when_safe(
+    upstream: Callable[..., Scripted],
+) -> None:
+    cut = sse_bytes(b'data: {"jsonrpc": "2.0", "method": "notifications/progress"}\n\n')
+    scripted = upstream(cut, lambda m: text(m, "second"))
+    with pytest.raises(UpstreamError, match="ended without a response"):
+        await call()
+    assert scripted.seen.count("tools/call") == 1
+    scripted = upstream(cut, lambda m: text(m, "second"))
+    assert await call(READ_ONLY) == {"content": [{"type": "text", "text": "second"}]}
+    assert scripted.seen.count("initialize") == 2  # the lost session was replaced, not reused
+
+
+async def test_an_expired_session_is_reopened_and_the_call_sent_again(
+    upstream: Callable[..., Scripted],
+) -> None:
+    scripted = upstream(lambda m: httpx2.Response(404), lambda m: text(m, "fresh"))
+    assert await call() == {"content": [{"type": "text", "text": "fresh"}]}
+    assert scripted.seen == [
+        "server/discover",
+        "initialize",
+        "notifications/initialized",
+        "tools/call",
+        "initialize",  # the era is remembered: no second probe
+        "notifications/initialized",
+        "tools/call",
+        "DELETE",  # on close, the live session only: the expired one is gone already
+    ]
