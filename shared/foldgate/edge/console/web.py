@@ -62,7 +62,8 @@ def security_headers(response: Response) -> Response:
     """The console's headers on any response (pages, redirects, refusals)."""
     response.headers["content-security-policy"] = _CSP
     response.headers["x-frame-options"] = "DENY"
-    response.headers["referrer-policy"] = "no-referrer"
+    # same-origin, not no-referrer: with no-referrer browsers send `Origin: null` on our own form posts.
+    response.headers["referrer-policy"] = "same-origin"
     response.headers["x-content-type-options"] = "nosniff"
     response.headers.setdefault("cache-control", "no-store")
     return response
