@@ -53,7 +53,8 @@ _A11Y_JS = """
     .filter(el => el.type !== 'hidden');
   for (const el of controls) {
     const byFor = el.id && document.querySelector(`label[for="${CSS.escape(el.id)}"]`);
-    if (!byFor && !el.closest('label') && !el.getAttribute('aria-label') && !el.getAttribute('aria-labelledby'))
+    const named = el.getAttribute('aria-label') || el.getAttribute('aria-labelledby');
+    if (!byFor && !el.closest('label') && !named)
       problems.push(`unlabelled ${el.tagName.toLowerCase()} name=${el.name}`);
   }
   const h1 = document.querySelectorAll('h1').length;
