@@ -33,10 +33,15 @@ SORTS: Final[dict[str, str]] = {
 }
 _WHAT_IF_FIELDS: Final = ("direct_tool_response_mode", "defer_threshold", "listing_token_budget")
 _BAR_WIDTH: Final = 520
+_MAX_WHAT_IFS: Final = 32
 
 
 def _plan(view: TenantView, config: TenantConfig, mode: Any = None) -> Plan:
-    costs = {t.tool.key: (t.tokens_full, t.tokens_deferred) for t in view.visible}
+    costs: dict[str, tuple[int, int]] | None = view.memo.get("console_costs")
+    if costs is None:
+        costs = view.memo["console_costs"] = {
+            t.tool.key: (t.tokens_full, t.tokens_deferred) for t in view.visible
+        }
 
     def cost(tool: Tool) -> tuple[int, int]:
         return costs[tool.key]
@@ -167,16 +172,21 @@ def what_if(view: TenantView, params: Mapping[str, str]) -> dict[str, Any] | Non
         "listing_token_budget": params.get("wi_listing_token_budget") or None,
     }
     try:
-        candidate = TenantConfig.model_validate({**view.config.model_dump(), **changes})
+        # The tenant config model validates the three values (on an otherwise empty config: revalidating
+        # a thousand servers per keystroke would cost more than the plan itself).
+        checked = TenantConfig.model_validate(changes)
     except ValidationError as exc:
         return {"error": format_validation(exc), "changes": changes}
-    settings = {name: getattr(candidate, name) for name in _WHAT_IF_FIELDS}
-    return {
-        "error": None,
-        "changes": settings,
-        "totals": totals(view, candidate),
-        "json": json.dumps(settings, indent=2),
-    }
+    settings = {name: getattr(checked, name) for name in _WHAT_IF_FIELDS}
+    memo_key = "console_what_if:" + json.dumps(settings, sort_keys=True)
+    cached = view.memo.get(memo_key)
+    if cached is None:
+        candidate = view.config.model_copy(update=settings)
+        cached = totals(view, candidate)
+        # Bounded: a view lives until the catalog or config changes, and anyone signed in can vary these.
+        if sum(k.startswith("console_what_if:") for k in view.memo) < _MAX_WHAT_IFS:
+            view.memo[memo_key] = cached
+    return {"error": None, "changes": settings, "totals": cached, "json": json.dumps(settings, indent=2)}
 
 
 def budget_view(view: TenantView, params: Mapping[str, str]) -> dict[str, Any]:

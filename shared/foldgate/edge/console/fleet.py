@@ -17,7 +17,7 @@ from foldgate.errors import FoldgateError
 from foldgate.index.triggers import Reindexer
 from foldgate.serve.gateway import Gateway
 
-__all__ = ["Connector", "ReindexJobs", "fleet_view", "start_connect"]
+__all__ = ["SERVERS_PER_PAGE", "Connector", "ReindexJobs", "fleet_view", "start_connect"]
 
 log = logging.getLogger(__name__)
 
@@ -27,6 +27,8 @@ Connector = Callable[[str, str], Awaitable[str] | str]
 # (the cloud's asynchronous Lambda invoke) finishes inside the request, where a frozen instance
 # could not finish it afterwards.
 _INLINE_WAIT_S = 0.5
+# A fleet of a thousand servers is one page too many to render per request.
+SERVERS_PER_PAGE = 50
 
 
 def _when(epoch: float | None) -> str:
@@ -44,8 +46,8 @@ def _auth_state(server: ServerConfig) -> str:
     return "stdio" if server.transport == "stdio" else "none"
 
 
-def fleet_view(gateway: Gateway, tenant: str, *, can_connect: bool) -> dict[str, Any]:
-    """Everything the fleet page shows for one tenant."""
+def fleet_view(gateway: Gateway, tenant: str, *, can_connect: bool, page: int = 1) -> dict[str, Any]:
+    """Everything the fleet page shows for one tenant (servers ``SERVERS_PER_PAGE`` at a time)."""
     error: str | None = None
     try:
         config = gateway.config(tenant)
@@ -58,8 +60,11 @@ def fleet_view(gateway: Gateway, tenant: str, *, can_connect: bool) -> dict[str,
     for held in withheld.values():
         name = str(held.get("server"))
         held_by_server[name] = held_by_server.get(name, 0) + 1
+    pages = max(1, -(-len(config.servers) // SERVERS_PER_PAGE))
+    page = min(max(1, page), pages)
+    start = (page - 1) * SERVERS_PER_PAGE
     rows = []
-    for server in config.servers:
+    for server in config.servers[start : start + SERVERS_PER_PAGE]:
         status = statuses.get(server.name)
         rows.append({
             "name": server.name,
@@ -90,6 +95,9 @@ def fleet_view(gateway: Gateway, tenant: str, *, can_connect: bool) -> dict[str,
             "flagged": sum(1 for w in withheld.values() if w.get("state") == "flagged"),
         },
         "servers": rows,
+        "server_count": len(config.servers),
+        "page": page,
+        "pages": pages,
     }
 
 

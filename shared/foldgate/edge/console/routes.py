@@ -128,7 +128,11 @@ def console_router(deps: ConsoleDeps) -> APIRouter:
     @router.get("/fleet")
     def fleet(request: Request) -> Response:
         tenant, tenants = _tenant(deps, request)
-        model = fleet_view(deps.gateway, tenant, can_connect=deps.connector is not None)
+        try:
+            page = int(request.query_params.get("page") or 1)
+        except ValueError:
+            page = 1
+        model = fleet_view(deps.gateway, tenant, can_connect=deps.connector is not None, page=page)
         return _page(request, "fleet.html", deps, tenant, tenants, fleet=model, job=jobs.status(tenant))
 
     @router.post("/fleet/reindex")
