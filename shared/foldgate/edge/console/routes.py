@@ -71,9 +71,8 @@ def _tenant(deps: ConsoleDeps, request: Request, value: str | None = None) -> tu
     return chosen, tenants
 
 
-def _page(
-    request: Request, name: str, deps: ConsoleDeps, tenant: str, tenants: list[str], **ctx: Any
-) -> HTMLResponse:
+def _page(request: Request, name: str, tenant: str, tenants: list[str], **ctx: Any) -> HTMLResponse:
+    """A page about one tenant (the tenant switcher needs the others)."""
     return render(request, name, {"tenant": tenant, "tenants": tenants, **ctx})
 
 
@@ -133,7 +132,7 @@ def console_router(deps: ConsoleDeps) -> APIRouter:
         except ValueError:
             page = 1
         model = fleet_view(deps.gateway, tenant, can_connect=deps.connector is not None, page=page)
-        return _page(request, "fleet.html", deps, tenant, tenants, fleet=model, job=jobs.status(tenant))
+        return _page(request, "fleet.html", tenant, tenants, fleet=model, job=jobs.status(tenant))
 
     @router.post("/fleet/reindex")
     async def reindex(request: Request) -> Response:
@@ -171,13 +170,11 @@ def console_router(deps: ConsoleDeps) -> APIRouter:
         tenant, tenants = _tenant(deps, request)
         view = deps.gateway.view(tenant)
         model = budget_view(view, dict(request.query_params))
-        return _page(
-            request, "budget.html", deps, tenant, tenants, budget=model, config_file=deps.config_file
-        )
+        return _page(request, "budget.html", tenant, tenants, budget=model, config_file=deps.config_file)
 
     def approvals_page(request: Request, tenant: str, tenants: list[str], **extra: Any) -> HTMLResponse:
         held = approvals_view(deps.gateway.catalog(tenant))
-        return _page(request, "approvals.html", deps, tenant, tenants, held=held, **extra)
+        return _page(request, "approvals.html", tenant, tenants, held=held, **extra)
 
     @router.get("/approvals")
     def approvals(request: Request) -> Response:
@@ -212,7 +209,7 @@ def console_router(deps: ConsoleDeps) -> APIRouter:
         rows = token_rows(deps.tokens, tenant) if deps.tokens is not None else None
         servers = [s.name for s in deps.gateway.config(tenant).servers]
         ctx = {"created": None, "error": None, "message": None, **extra}
-        return _page(request, "tokens.html", deps, tenant, tenants, rows=rows, servers=servers, **ctx)
+        return _page(request, "tokens.html", tenant, tenants, rows=rows, servers=servers, **ctx)
 
     @router.get("/tokens")
     def tokens(request: Request) -> Response:
@@ -251,6 +248,6 @@ def console_router(deps: ConsoleDeps) -> APIRouter:
         choices = (
             [r for r in token_rows(deps.tokens, tenant) if r["state"] == "active"] if deps.tokens else []
         )
-        return _page(request, "search.html", deps, tenant, tenants, result=result, choices=choices)
+        return _page(request, "search.html", tenant, tenants, result=result, choices=choices)
 
     return router
