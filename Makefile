@@ -31,7 +31,7 @@ MODEL_TOOLS := transformers==5.24.0 onnx==1.23.2 onnxruntime==1.32.0 tokenizers=
 MODEL_TEXTS := $(wildcard $(CORPORA)/mcp-flow/tools.jsonl $(CORPORA)/mcptoolbench-pp/tools.jsonl)
 
 .PHONY: venv demo-deps oauth-deps conformance-deps run lint format typecheck unit test bench bench-holdout bench-tuning tuning-sets clean model
-.PHONY: sam-cli sam-validate sam-build
+.PHONY: sam-cli sam-validate sam-build chromium docs-screenshot
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -86,6 +86,20 @@ $(MODEL_DIR)/manifest.json:
 
 model: $(MODEL_DIR)/manifest.json
 
+# The console's browser tests drive Debian's chromium through Playwright (dev extra); Playwright's own
+# browser download (`playwright install`) is never used. Installed once, as root or through sudo.
+CHROMIUM := /usr/bin/chromium
+$(CHROMIUM):
+	if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+	$$SUDO apt-get install -y --no-install-recommends chromium || \
+	{ $$SUDO apt-get update -q && $$SUDO apt-get install -y --no-install-recommends chromium; }
+
+chromium: $(CHROMIUM)
+
+# docs/console-budget.png: the budget page of the demo fleet, as the README shows it.
+docs-screenshot: venv model demo-deps chromium
+	$(BIN)/python tools/console_screenshot.py docs/console-budget.png
+
 run: venv model demo-deps
 	bash demo/run.sh
 
@@ -104,7 +118,7 @@ unit: venv
 	$(BIN)/pytest tests/unit -q
 
 # pytest exits 5 when it collected nothing: that is a failure here, never a pass.
-test: lint typecheck model demo-deps oauth-deps conformance-deps sam-validate sam-build
+test: lint typecheck model demo-deps oauth-deps conformance-deps sam-validate sam-build chromium
 	@$(BIN)/pytest -q; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing"; exit 1; fi; exit $$rc
 
@@ -142,6 +156,7 @@ bench: venv model demo-deps
 	$(BIN)/foldgate bench code
 	$(BIN)/foldgate bench call
 	$(BIN)/foldgate bench cloud --corpus $(CORPORA)/mcpproxy/livemcptool_snapshot/tools.json --corpus $(CORPORA)/mcp-flow/tools.jsonl
+	$(BIN)/foldgate bench console --corpus $(CORPORA)/livemcpbench/tools.jsonl --corpus $(CORPORA)/mcp-flow/tools.jsonl
 
 # Generated tuning sets (tools/tuning_sets.py): the repository keeps references only (ids, templates,
 # labels); the query texts and the merged 11k-tool haystack are materialised here from ../shared/corpora.

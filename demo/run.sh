@@ -79,6 +79,8 @@ foldgate demo: serving the fleet in $config
   MCP (code execution):       http://127.0.0.1:$gw_port/mcp/code
   MCP (tenant routing mode):  http://127.0.0.1:$gw_port/mcp
   health:                     http://127.0.0.1:$gw_port/healthz
+  operator console:           http://127.0.0.1:$gw_port/console
+    (sign in with the operator key in $state/operator.key, created on first start)
 Connect a client, e.g. Python:
   from mcp import Client
   async with Client("http://127.0.0.1:$gw_port/mcp/all") as c: print(await c.list_tools())

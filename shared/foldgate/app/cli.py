@@ -105,6 +105,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 
     key = "FOLDGATE_OPERATOR_KEY" if settings.operator_key else secret_file(settings, "operator")
     print(f"{auth}; admin API {base}/api/v1/docs with the operator key in {key}", flush=True)
+    print(f"operator console {base}/console (sign in with the operator key in {key})", flush=True)
     uvicorn.run(local.app, host=args.host, port=args.port, log_level="warning")
     return 0
 

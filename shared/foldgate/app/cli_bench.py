@@ -56,6 +56,15 @@ def _cmd_bench_call(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_bench_console(args: argparse.Namespace) -> int:
+    # Loaded per command: the CLI starts fast and each command pays only for what it uses.
+    from foldgate.dev.bench.console import format_console_report, run_console_bench
+
+    reports = run_console_bench(args.corpus, requests=args.requests)
+    print(json.dumps(reports) if args.json else format_console_report(reports))
+    return 0
+
+
 def _cmd_bench_code(args: argparse.Namespace) -> int:
     # Loaded per command: the CLI starts fast and each command pays only for what it uses.
     from foldgate.dev.bench.code import format_code_report, run_code_bench
@@ -126,6 +135,11 @@ def add_bench_commands(sub: Any) -> None:
     srv.add_argument("--requests", type=int, default=200)
     srv.add_argument("--json", action="store_true")
     srv.set_defaults(func=_cmd_bench_serve)
+    con = bench_sub.add_parser("console", help="operator console: server-side render time per page")
+    con.add_argument("--corpus", action="append", required=True, help="catalog to load (repeat)")
+    con.add_argument("--requests", type=int, default=30, help="warm requests per page (default 30)")
+    con.add_argument("--json", action="store_true", help="print a JSON array")
+    con.set_defaults(func=_cmd_bench_console)
     cloud = bench_sub.add_parser(
         "cloud", help="indexer throughput and MCP Lambda latency on DynamoDB (moto) vs SQLite"
     )

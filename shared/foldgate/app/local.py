@@ -21,9 +21,10 @@ from foldgate.app.wiring import (
     optional_secret,
 )
 from foldgate.config.settings import Settings
-from foldgate.config.source import ConfigSource
+from foldgate.config.source import ConfigSource, FileConfigSource
 from foldgate.edge.admin import admin_router
 from foldgate.edge.app import create_app
+from foldgate.edge.console import ConsoleDeps, console_router
 from foldgate.edge.hooks import hooks_router
 from foldgate.errors import FoldgateError
 from foldgate.index.coalesce import Coalescer
@@ -129,16 +130,26 @@ def build_local(
         hybrid_weight=settings.hybrid_weight,
         sandbox=open_sandbox(settings),
     )
-    admin = admin_router(
-        gateway,
-        operator_secret=optional_secret(settings, "operator"),
-        approvals=approvals,
-        reindex=local_reindexer(indexer, configs, published=gateway.invalidate),
+    operator = optional_secret(settings, "operator")
+    reindex = local_reindexer(indexer, configs, published=gateway.invalidate)
+    admin = admin_router(gateway, operator_secret=operator, approvals=approvals, reindex=reindex)
+    access = open_access(settings, configs)
+    # The console shares the agents' token authority: a revocation there is refused here at once.
+    console = console_router(
+        ConsoleDeps(
+            gateway,
+            operator_secret=operator,
+            approvals=approvals,
+            reindex=reindex,
+            tokens=access.authority,
+            config_file=str(configs.path) if isinstance(configs, FileConfigSource) else None,
+        )
     )
     app = create_app(
         gateway,
-        access=open_access(settings, configs),
+        access=access,
         admin=admin,
+        console=console,
         allowed_hosts=allowed_hosts,
         max_body_bytes=settings.max_body_bytes,
         ready=lambda: bool(holder) and holder[0].ready(),

@@ -334,19 +334,24 @@ def build_mcp_app(settings: Settings, *, reindex: Reindexer | None = None, admin
         from foldgate.index.triggers import lambda_reindexer
 
         reindex = lambda_reindexer(settings.indexer_function)
-    admin = None
+    admin = console = None
+    access = open_access(settings, configs)
     if admin_api:
-        admin = admin_router(
-            gateway,
-            operator_secret=optional_secret(settings, "operator"),
-            approvals=open_approvals(settings),
-            reindex=reindex,
+        # Loaded only where the settings pick this part: the CodeFunction serves no console.
+        from foldgate.edge.console import ConsoleDeps, console_router
+
+        operator = optional_secret(settings, "operator")
+        approvals = open_approvals(settings)
+        admin = admin_router(gateway, operator_secret=operator, approvals=approvals, reindex=reindex)
+        console = console_router(
+            ConsoleDeps(gateway, operator, approvals=approvals, reindex=reindex, tokens=access.authority)
         )
     app = create_app(
         gateway,
-        access=open_access(settings, configs),
+        access=access,
         max_body_bytes=settings.max_body_bytes,
         admin=admin,
+        console=console,
         allowed_hosts=settings.public_hosts or None,
     )
     if admin_api and settings.indexer_function:

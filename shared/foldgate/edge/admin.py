@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from foldgate.errors import ConflictError, FoldgateError, NotFoundError
 from foldgate.index.triggers import Reindexer
 from foldgate.serve.gateway import Gateway
-from foldgate.serve.review import approvable, held_tools
+from foldgate.serve.review import approve_reviewed, held_tools
 from foldgate.serve.views import effective_tier
 from foldgate.store.approvals.base import ApprovalStore
 
@@ -222,13 +222,13 @@ def admin_router(
         if approvals is None:
             raise HTTPException(503, "approvals are not available in this deployment")
         try:
-            chosen = approvable(view.catalog, [(t.id, t.hash) for t in body.tools])
+            chosen = approve_reviewed(
+                view.catalog, approvals, body.tenant, [(t.id, t.hash) for t in body.tools]
+            )
         except NotFoundError as exc:
             raise HTTPException(404, exc.message) from None
         except ConflictError as exc:
             raise HTTPException(409, exc.message) from None
-        try:
-            approvals.approve(body.tenant, chosen)
         except FoldgateError as exc:
             raise HTTPException(503, exc.message) from None
         outcome = await reindex(body.tenant) if reindex is not None else {"reindex": "not available"}

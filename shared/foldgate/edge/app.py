@@ -1,4 +1,4 @@
-"""The ASGI app: the MCP endpoints (one per surface), health, and the admin API.
+"""The ASGI app: the MCP endpoints (one per surface), health, the admin API and the operator console.
 
 The SDK (~0.4 s to import) is loaded on the first request that needs it, not at init (see
 :mod:`foldgate.edge.endpoint` and :mod:`foldgate.edge.fast_path`).
@@ -34,6 +34,7 @@ def create_app(
     max_body_bytes: int = 1_048_576,
     ready: Callable[[], bool] | None = None,
     admin: APIRouter | None = None,
+    console: APIRouter | None = None,
 ) -> FastAPI:
     """Build the HTTP app around a Gateway.
 
@@ -59,6 +60,8 @@ def create_app(
 
     if admin is not None:
         app.include_router(admin)
+    if console is not None:
+        app.include_router(console)
     add_metadata_routes(app, lambda: access.oauth, access.default_tenant)
 
     @app.exception_handler(RequestValidationError)

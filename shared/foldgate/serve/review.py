@@ -9,8 +9,9 @@ from typing import Any
 
 from foldgate.errors import ConflictError, NotFoundError
 from foldgate.model.catalog import CatalogVersion
+from foldgate.store.approvals.base import ApprovalStore
 
-__all__ = ["approvable", "held_tools"]
+__all__ = ["approvable", "approve_reviewed", "held_tools"]
 
 _MAX_DIFF_LINES = 400
 
@@ -96,4 +97,14 @@ def approvable(catalog: CatalogVersion, requested: list[tuple[str, str]]) -> dic
         raise ConflictError(
             f"content changed since it was reviewed: {', '.join(stale[:20])}; review the current hash again"
         )
+    return chosen
+
+
+def approve_reviewed(
+    catalog: CatalogVersion, store: ApprovalStore, tenant: str, requested: list[tuple[str, str]]
+) -> dict[str, str]:
+    """Record the reviewed content of these (tool id, hash) pairs as approved; returns what was
+    recorded. The admin API and the console both approve through here (errors as :func:`approvable`)."""
+    chosen = approvable(catalog, requested)
+    store.approve(tenant, chosen)
     return chosen

@@ -1,0 +1,161 @@
+"""The fleet page's view-model (servers with health, index times, counts, errors, quarantine, trust and
+auth state) and the reindex jobs whose progress the page polls."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from foldgate.config.tenant import ServerConfig
+from foldgate.errors import FoldgateError
+from foldgate.index.triggers import Reindexer
+from foldgate.serve.gateway import Gateway
+
+__all__ = ["SERVERS_PER_PAGE", "Connector", "ReindexJobs", "fleet_view", "start_connect"]
+
+log = logging.getLogger(__name__)
+
+# Issue 16's upstream OAuth: given (tenant, server), the authorization URL to send the operator to.
+Connector = Callable[[str, str], Awaitable[str] | str]
+# How long a reindex POST waits for the job before answering with a progress fragment: a quick one
+# (the cloud's asynchronous Lambda invoke) finishes inside the request, where a frozen instance
+# could not finish it afterwards.
+_INLINE_WAIT_S = 0.5
+# A fleet of a thousand servers is one page too many to render per request.
+SERVERS_PER_PAGE = 50
+
+
+def _when(epoch: float | None) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(epoch)) if epoch else "never"
+
+
+def _auth_state(server: ServerConfig) -> str:
+    """How the gateway authenticates to this upstream (issue 16 adds ``auth:`` for OAuth)."""
+    if getattr(server, "auth", None) is not None:
+        return "oauth"
+    if server.headers_secret:
+        return "headers (secret)"
+    if server.headers:
+        return "headers"
+    return "stdio" if server.transport == "stdio" else "none"
+
+
+def fleet_view(gateway: Gateway, tenant: str, *, can_connect: bool, page: int = 1) -> dict[str, Any]:
+    """Everything the fleet page shows for one tenant (servers ``SERVERS_PER_PAGE`` at a time)."""
+    error: str | None = None
+    try:
+        config = gateway.config(tenant)
+    except FoldgateError as exc:
+        return {"tenant": tenant, "error": exc.message, "servers": [], "catalog": None}
+    catalog = gateway.catalog(tenant)
+    statuses = catalog.servers if catalog is not None else {}
+    withheld = catalog.withheld if catalog is not None else {}
+    held_by_server: dict[str, int] = {}
+    for held in withheld.values():
+        name = str(held.get("server"))
+        held_by_server[name] = held_by_server.get(name, 0) + 1
+    pages = max(1, -(-len(config.servers) // SERVERS_PER_PAGE))
+    page = min(max(1, page), pages)
+    start = (page - 1) * SERVERS_PER_PAGE
+    rows = []
+    for server in config.servers[start : start + SERVERS_PER_PAGE]:
+        status = statuses.get(server.name)
+        rows.append({
+            "name": server.name,
+            "transport": server.transport,
+            "enabled": server.enabled,
+            "quarantined": server.quarantined,
+            "trusted": server.trusted,
+            "auth": _auth_state(server),
+            "connect": can_connect and server.transport == "streamable_http",
+            "healthy": None if status is None else status.healthy,
+            "tools": status.tool_count if status is not None else 0,
+            "held": held_by_server.get(server.name, 0),
+            "error": status.error if status is not None else None,
+            "checked_at": _when(status.checked_at if status is not None else None),
+            "indexed_at": _when(status.indexed_at if status is not None else None),
+        })  # fmt: skip
+    return {
+        "tenant": tenant,
+        "error": error,
+        "config_problem": gateway.configs.problem(tenant),
+        "catalog": None
+        if catalog is None
+        else {
+            "version": catalog.version,
+            "indexed_at": _when(catalog.created_at),
+            "tools": len(catalog.tools),
+            "withheld": len(withheld),
+            "flagged": sum(1 for w in withheld.values() if w.get("state") == "flagged"),
+        },
+        "servers": rows,
+        "server_count": len(config.servers),
+        "page": page,
+        "pages": pages,
+    }
+
+
+@dataclass
+class _Job:
+    task: asyncio.Future[dict[str, Any]]
+    started: float
+    result: dict[str, Any] | None = None
+    error: str | None = None
+
+
+@dataclass
+class ReindexJobs:
+    """Reindex runs started from the console, one per tenant at a time (progress is per process)."""
+
+    reindex: Reindexer | None
+    clock: Callable[[], float] = time.monotonic
+    _jobs: dict[str, _Job] = field(default_factory=dict)
+
+    async def start(self, tenant: str) -> dict[str, Any]:
+        """Start (or join) the tenant's reindex; waits briefly so a quick one reports done at once."""
+        if self.reindex is None:
+            return {"state": "unavailable", "detail": "no indexer is reachable from this deployment"}
+        job = self._jobs.get(tenant)
+        if job is None or job.task.done():
+            task: asyncio.Future[dict[str, Any]] = asyncio.ensure_future(self.reindex(tenant))
+            job = self._jobs[tenant] = _Job(task, self.clock())
+        with contextlib.suppress(asyncio.TimeoutError, Exception):
+            await asyncio.wait_for(asyncio.shield(job.task), _INLINE_WAIT_S)
+        return self.status(tenant)
+
+    def status(self, tenant: str) -> dict[str, Any]:
+        """``idle``, ``running`` (with seconds elapsed), ``done`` (with the outcome) or ``failed``."""
+        job = self._jobs.get(tenant)
+        if job is None:
+            return {"state": "idle"}
+        elapsed = round(self.clock() - job.started, 1)
+        if not job.task.done():
+            return {"state": "running", "elapsed": elapsed}
+        if job.result is None and job.error is None:
+            exc = job.task.exception()
+            if exc is None:
+                job.result = job.task.result()
+            else:
+                # Logged whole for the operator's logs; the page shows the message only.
+                log.error("console reindex of %s failed: %s", tenant, exc)
+                job.error = exc.message if isinstance(exc, FoldgateError) else type(exc).__name__
+        if job.error is not None:
+            return {"state": "failed", "detail": job.error, "elapsed": elapsed}
+        return {"state": "done", "result": job.result or {}, "elapsed": elapsed}
+
+
+async def start_connect(connector: Connector, tenant: str, server: str) -> str | None:
+    """The authorization URL the connector gives for (tenant, server), or None when it is not an
+    http(s) URL (never redirect an operator to a javascript: or relative target)."""
+    url = connector(tenant, server)
+    if inspect.isawaitable(url):
+        url = await url
+    if not isinstance(url, str) or not url.lower().startswith(("https://", "http://")):
+        return None
+    return url

@@ -1,0 +1,253 @@
+"""The console's pages under ``/console``: login, fleet, context budget, approvals, tokens and the search
+playground. Every route sits behind :func:`foldgate.edge.console.web.console_route` (session, Origin
+and CSRF checks first); handlers only validate their own input and render."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from fastapi import APIRouter, HTTPException
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from pydantic import ValidationError
+from starlette.requests import Request
+
+from foldgate.auth.authority import TokenAuthority
+from foldgate.auth.model import is_token_id
+from foldgate.auth.secrets import verify_operator
+from foldgate.edge.admin import ApprovalRequest, ReindexRequest
+from foldgate.edge.console.approvals import approvals_view
+from foldgate.edge.console.budget import budget_view
+from foldgate.edge.console.fleet import Connector, ReindexJobs, fleet_view, start_connect
+from foldgate.edge.console.playground import EngineScores, run_playground
+from foldgate.edge.console.session import COOKIE_NAME, SessionSigner
+from foldgate.edge.console.tokens import issue_token, token_rows
+from foldgate.edge.console.web import (
+    PREFIX,
+    STATIC,
+    console_route,
+    cookie_is_secure,
+    form_value,
+    render,
+)
+from foldgate.errors import ConflictError, FoldgateError, NotFoundError
+from foldgate.index.triggers import Reindexer
+from foldgate.serve.gateway import Gateway
+from foldgate.serve.review import approve_reviewed
+from foldgate.store.approvals.base import ApprovalStore
+
+__all__ = ["ConsoleDeps", "console_router"]
+
+
+@dataclass
+class ConsoleDeps:
+    """What the console works with; every part but the gateway is optional (its page says so)."""
+
+    gateway: Gateway
+    operator_secret: bytes | None
+    approvals: ApprovalStore | None = None
+    reindex: Reindexer | None = None
+    tokens: TokenAuthority | None = None
+    # Issue 16: the upstream OAuth connect flow, wired by the app when it exists.
+    connector: Connector | None = None
+    # Where a saved config goes: a local file (its path) or, None, the cloud's parameter.
+    config_file: str | None = None
+    signer: SessionSigner | None = field(init=False, default=None)
+
+    def __post_init__(self) -> None:
+        self.signer = SessionSigner(self.operator_secret) if self.operator_secret else None
+
+
+def _tenant(deps: ConsoleDeps, request: Request, value: str | None = None) -> tuple[str, list[str]]:
+    """The tenant a page is about: one of the configured tenants (else 404), default the first."""
+    tenants = deps.gateway.configs.tenants()
+    chosen = value if value is not None else request.query_params.get("tenant")
+    if not chosen:
+        if not tenants:
+            raise HTTPException(404, "no tenant is configured")
+        return tenants[0], tenants
+    if chosen not in tenants:
+        raise HTTPException(404, "unknown tenant")
+    return chosen, tenants
+
+
+def _page(request: Request, name: str, tenant: str, tenants: list[str], **ctx: Any) -> HTMLResponse:
+    """A page about one tenant (the tenant switcher needs the others)."""
+    return render(request, name, {"tenant": tenant, "tenants": tenants, **ctx})
+
+
+def console_router(deps: ConsoleDeps) -> APIRouter:
+    """The ``/console`` routes (not in the OpenAPI document)."""
+    router = APIRouter(prefix=PREFIX, route_class=console_route(lambda: deps.signer), include_in_schema=False)
+    jobs = ReindexJobs(deps.reindex)
+    engines = EngineScores(deps.gateway)
+
+    @router.get("")
+    def home() -> Response:
+        return RedirectResponse(f"{PREFIX}/fleet", 303)
+
+    @router.get("/static/{name}")
+    def static(name: str) -> Response:
+        found = STATIC.get(name)
+        if found is None:
+            raise HTTPException(404, "not found")
+        return Response(found[0], media_type=found[1], headers={"cache-control": "public, max-age=3600"})
+
+    @router.get("/login")
+    def login_form(request: Request) -> Response:
+        return render(request, "login.html", {"error": None})
+
+    @router.post("/login")
+    def login(request: Request) -> Response:
+        # The guard answered 503 when there is no operator key, so both are set here.
+        assert deps.operator_secret is not None
+        assert deps.signer is not None
+        # Only the operator key opens the console: an agent token (or anything else) is refused alike.
+        if not verify_operator(deps.operator_secret, form_value(request, "operator_key")):
+            return render(request, "login.html", {"error": "That is not the operator key."}, 401)
+        value, _ = deps.signer.issue()
+        response = RedirectResponse(f"{PREFIX}/fleet", 303)
+        response.set_cookie(
+            COOKIE_NAME,
+            value,
+            max_age=deps.signer.ttl_s,
+            path=PREFIX,
+            secure=cookie_is_secure(request),
+            httponly=True,
+            samesite="strict",
+        )
+        return response
+
+    @router.post("/logout")
+    def logout() -> Response:
+        response = RedirectResponse(f"{PREFIX}/login", 303)
+        response.delete_cookie(COOKIE_NAME, path=PREFIX)
+        return response
+
+    @router.get("/fleet")
+    def fleet(request: Request) -> Response:
+        tenant, tenants = _tenant(deps, request)
+        try:
+            page = int(request.query_params.get("page") or 1)
+        except ValueError:
+            page = 1
+        model = fleet_view(deps.gateway, tenant, can_connect=deps.connector is not None, page=page)
+        return _page(request, "fleet.html", tenant, tenants, fleet=model, job=jobs.status(tenant))
+
+    @router.post("/fleet/reindex")
+    async def reindex(request: Request) -> Response:
+        try:
+            body = ReindexRequest(tenant=form_value(request, "tenant"))
+        except ValidationError:
+            raise HTTPException(400, "invalid tenant") from None
+        tenant, _ = _tenant(deps, request, body.tenant)
+        job = await jobs.start(tenant)
+        if request.headers.get("hx-request") == "true":
+            return render(request, "_reindex.html", {"tenant": tenant, "job": job})
+        return RedirectResponse(f"{PREFIX}/fleet?tenant={tenant}", 303)
+
+    @router.get("/fleet/reindex")
+    def reindex_status(request: Request) -> Response:
+        tenant, _ = _tenant(deps, request)
+        if jobs.status(tenant)["state"] == "done":
+            deps.gateway.invalidate(tenant)
+        return render(request, "_reindex.html", {"tenant": tenant, "job": jobs.status(tenant)})
+
+    @router.post("/fleet/connect")
+    async def connect(request: Request) -> Response:
+        tenant, _ = _tenant(deps, request, form_value(request, "tenant"))
+        server = form_value(request, "server")
+        config = deps.gateway.config(tenant)
+        if deps.connector is None or config.server(server) is None:
+            raise HTTPException(404, "no connect flow for that server")
+        url = await start_connect(deps.connector, tenant, server)
+        if url is None:
+            raise HTTPException(502, "the connect flow gave no usable authorization URL")
+        return RedirectResponse(url, 303)
+
+    @router.get("/budget")
+    def budget(request: Request) -> Response:
+        tenant, tenants = _tenant(deps, request)
+        view = deps.gateway.view(tenant)
+        model = budget_view(view, dict(request.query_params))
+        return _page(request, "budget.html", tenant, tenants, budget=model, config_file=deps.config_file)
+
+    def approvals_page(request: Request, tenant: str, tenants: list[str], **extra: Any) -> HTMLResponse:
+        held = approvals_view(deps.gateway.catalog(tenant))
+        return _page(request, "approvals.html", tenant, tenants, held=held, **extra)
+
+    @router.get("/approvals")
+    def approvals(request: Request) -> Response:
+        tenant, tenants = _tenant(deps, request)
+        return approvals_page(request, tenant, tenants, message=None, error=None)
+
+    @router.post("/approvals")
+    async def approve(request: Request) -> Response:
+        try:
+            body = ApprovalRequest.model_validate({
+                "tenant": form_value(request, "tenant"),
+                "tools": [{"id": form_value(request, "id"), "hash": form_value(request, "hash")}],
+            })  # fmt: skip
+        except ValidationError:
+            raise HTTPException(400, "invalid approval: a tool id and its 64-hex content hash") from None
+        tenant, tenants = _tenant(deps, request, body.tenant)
+        catalog = deps.gateway.catalog(tenant)
+        if deps.approvals is None or catalog is None:
+            return approvals_page(request, tenant, tenants, message=None, error="approvals are not available")
+        try:
+            chosen = approve_reviewed(catalog, deps.approvals, tenant, [(t.id, t.hash) for t in body.tools])
+        except (NotFoundError, ConflictError) as exc:
+            refused = approvals_page(request, tenant, tenants, message=None, error=exc.message)
+            refused.status_code = 409
+            return refused
+        outcome = await deps.reindex(tenant) if deps.reindex is not None else {}
+        deps.gateway.invalidate(tenant)
+        message = f"Approved {', '.join(sorted(chosen))}; reindex: {outcome.get('reindex', 'not available')}"
+        return approvals_page(request, tenant, tenants, message=message, error=None)
+
+    def tokens_page(request: Request, tenant: str, tenants: list[str], **extra: Any) -> HTMLResponse:
+        rows = token_rows(deps.tokens, tenant) if deps.tokens is not None else None
+        servers = [s.name for s in deps.gateway.config(tenant).servers]
+        ctx = {"created": None, "error": None, "message": None, **extra}
+        return _page(request, "tokens.html", tenant, tenants, rows=rows, servers=servers, **ctx)
+
+    @router.get("/tokens")
+    def tokens(request: Request) -> Response:
+        tenant, tenants = _tenant(deps, request)
+        return tokens_page(request, tenant, tenants)
+
+    @router.post("/tokens")
+    def create_token(request: Request) -> Response:
+        form: dict[str, str] = request.state.form
+        tenant, tenants = _tenant(deps, request, form.get("tenant", ""))
+        if deps.tokens is None:
+            return tokens_page(request, tenant, tenants, error="tokens are not available")
+        token, grant, error = issue_token(deps.tokens, form, tenants)
+        created = {"token": token, "id": grant.token_id} if token and grant else None
+        return tokens_page(request, tenant, tenants, created=created, error=error)
+
+    @router.post("/tokens/revoke")
+    def revoke_token(request: Request) -> Response:
+        tenant, tenants = _tenant(deps, request, form_value(request, "tenant"))
+        token_id = form_value(request, "token_id")
+        if deps.tokens is None or not is_token_id(token_id):
+            return tokens_page(request, tenant, tenants, error="not a token id")
+        owned = {g.token_id for g in deps.tokens.list(tenant)}
+        if token_id not in owned or not deps.tokens.revoke(token_id):
+            return tokens_page(request, tenant, tenants, error=f"no token {token_id} in this tenant")
+        return tokens_page(request, tenant, tenants, message=f"Revoked {token_id}.")
+
+    @router.get("/search")
+    async def search(request: Request) -> Response:
+        tenant, tenants = _tenant(deps, request)
+        params = dict(request.query_params)
+        try:
+            result = await run_playground(deps.gateway, engines, deps.tokens, tenant, params)
+        except FoldgateError as exc:
+            result = {"error": exc.message, "query": params.get("query", "")}
+        choices = (
+            [r for r in token_rows(deps.tokens, tenant) if r["state"] == "active"] if deps.tokens else []
+        )
+        return _page(request, "search.html", tenant, tenants, result=result, choices=choices)
+
+    return router

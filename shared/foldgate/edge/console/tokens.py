@@ -1,0 +1,83 @@
+"""The tokens page's model: listing agent tokens, the create form's validated input, revocation.
+
+Input is validated by :class:`TokenRequest` and then by the authority's own checks (``check_scope``),
+the same ones ``foldgate token create`` goes through.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from foldgate.auth.authority import TokenAuthority
+from foldgate.auth.model import AgentToken, parse_duration
+from foldgate.errors import FoldgateError
+
+__all__ = ["TokenRequest", "issue_token", "token_rows"]
+
+
+class TokenRequest(BaseModel):
+    """The create form: tenant, scope (comma-separated servers, empty = all), tier, expiry, label."""
+
+    model_config = ConfigDict(extra="ignore", str_strip_whitespace=True)
+
+    tenant: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
+    servers: str = Field(default="", max_length=2000)
+    tier: Literal["read", "write", "destructive"] = "read"
+    expires_in: str = Field(default="90d", max_length=20)
+    label: str = Field(default="", max_length=200)
+
+
+def _state(grant: AgentToken, now: float) -> str:
+    return "revoked" if grant.revoked else "expired" if grant.is_expired(now) else "active"
+
+
+def _when(epoch: float | None) -> str:
+    return time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(epoch)) if epoch else "never"
+
+
+def token_rows(authority: TokenAuthority, tenant: str) -> list[dict[str, Any]]:
+    """The tenant's tokens, newest first (never the tokens themselves: the store only has hashes)."""
+    now = time.time()
+    rows = [
+        {
+            "id": g.token_id,
+            "state": _state(g, now),
+            "tier": g.tier,
+            "servers": ", ".join(g.servers) if g.servers is not None else "all",
+            "label": g.label or "",
+            "created": _when(g.created_at),
+            "expires": _when(g.expires_at),
+        }
+        for g in authority.list(tenant)
+    ]
+    rows.reverse()
+    return rows
+
+
+def issue_token(
+    authority: TokenAuthority, form: dict[str, str], tenants: list[str]
+) -> tuple[str | None, AgentToken | None, str | None]:
+    """(token, grant, None) on success, (None, None, why) when the form is refused."""
+    try:
+        request = TokenRequest.model_validate(form)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        return None, None, f"{'.'.join(str(p) for p in first['loc'])}: {first['msg']}"
+    if request.tenant not in tenants:
+        return None, None, f"unknown tenant {request.tenant!r}"
+    servers = [s.strip() for s in request.servers.split(",") if s.strip()] or None
+    try:
+        expires = None if request.expires_in == "never" else parse_duration(request.expires_in)
+        token, grant = authority.issue(
+            request.tenant,
+            servers=servers,
+            tier=request.tier,
+            expires_in=expires,
+            label=request.label or None,
+        )
+    except FoldgateError as exc:
+        return None, None, exc.message
+    return token, grant, None

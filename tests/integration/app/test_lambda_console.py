@@ -1,0 +1,99 @@
+"""The operator console on the MCP Lambda handler (functions/mcp/app.py under Mangum), driven by API
+Gateway v2 events: the same pages as locally, a Secure session cookie behind HTTPS, and the agent-facing
+token path unable to open it."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from foldgate.config.tenant import parse_tenant_config
+from foldgate.index.indexer import Indexer
+from foldgate.store.catalog.sqlite import SqliteStore
+from foldgate.upstream.client import UpstreamClient
+from tests.lambda_http import v2_event
+from tests.lambdas import LambdaContext, load_function
+from tests.procs import replay
+
+Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
+KEY = "lambda-operator-key-" + "z" * 24
+HOST = "abc123.execute-api.us-east-1.amazonaws.com"
+FORM = ("Content-Type", "application/x-www-form-urlencoded")
+
+
+@pytest.fixture(scope="module")
+def handler(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Handler]:
+    tmp = tmp_path_factory.mktemp("lambda-console")
+    with replay() as rp:
+        doc = {
+            "servers": [
+                {"name": "crm", "url": rp.urls["crm"]},
+                {"name": "tickets", "url": rp.urls["tickets"]},
+            ]
+        }
+        (tmp / "foldgate.json").write_text(json.dumps(doc))
+        store = SqliteStore(tmp / "store.sqlite3")
+        asyncio.run(Indexer(store, UpstreamClient()).index_tenant("default", parse_tenant_config(doc)))
+        store.close()
+        env = {
+            "FOLDGATE_STORE": "sqlite",
+            "FOLDGATE_SQLITE_PATH": str(tmp / "store.sqlite3"),
+            "FOLDGATE_CONFIG_SOURCE": "file",
+            "FOLDGATE_CONFIG_FILE": str(tmp / "foldgate.json"),
+            "FOLDGATE_OPERATOR_KEY": KEY,
+        }
+        yield load_function("mcp", "mcp_console_app", env).handler
+
+
+def call(
+    handler: Handler, method: str, target: str, headers: list[tuple[str, str]], body: bytes = b""
+) -> dict[str, Any]:
+    return handler(v2_event(method, target, [("Host", HOST), *headers], body), LambdaContext())
+
+
+def test_login_on_lambda_sets_a_secure_strict_cookie_that_opens_every_page(handler: Handler) -> None:
+    origin = ("Origin", f"https://{HOST}")
+    refused = call(handler, "POST", "/console/login", [FORM, origin], b"operator_key=wrong-key-" + b"x" * 20)
+    assert refused["statusCode"] == 401
+    assert not refused.get("cookies")
+    ok = call(handler, "POST", "/console/login", [FORM, origin], f"operator_key={KEY}".encode())
+    assert ok["statusCode"] == 303
+    [cookie] = ok["cookies"]
+    flags = cookie.lower()
+    assert "secure" in flags.replace("samesite", "")
+    assert "httponly" in flags
+    assert "samesite=strict" in flags
+    session = cookie.split(";")[0]
+    pages = {
+        "fleet": "Fleet",
+        "budget": "Context budget",
+        "approvals": "Approvals",
+        "tokens": "Agent tokens",
+        "search?query=contact": "Search playground",
+    }
+    for path, heading in pages.items():
+        page = call(handler, "GET", f"/console/{path}", [("Cookie", session)])
+        assert page["statusCode"] == 200, path
+        assert f"<h1>{heading}</h1>" in page["body"]
+        assert "script-src 'self'" in page["headers"]["content-security-policy"]
+    static = call(handler, "GET", "/console/static/htmx.min.js", [("Cookie", session)])
+    assert static["statusCode"] == 200
+    csrf = re.search(
+        r'name="csrf" value="([^"]+)"', call(handler, "GET", "/console/tokens", [("Cookie", session)])["body"]
+    )
+    assert csrf is not None
+    cross = call(handler, "POST", "/console/tokens", [FORM, ("Cookie", session), ("Origin", "https://evil.example")],
+                 f"csrf={csrf.group(1)}&tenant=default".encode())  # fmt: skip
+    assert cross["statusCode"] == 403
+
+
+def test_without_a_session_the_console_sends_the_browser_to_login(handler: Handler) -> None:
+    page = call(handler, "GET", "/console/approvals", [("Authorization", f"Bearer {KEY}")])
+    # The operator key as a bearer header (the admin API's credential) is not a console session.
+    assert page["statusCode"] == 303
+    assert page["headers"]["location"] == "/console/login"
