@@ -46,7 +46,7 @@ from foldgate.errors import UpstreamBusyError, UpstreamError
 from foldgate.upstream.changes import ChangeListener, change_handler, listen_for_changes
 from foldgate.upstream.net_guard import guarded_http_client
 
-__all__ = ["IDLE_SECONDS", "PooledSession", "SessionKey", "SessionPool", "retry_safe"]
+__all__ = ["IDLE_SECONDS", "AuthRefusedError", "PooledSession", "SessionKey", "SessionPool", "retry_safe"]
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +56,17 @@ _CLOSE_SECONDS = 5.0
 # A response body this close to its end is read out on close so its connection stays reusable.
 _DRAIN_BYTES = 64 * 1024
 _DRAIN_SECONDS = 0.05
+
+
+class AuthRefusedError(UpstreamError):
+    """The upstream answered 401/403 to a request carrying credentials: it ran nothing, so the request
+    may be sent once more with better ones (``foldgate.upstream.oauth.provider`` decides)."""
+
+    def __init__(self, name: str, status: int, challenge: str | None, sent: str | None) -> None:
+        super().__init__(f"{name}: the upstream refused the credentials (HTTP {status})")
+        self.status = status
+        self.challenge = challenge
+        self.sent = sent
 
 
 def retry_safe(annotations: Mapping[str, Any] | None) -> bool:
@@ -161,6 +172,8 @@ class PooledSession:
         self.era = era
         self.broken = False
         self.expired = False  # the upstream refused this session's id (see the module doc)
+        # (status, WWW-Authenticate) of a 401/403 to a request that carried credentials.
+        self.auth_refusal: tuple[int, str | None] | None = None
         self.in_flight = 0
         self.loop = asyncio.get_running_loop()
         self.last_used = self.loop.time()
@@ -173,6 +186,8 @@ class PooledSession:
 
     async def _on_response(self, response: Any) -> None:
         request = response.request
+        if response.status_code in (401, 403) and "authorization" in request.headers:
+            self.auth_refusal = (response.status_code, response.headers.get("www-authenticate"))
         if request.method != "POST" or "mcp-session-id" not in request.headers:
             return
         if response.status_code == 404:
@@ -235,6 +250,13 @@ class PooledSession:
     def _handshake_deadline(self) -> None:
         if not self._ready.is_set() and self._task is not None:
             self._task.cancel()
+
+    def refused(self) -> AuthRefusedError | None:
+        """The credentials refusal this session saw, as the error the client acts on."""
+        if self.auth_refusal is None:
+            return None
+        sent = dict(self.key.headers).get("authorization")
+        return AuthRefusedError(self.key.name, self.auth_refusal[0], self.auth_refusal[1], sent)
 
     def negotiated(self) -> _Era | None:
         """The era this session settled on, for the next session to the same key."""
@@ -348,9 +370,12 @@ class SessionPool:
         try:
             try:
                 await pooled.ready()
-            except BaseException:
+            except BaseException as exc:
                 # A remembered era that no longer works (the upstream changed) is renegotiated next time.
                 self._eras.pop(key, None)
+                refused = pooled.refused()
+                if refused is not None:
+                    raise refused from exc
                 raise
             era = pooled.negotiated()
             if era is not None:
