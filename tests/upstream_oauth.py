@@ -69,7 +69,8 @@ async def consent(authorize_url: str, redirect_uri: str, login: str = "alice") -
                     return {k: v[0] for k, v in parse_qs(urlsplit(url).query).items()}
                 continue
             action = re.search(r'action="([^"]+)"', r.text)
-            assert r.status_code == 200 and action is not None, r.text[:500]
+            assert r.status_code == 200, r.text[:500]
+            assert action is not None, r.text[:500]
             form = {"prompt": "login", "login": login, "password": "x"}
             if 'name="prompt" value="consent"' in r.text:
                 form = {"prompt": "consent"}

@@ -85,7 +85,8 @@ async def whoami(
 
 async def test_discovery_starts_from_a_bare_401(upstream: Protected) -> None:
     challenge = await probe_challenge(upstream.url, allow_private=True)
-    assert challenge is not None and challenge.resource_metadata is not None
+    assert challenge is not None
+    assert challenge.resource_metadata is not None
     found = await discover(upstream.url, allow_private=True)
     assert found.issuer == upstream.provider.issuer
     assert found.resource == upstream.url
@@ -99,11 +100,14 @@ async def test_code_flow_with_dcr_reaches_the_tools_with_a_token_for_this_resour
     ctx = context(store)
     server = server_config(upstream.url, {"kind": "oauth"})
     authorize = await start_consent(ctx, TENANT, server, SHARED_SUBJECT)
-    assert "code_challenge_method=S256" in authorize and "resource=" in authorize
+    assert "code_challenge_method=S256" in authorize
+    assert "resource=" in authorize
     answer = await consent(authorize, REDIRECT)
     await finish_consent(ctx, answer["state"], answer["code"], answer.get("iss"), lambda t, n: server)
     grant = store.get_grant(TENANT, "files", SHARED_SUBJECT)
-    assert grant is not None and grant.state == "connected" and grant.refresh_token
+    assert grant is not None
+    assert grant.state == "connected"
+    assert grant.refresh_token
     assert claims(grant.access_token)["aud"] == upstream.url  # RFC 8707: minted for this upstream only
     assert len(store.clients) == 1  # registered dynamically, once
     # The state is single use: replaying the callback is refused.
@@ -125,9 +129,13 @@ async def test_a_preregistered_client_is_used_as_configured(
     upstream: Protected, store: MemoryGrantStore
 ) -> None:
     # Register out of band (as an operator would at the provider's console), then configure it.
-    r = httpx2.post(upstream.provider.issuer + "/reg", json={
-        "redirect_uris": [REDIRECT], "grant_types": ["authorization_code", "refresh_token"],
-        "response_types": ["code"], "token_endpoint_auth_method": "client_secret_basic"}, timeout=10)  # fmt: skip
+    metadata = {
+        "redirect_uris": [REDIRECT],
+        "grant_types": ["authorization_code", "refresh_token"],
+        "response_types": ["code"],
+        "token_endpoint_auth_method": "client_secret_basic",
+    }
+    r = httpx2.post(upstream.provider.issuer + "/reg", json=metadata, timeout=10)
     assert r.status_code == 201, r.text
     registered = r.json()
     ctx = context(store, {"/fg/files/secret": registered["client_secret"]})
@@ -156,7 +164,8 @@ async def test_refresh_before_expiry_rotates_the_refresh_token(
     finally:
         await upstream_client.aclose()
     after = store.get_grant(TENANT, "files", SHARED_SUBJECT)
-    assert after is not None and provider.refreshes == 1
+    assert after is not None
+    assert provider.refreshes == 1
     assert after.access_token != before.access_token
     assert after.refresh_token != before.refresh_token  # rotated
     assert after.version == before.version + 1
@@ -196,7 +205,8 @@ async def test_the_loser_of_a_rotation_race_uses_the_winners_tokens(
     used = await TokenProvider(ctx)._refresh(server, stale)
     assert used.access_token == winner.access_token
     current = store.get_grant(TENANT, "files", SHARED_SUBJECT)
-    assert current is not None and current.state == "connected"
+    assert current is not None
+    assert current.state == "connected"
     assert current.refresh_token == winner.refresh_token
 
 
@@ -221,7 +231,8 @@ async def test_a_revoked_grant_needs_consent_and_is_not_retried(
         await upstream_client.aclose()
     assert provider.refreshes == 1  # one refused refresh, then no more attempts
     marked = store.get_grant(TENANT, "files", SHARED_SUBJECT)
-    assert marked is not None and marked.state == "needs_consent"
+    assert marked is not None
+    assert marked.state == "needs_consent"
 
 
 async def test_disconnect_revokes_at_the_authorization_server(
@@ -231,14 +242,16 @@ async def test_disconnect_revokes_at_the_authorization_server(
     server = server_config(upstream.url, {"kind": "oauth"})
     await connect(ctx, server)
     grant = store.get_grant(TENANT, "files", SHARED_SUBJECT)
-    assert grant is not None and grant.refresh_token
+    assert grant is not None
+    assert grant.refresh_token
     assert await disconnect(ctx, TENANT, server, SHARED_SUBJECT) == {"disconnected": True, "revoked": True}
     assert store.get_grant(TENANT, "files", SHARED_SUBJECT) is None
     # The revoked refresh token no longer works at the server.
     client_id = next(iter(store.clients.values())).client_id
-    r = httpx2.post(upstream.provider.issuer + "/token", data={
-        "grant_type": "refresh_token", "refresh_token": grant.refresh_token, "client_id": client_id}, timeout=10)  # fmt: skip
-    assert r.status_code == 400 and r.json()["error"] == "invalid_grant"
+    form = {"grant_type": "refresh_token", "refresh_token": grant.refresh_token, "client_id": client_id}
+    r = httpx2.post(upstream.provider.issuer + "/token", data=form, timeout=10)
+    assert r.status_code == 400
+    assert r.json()["error"] == "invalid_grant"
 
 
 async def test_client_credentials_needs_no_person(upstream: Protected, store: MemoryGrantStore) -> None:
