@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from foldgate.search.embed import Embedder
     from foldgate.serve.paging import ResultPager
     from foldgate.store.approvals.base import ApprovalStore
+    from foldgate.store.grants.base import GrantCipher, GrantStore
     from foldgate.store.tokens.base import TokenStore
     from foldgate.upstream.client import UpstreamClient
 
@@ -41,6 +42,8 @@ __all__ = [
     "open_authority",
     "open_configs",
     "open_embedder",
+    "open_grant_cipher",
+    "open_grant_store",
     "open_hook_secrets",
     "open_results",
     "open_sandbox",
@@ -142,6 +145,46 @@ def open_token_store(settings: Settings) -> TokenStore:
         from foldgate.store.tokens.dynamodb import DynamoTokenStore
 
         return DynamoTokenStore(settings.table_name)
+    raise ConfigError(f"store {settings.store!r} is not available in this build")
+
+
+def open_grant_cipher(settings: Settings) -> GrantCipher:
+    """What seals upstream tokens: the KMS envelope when a key id is set, else the local key file
+    (the cloud store without a KMS key is refused rather than sealing under an invented key that
+    other instances would not share)."""
+    if settings.grant_kms_key_id:
+        # Loaded only where the settings pick this part: a cold start pays for nothing else.
+        from foldgate.store.grants.kms import KmsEnvelopeCipher
+
+        return KmsEnvelopeCipher(settings.grant_kms_key_id)
+    if settings.store == "sqlite" or settings.grant_key_file:
+        # Loaded only where the settings pick this part: a cold start pays for nothing else.
+        from pathlib import Path
+
+        from foldgate.store.grants.cipher import LocalKeyCipher
+
+        path = settings.grant_key_file or Path(settings.sqlite_path).parent / "grants.key"
+        return LocalKeyCipher.from_file(path)
+    raise ConfigError(
+        "upstream grants need a key: set FOLDGATE_GRANT_KMS_KEY_ID (the stack's GrantKey) or "
+        "FOLDGATE_GRANT_KEY_FILE"
+    )
+
+
+def open_grant_store(settings: Settings) -> GrantStore:
+    """Upstream grants on the same backend (file or table) as the catalog, sealed by
+    :func:`open_grant_cipher`."""
+    cipher = open_grant_cipher(settings)
+    if settings.store == "sqlite":
+        # Loaded only where the settings pick this part: a cold start pays for nothing else.
+        from foldgate.store.grants.sqlite import SqliteGrantStore
+
+        return SqliteGrantStore(settings.sqlite_path, cipher)
+    if settings.store == "dynamodb":
+        # Loaded only where the settings pick this part: a cold start pays for nothing else.
+        from foldgate.store.grants.dynamodb import DynamoGrantStore
+
+        return DynamoGrantStore(settings.table_name, cipher)
     raise ConfigError(f"store {settings.store!r} is not available in this build")
 
 

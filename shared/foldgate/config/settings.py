@@ -44,6 +44,11 @@ class Settings(Strict):
     # The public Host name(s) of the cloud endpoint (FOLDGATE_PUBLIC_HOSTS, comma-separated); requests
     # naming another Host or Origin are refused. Empty: no Host check (API Gateway's own domain).
     public_hosts: list[str] = Field(default_factory=list)
+    # Upstream OAuth tokens at rest (foldgate.store.grants). Locally AES-GCM under a key file (default:
+    # grants.key beside the SQLite file, created on first use); in the cloud a KMS key (the stack's
+    # GrantKey), which wins when both are set.
+    grant_key_file: str | None = None
+    grant_kms_key_id: str | None = None
     # Upstream URLs on private/loopback networks: fine locally, refused in the cloud (SSRF).
     allow_private_upstreams: bool = True
     # Inbound OAuth for the default tenant (foldgate.auth.oauth): the trusted issuer, the audience its

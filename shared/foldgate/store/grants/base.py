@@ -5,10 +5,11 @@ tokens, the client registration it made, the PKCE state of a consent in flight â
 by (tenant, server, subject). ``subject`` is ``SHARED`` for a connection the whole tenant uses (the
 ``oauth`` and ``client_credentials`` kinds) and the inbound principal's subject for ``per_user``.
 
-Secrets never leave a backend in clear except through :meth:`GrantStore.get_grant` and
-:meth:`GrantStore.take_pending`; every backend encrypts token material at rest with a
-:class:`GrantCipher` (AES-GCM under a local key file, or a KMS envelope in the cloud), binding the
-ciphertext to its key so a row copied onto another (tenant, server, subject) does not decrypt.
+Secrets never leave a backend in clear except through :meth:`GrantStore.get_grant`,
+:meth:`GrantStore.get_client` and :meth:`GrantStore.take_pending`; every backend encrypts token
+material at rest with a :class:`GrantCipher` (AES-GCM under a local key file, or a KMS envelope in
+the cloud), binding the ciphertext to its key so a row copied onto another (tenant, server, subject)
+does not decrypt.
 Listing returns :class:`GrantSummary` only: state and expiry, never a token.
 
 Several warm instances may refresh the same grant at once. A refresh server that rotates refresh
@@ -53,9 +54,10 @@ class UpstreamGrant:
     tenant: str
     server: str
     subject: str
-    access_token: str
+    # Secrets stay out of repr: a grant in a log line or a traceback must not print its tokens.
+    access_token: str = field(repr=False)
     token_type: str = "Bearer"
-    refresh_token: str | None = None
+    refresh_token: str | None = field(default=None, repr=False)
     expires_at: float | None = None  # epoch seconds; None when the server did not say
     scope: str | None = None
     issuer: str | None = None  # the authorization server that issued it
@@ -86,10 +88,11 @@ class ClientRegistration:
     server: str
     issuer: str
     client_id: str
-    client_secret: str | None = None
+    client_secret: str | None = field(default=None, repr=False)
     token_endpoint_auth_method: str = "none"
     redirect_uris: tuple[str, ...] = ()
-    registration: dict[str, object] = field(default_factory=dict)  # the server's full answer
+    # The server's full answer (it may hold a registration access token: not in repr either).
+    registration: dict[str, object] = field(default_factory=dict, repr=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,7 +103,7 @@ class PendingConsent:
     tenant: str
     server: str
     subject: str
-    code_verifier: str
+    code_verifier: str = field(repr=False)
     redirect_uri: str
     issuer: str
     resource: str | None
@@ -132,8 +135,9 @@ class GrantStore(ABC):
     def put_grant(self, grant: UpstreamGrant) -> UpstreamGrant | None:
         """Store ``grant`` if the stored version still equals ``grant.version`` (0: none stored).
 
-        Returns the stored grant with its new version, or None when another writer got there first
-        (the caller re-reads with :meth:`get_grant` and uses the winner's tokens).
+        Returns the stored grant with its new version and ``updated_at`` (the store's write time),
+        or None when another writer got there first (the caller re-reads with :meth:`get_grant` and
+        uses the winner's tokens).
         """
 
     @abstractmethod

@@ -1,0 +1,285 @@
+"""Upstream grants on the single DynamoDB table (template.yaml ``CatalogTable``; docs/dynamodb.md).
+
+- grant: ``pk = UPGRANT#{tenant}``, ``sk = GRANT#{server}#{subject}``; ``sealed`` (B), ``version``,
+  ``state``, ``token_expires_at``, ``scope``, ``updated_at``, ``tenant``, ``server``, ``subject``;
+- client: ``pk = UPGRANT#{tenant}``, ``sk = CLIENT#{server}#{issuer}``; ``sealed`` (B);
+- pending consent: ``pk = UPPENDING#{sha256(state)}``, ``sk = PENDING``; ``sealed`` (B) and the
+  table's TTL attribute ``expires_at``.
+
+A tenant's grants are one Query (of one server: ``begins_with`` on ``GRANT#{server}#``; server names
+hold no ``#``, so ``a`` never matches ``a-b``). The access token's expiry is ``token_expires_at``, never
+``expires_at``: that is the table's TTL attribute, and DynamoDB would delete a grant whose access token
+merely expired, refresh token and all. Pending consents do carry ``expires_at``, so abandoned ones go by
+themselves; TTL deletion lags (up to days), so the sealed expiry is checked on every take as well.
+
+The conditional write is a PutItem under ``version = :read`` (``attribute_not_exists(pk)`` for a first
+grant), the single-use take a DeleteItem returning the old item: both atomic on the item, so they hold
+across every warm instance.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from typing import Any, Final
+
+from foldgate.errors import ConflictError, StoreError
+from foldgate.store.connections import aws_errors, dynamodb_client, paginate
+from foldgate.store.grants.base import (
+    ClientRegistration,
+    GrantCipher,
+    GrantStore,
+    GrantSummary,
+    PendingConsent,
+    UpstreamGrant,
+)
+from foldgate.store.grants.codec import (
+    decode_state,
+    open_client,
+    open_grant,
+    open_pending,
+    pending_key,
+    seal_client,
+    seal_grant,
+    seal_pending,
+    stamped,
+)
+
+__all__ = ["GRANT_PREFIX", "PENDING_PREFIX", "DynamoGrantStore"]
+
+# The partitions this store writes; template.yaml's IAM conditions name the same ones.
+GRANT_PREFIX: Final = "UPGRANT#"
+PENDING_PREFIX: Final = "UPPENDING#"
+_PENDING_SK: Final = "PENDING"
+_SUMMARY = ("server", "subject", "state", "token_expires_at", "scope", "updated_at")
+
+
+def _checked(name: str, value: str) -> str:
+    # Tenant and server names are validated upstream to hold no '#'; a key built from one that does
+    # could reach another server's items, so it is refused here too.
+    if not value or "#" in value:
+        raise StoreError(f"{name} {value!r} cannot address a grant")
+    return value
+
+
+def _grant_key(tenant: str, server: str, subject: str) -> dict[str, Any]:
+    return {
+        "pk": {"S": f"{GRANT_PREFIX}{_checked('tenant', tenant)}"},
+        "sk": {"S": f"GRANT#{_checked('server', server)}#{subject}"},
+    }
+
+
+def _code(exc: Exception) -> str | None:
+    code = getattr(exc, "response", {}).get("Error", {}).get("Code")
+    return None if code is None else str(code)
+
+
+def _describe(exc: Exception) -> str:
+    return _code(exc) or str(exc) or type(exc).__name__
+
+
+def _num(value: float) -> dict[str, str]:
+    return {"N": repr(float(value))}
+
+
+def _attr(item: dict[str, Any], name: str, kind: str) -> Any:
+    try:
+        return item[name][kind]
+    except (KeyError, TypeError) as exc:
+        raise StoreError(f"stored grant item is corrupt: bad attribute {name}") from exc
+
+
+def _opt(item: dict[str, Any], name: str, kind: str) -> Any:
+    return None if name not in item else _attr(item, name, kind)
+
+
+def _float(text: Any) -> float:
+    try:
+        return float(text)
+    except (TypeError, ValueError) as exc:
+        raise StoreError("stored grant item is corrupt: bad number") from exc
+
+
+class DynamoGrantStore(GrantStore):
+    """Grant store on the catalog table; ``client`` is a low-level ``dynamodb`` client (lazily made)."""
+
+    def __init__(
+        self,
+        table_name: str,
+        cipher: GrantCipher,
+        *,
+        client: Any | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.table_name = table_name
+        self.client: Any = client if client is not None else dynamodb_client()
+        self._cipher = cipher
+        self._clock = clock
+        self._errors = aws_errors()
+
+    def get_grant(self, tenant: str, server: str, subject: str) -> UpstreamGrant | None:
+        """One strongly consistent GetItem: a refresh must see the latest rotated token."""
+        try:
+            resp = self.client.get_item(
+                TableName=self.table_name, Key=_grant_key(tenant, server, subject), ConsistentRead=True
+            )
+        except self._errors as exc:
+            raise StoreError(f"cannot read the grant of {tenant}/{server}: {_describe(exc)}") from exc
+        item = resp.get("Item")
+        if item is None:
+            return None
+        return open_grant(
+            self._cipher, bytes(_attr(item, "sealed", "B")), tenant=tenant, server=server, subject=subject,
+            state=_attr(item, "state", "S"), updated_at=_float(_attr(item, "updated_at", "N")),
+            version=int(_float(_attr(item, "version", "N"))),
+        )  # fmt: skip
+
+    def put_grant(self, grant: UpstreamGrant) -> UpstreamGrant | None:
+        """One conditional PutItem on the version read; None when another writer got there first."""
+        if grant.version < 0:
+            raise StoreError(f"grant version {grant.version} is not a stored version")
+        now = self._clock()
+        item: dict[str, Any] = {
+            **_grant_key(grant.tenant, grant.server, grant.subject),
+            "tenant": {"S": grant.tenant},
+            "server": {"S": grant.server},
+            "subject": {"S": grant.subject},
+            "state": {"S": grant.state},
+            "updated_at": _num(now),
+            "version": {"N": str(grant.version + 1)},
+            "sealed": {"B": seal_grant(self._cipher, grant)},
+        }
+        if grant.expires_at is not None:
+            item["token_expires_at"] = _num(grant.expires_at)
+        if grant.scope is not None:
+            item["scope"] = {"S": grant.scope}
+        condition: dict[str, Any] = {"ConditionExpression": "attribute_not_exists(pk)"}
+        if grant.version > 0:
+            condition = {
+                "ConditionExpression": "#v = :read",
+                "ExpressionAttributeNames": {"#v": "version"},
+                "ExpressionAttributeValues": {":read": {"N": str(grant.version)}},
+            }
+        try:
+            self.client.put_item(TableName=self.table_name, Item=item, **condition)
+        except self._errors as exc:
+            if _code(exc) == "ConditionalCheckFailedException":
+                return None
+            raise StoreError(
+                f"cannot store the grant of {grant.tenant}/{grant.server}: {_describe(exc)}"
+            ) from exc
+        return stamped(grant, version=grant.version + 1, updated_at=now)
+
+    def delete_grant(self, tenant: str, server: str, subject: str) -> bool:
+        """One DeleteItem; True if there was a grant."""
+        try:
+            resp = self.client.delete_item(
+                TableName=self.table_name, Key=_grant_key(tenant, server, subject), ReturnValues="ALL_OLD"
+            )
+        except self._errors as exc:
+            raise StoreError(f"cannot delete the grant of {tenant}/{server}: {_describe(exc)}") from exc
+        return bool(resp.get("Attributes"))
+
+    def list_grants(self, tenant: str, server: str | None = None) -> list[GrantSummary]:
+        """One consistent Query of the tenant's grants, projecting away ``sealed``: no token moves."""
+        prefix = "GRANT#" if server is None else f"GRANT#{_checked('server', server)}#"
+        try:
+            items = paginate(
+                self.client.query,
+                TableName=self.table_name,
+                KeyConditionExpression="pk = :pk AND begins_with(sk, :prefix)",
+                ExpressionAttributeValues={
+                    ":pk": {"S": f"{GRANT_PREFIX}{_checked('tenant', tenant)}"},
+                    ":prefix": {"S": prefix},
+                },
+                # Names through placeholders: DynamoDB reserves hundreds of plain words ('state' among them).
+                ProjectionExpression=", ".join(f"#{a}" for a in _SUMMARY),
+                ExpressionAttributeNames={f"#{a}": a for a in _SUMMARY},
+                ConsistentRead=True,
+            )
+        except self._errors as exc:
+            raise StoreError(f"cannot list grants: {_describe(exc)}") from exc
+        summaries = []
+        for item in items:
+            until, scope = _opt(item, "token_expires_at", "N"), _opt(item, "scope", "S")
+            summaries.append(
+                GrantSummary(
+                    tenant=tenant,
+                    server=str(_attr(item, "server", "S")),
+                    subject=str(_attr(item, "subject", "S")),
+                    state=decode_state(_attr(item, "state", "S")),
+                    expires_at=None if until is None else _float(until),
+                    scope=None if scope is None else str(scope),
+                    updated_at=_float(_attr(item, "updated_at", "N")),
+                )
+            )
+        return sorted(summaries, key=lambda s: (s.server, s.subject))
+
+    def _client_key(self, tenant: str, server: str, issuer: str) -> dict[str, Any]:
+        return {
+            "pk": {"S": f"{GRANT_PREFIX}{_checked('tenant', tenant)}"},
+            "sk": {"S": f"CLIENT#{_checked('server', server)}#{issuer}"},
+        }
+
+    def get_client(self, tenant: str, server: str, issuer: str) -> ClientRegistration | None:
+        """One consistent GetItem of the sealed registration."""
+        try:
+            resp = self.client.get_item(
+                TableName=self.table_name, Key=self._client_key(tenant, server, issuer), ConsistentRead=True
+            )
+        except self._errors as exc:
+            raise StoreError(f"cannot read the client of {tenant}/{server}: {_describe(exc)}") from exc
+        item = resp.get("Item")
+        if item is None:
+            return None
+        sealed = bytes(_attr(item, "sealed", "B"))
+        return open_client(self._cipher, sealed, tenant=tenant, server=server, issuer=issuer)
+
+    def put_client(self, client: ClientRegistration) -> None:
+        """One PutItem (overwrites)."""
+        item = {
+            **self._client_key(client.tenant, client.server, client.issuer),
+            "sealed": {"B": seal_client(self._cipher, client)},
+        }
+        try:
+            self.client.put_item(TableName=self.table_name, Item=item)
+        except self._errors as exc:
+            raise StoreError(
+                f"cannot store the client of {client.tenant}/{client.server}: {_describe(exc)}"
+            ) from exc
+
+    def put_pending(self, pending: PendingConsent) -> None:
+        """One conditional PutItem (ConflictError if the state is taken), with the TTL attribute."""
+        key = pending_key(pending.state)
+        item = {
+            "pk": {"S": f"{PENDING_PREFIX}{key}"},
+            "sk": {"S": _PENDING_SK},
+            "expires_at": {"N": str(math.ceil(pending.expires_at))},
+            "sealed": {"B": seal_pending(self._cipher, pending)},
+        }
+        try:
+            self.client.put_item(
+                TableName=self.table_name, Item=item, ConditionExpression="attribute_not_exists(pk)"
+            )
+        except self._errors as exc:
+            if _code(exc) == "ConditionalCheckFailedException":
+                raise ConflictError("a pending consent with this state exists") from exc
+            raise StoreError(f"cannot store a pending consent: {_describe(exc)}") from exc
+
+    def take_pending(self, state: str) -> PendingConsent | None:
+        """One DeleteItem returning the old item: of two racing callbacks only one gets it."""
+        try:
+            resp = self.client.delete_item(
+                TableName=self.table_name,
+                Key={"pk": {"S": f"{PENDING_PREFIX}{pending_key(state)}"}, "sk": {"S": _PENDING_SK}},
+                ReturnValues="ALL_OLD",
+            )
+        except self._errors as exc:
+            raise StoreError(f"cannot take a pending consent: {_describe(exc)}") from exc
+        item = resp.get("Attributes")
+        if not item:
+            return None
+        pending = open_pending(self._cipher, bytes(_attr(item, "sealed", "B")), state=state)
+        # TTL deletion lags: the sealed expiry decides.
+        return pending if pending.expires_at > self._clock() else None

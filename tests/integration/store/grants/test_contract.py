@@ -1,0 +1,239 @@
+"""The GrantStore contract, run over every backend: round trips, the conditional write two instances
+race on, disconnect, token-free summaries, client registrations and single-use, expiring consents."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from foldgate.errors import ConflictError
+from foldgate.store.grants.base import (
+    SHARED,
+    ClientRegistration,
+    GrantCipher,
+    GrantStore,
+    PendingConsent,
+    UpstreamGrant,
+)
+from foldgate.store.grants.cipher import LocalKeyCipher
+from foldgate.store.grants.dynamodb import DynamoGrantStore
+from foldgate.store.grants.kms import KmsEnvelopeCipher
+from foldgate.store.grants.sqlite import SqliteGrantStore
+
+
+class Clock:
+    """A settable clock, so expiry is tested without sleeping."""
+
+    def __init__(self) -> None:
+        self.now = 1_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+MakeStore = Callable[[], GrantStore]
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture(params=["sqlite", "dynamodb"])
+def make_store(request: pytest.FixtureRequest, tmp_path: Path, clock: Clock) -> Iterator[MakeStore]:
+    """Opens stores on one database (or table) with one key: each call is another instance (locally
+    the key file's AES key, in the cloud each with its own KMS envelope cipher and data-key cache)."""
+    opened: list[GrantStore] = []
+    if request.param == "sqlite":
+        local = LocalKeyCipher([os.urandom(32)])
+
+        def make() -> GrantStore:
+            opened.append(SqliteGrantStore(tmp_path / "g.sqlite3", local, clock=clock))
+            return opened[-1]
+    else:
+        table, key = request.getfixturevalue("dynamo_table"), request.getfixturevalue("kms_key")
+
+        def make() -> GrantStore:
+            cipher: GrantCipher = KmsEnvelopeCipher(key)
+            opened.append(DynamoGrantStore(table, cipher, clock=clock))
+            return opened[-1]
+
+    yield make
+    for store in opened:
+        store.close()
+
+
+@pytest.fixture
+def store(make_store: MakeStore) -> GrantStore:
+    return make_store()
+
+
+def grant(subject: str = SHARED, **kw: object) -> UpstreamGrant:
+    fields: dict[str, object] = {
+        "access_token": "at-1",
+        "refresh_token": "rt-1",
+        "expires_at": 1_003_600.5,
+        "scope": "repo read:user",
+        "issuer": "https://auth.example.com",
+        "resource": "https://mcp.example.com/mcp",
+    }
+    fields.update(kw)
+    return UpstreamGrant("acme", "github", subject, **fields)  # type: ignore[arg-type]
+
+
+def test_round_trip_of_every_field_and_of_the_bare_minimum(store: GrantStore, clock: Clock) -> None:
+    full = grant("user-✓", token_type="DPoP", state="expired")
+    stored = store.put_grant(full)
+    assert stored == replace(full, version=1, updated_at=clock.now)
+    assert store.get_grant("acme", "github", "user-✓") == stored
+    bare = UpstreamGrant("acme", "time", SHARED, access_token="x")
+    assert store.put_grant(bare) == replace(bare, version=1, updated_at=clock.now)
+    assert store.get_grant("acme", "time", SHARED) == replace(bare, version=1, updated_at=clock.now)
+    assert store.get_grant("acme", "github", SHARED) is None
+    assert store.get_grant("other", "github", "user-✓") is None
+
+
+def test_a_first_put_never_overwrites_and_a_stale_version_never_writes(store: GrantStore) -> None:
+    first = store.put_grant(grant())
+    assert first is not None
+    assert store.put_grant(grant(access_token="at-other")) is None  # version 0 but a grant exists
+    assert store.put_grant(replace(first, access_token="at-2", version=5)) is None
+    assert store.get_grant("acme", "github", SHARED) == first
+    second = store.put_grant(replace(first, access_token="at-2"))
+    assert second is not None
+    assert second.version == 2
+    assert store.get_grant("acme", "github", SHARED) == second
+
+
+def test_two_instances_refreshing_at_once_keep_the_winners_rotated_token(
+    make_store: MakeStore, clock: Clock
+) -> None:
+    one, two = make_store(), make_store()
+    stored = one.put_grant(grant())
+    assert stored is not None
+    # Both instances read version 1 and refresh; the authorization server rotates the refresh token
+    # for the first request and would refuse rt-1 from then on.
+    seen_one = one.get_grant("acme", "github", SHARED)
+    seen_two = two.get_grant("acme", "github", SHARED)
+    assert seen_one == seen_two == stored
+    assert seen_one is not None
+    assert seen_two is not None
+    clock.now += 10
+    winner = one.put_grant(replace(seen_one, access_token="at-A", refresh_token="rt-A"))
+    loser = two.put_grant(replace(seen_two, access_token="at-B", refresh_token="rt-B"))
+    assert winner is not None
+    assert winner.version == 2
+    assert loser is None
+    reread = two.get_grant("acme", "github", SHARED)
+    assert reread == winner
+    assert reread is not None
+    assert reread.refresh_token == "rt-A"
+
+
+def test_a_refresh_racing_a_disconnect_does_not_bring_the_grant_back(make_store: MakeStore) -> None:
+    one, two = make_store(), make_store()
+    stored = one.put_grant(grant())
+    assert stored is not None
+    assert two.delete_grant("acme", "github", SHARED)
+    assert one.put_grant(replace(stored, access_token="at-2", refresh_token="rt-2")) is None
+    assert one.get_grant("acme", "github", SHARED) is None
+
+
+def test_of_many_concurrent_writers_of_one_version_exactly_one_wins(make_store: MakeStore) -> None:
+    stored = make_store().put_grant(grant())
+    assert stored is not None
+    stores = [make_store() for _ in range(6)]
+    with ThreadPoolExecutor(len(stores)) as pool:
+        results = list(
+            pool.map(
+                lambda i: stores[i].put_grant(replace(stored, refresh_token=f"rt-{i}")), range(len(stores))
+            )
+        )
+    winners = [r for r in results if r is not None]
+    assert len(winners) == 1
+    assert winners[0].version == 2
+    assert stores[0].get_grant("acme", "github", SHARED) == winners[0]
+
+
+def test_delete_is_disconnect(store: GrantStore) -> None:
+    store.put_grant(grant())
+    assert store.delete_grant("acme", "github", SHARED)
+    assert store.get_grant("acme", "github", SHARED) is None
+    assert not store.delete_grant("acme", "github", SHARED)
+    # Reconnecting starts again from version 0.
+    again = store.put_grant(grant(access_token="at-new"))
+    assert again is not None
+    assert again.version == 1
+
+
+def test_summaries_carry_state_and_expiry_never_a_token(store: GrantStore, clock: Clock) -> None:
+    store.put_grant(grant())
+    store.put_grant(grant("bob", state="needs_consent", expires_at=None, scope=None))
+    store.put_grant(UpstreamGrant("acme", "linear", "bob", access_token="at-linear"))
+    store.put_grant(UpstreamGrant("other", "github", SHARED, access_token="at-other"))
+    summaries = store.list_grants("acme")
+    assert [(s.server, s.subject, s.state) for s in summaries] == [
+        ("github", SHARED, "connected"),
+        ("github", "bob", "needs_consent"),
+        ("linear", "bob", "connected"),
+    ]
+    assert summaries[0].expires_at == 1_003_600.5
+    assert summaries[0].scope == "repo read:user"
+    assert summaries[0].updated_at == clock.now
+    assert summaries[1].expires_at is None
+    assert [s.subject for s in store.list_grants("acme", "linear")] == ["bob"]
+    assert store.list_grants("nobody") == []
+    for summary in summaries:
+        assert not any(t in repr(summary) for t in ("at-1", "rt-1", "at-linear"))
+
+
+def test_client_registrations_round_trip_and_overwrite(store: GrantStore) -> None:
+    client = ClientRegistration(
+        "acme", "github", "https://auth.example.com", "client-1", client_secret="s3cret",
+        token_endpoint_auth_method="client_secret_basic", redirect_uris=("https://gw.example.com/oauth/callback",),
+        registration={"client_id": "client-1", "registration_access_token": "rat", "n": [1, 2.5, None]},
+    )  # fmt: skip
+    store.put_client(client)
+    assert store.get_client("acme", "github", "https://auth.example.com") == client
+    assert store.get_client("acme", "github", "https://other.example.com") is None
+    assert store.get_client("acme", "linear", "https://auth.example.com") is None
+    public = ClientRegistration("acme", "github", "https://auth.example.com", "client-2")
+    store.put_client(public)
+    assert store.get_client("acme", "github", "https://auth.example.com") == public
+
+
+def consent(state: str = "st-1", expires_at: float = 1_000_600.0) -> PendingConsent:
+    return PendingConsent(
+        state=state, tenant="acme", server="github", subject="bob", code_verifier="v" * 64,
+        redirect_uri="https://gw.example.com/oauth/callback", issuer="https://auth.example.com",
+        resource="https://mcp.example.com/mcp", scope="repo", expires_at=expires_at, return_to="/console",
+    )  # fmt: skip
+
+
+def test_a_pending_consent_is_taken_once(make_store: MakeStore) -> None:
+    one, two = make_store(), make_store()
+    one.put_pending(consent())
+    assert two.take_pending("st-1") == consent()
+    assert one.take_pending("st-1") is None
+    assert two.take_pending("st-1") is None
+    assert one.take_pending("never-issued") is None
+
+
+def test_an_expired_pending_consent_is_refused_and_gone(store: GrantStore, clock: Clock) -> None:
+    store.put_pending(consent("st-old", expires_at=clock.now + 60))
+    store.put_pending(consent("st-live", expires_at=clock.now + 600))
+    clock.now += 61
+    assert store.take_pending("st-old") is None
+    assert store.take_pending("st-live") == consent("st-live", expires_at=1_000_600.0)
+
+
+def test_a_state_cannot_be_issued_twice(store: GrantStore) -> None:
+    store.put_pending(consent())
+    with pytest.raises(ConflictError):
+        store.put_pending(replace(consent(), subject="mallory"))
+    assert store.take_pending("st-1") == consent()
