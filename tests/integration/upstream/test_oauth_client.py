@@ -14,6 +14,7 @@ import base64
 import json
 from collections.abc import Iterator
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import httpx2
@@ -22,12 +23,13 @@ import pytest
 from foldgate.config.tenant import ServerConfig, parse_tenant_config
 from foldgate.errors import ConfigError, UpstreamConsentError, UpstreamError
 from foldgate.model.caller import SHARED_SUBJECT, calling_as
+from foldgate.store.grants.cipher import LocalKeyCipher
+from foldgate.store.grants.sqlite import SqliteGrantStore
 from foldgate.upstream.client import UpstreamClient
 from foldgate.upstream.oauth.consent import disconnect, finish_consent, start_consent
 from foldgate.upstream.oauth.context import OAuthContext
 from foldgate.upstream.oauth.discovery import discover, probe_challenge
 from foldgate.upstream.oauth.provider import TokenProvider
-from tests.grant_memory import MemoryGrantStore
 from tests.upstream_oauth import Protected, consent, protected_upstream
 
 PUBLIC = "http://127.0.0.1:1"  # foldgate's public URL: the browser stops at the redirect, never dials it
@@ -46,11 +48,13 @@ def server_config(url: str, auth: dict[str, Any]) -> ServerConfig:
 
 
 @pytest.fixture
-def store() -> MemoryGrantStore:
-    return MemoryGrantStore()
+def store(tmp_path: Path) -> Iterator[SqliteGrantStore]:
+    grants = SqliteGrantStore(tmp_path / "grants.sqlite3", LocalKeyCipher.from_file(tmp_path / "grants.key"))
+    yield grants
+    grants.close()
 
 
-def context(store: MemoryGrantStore, secrets: dict[str, str] | None = None) -> OAuthContext:
+def context(store: SqliteGrantStore, secrets: dict[str, str] | None = None) -> OAuthContext:
     async def read_secret(name: str) -> str:
         if secrets is None or name not in secrets:
             raise ConfigError(f"no secret {name}")
@@ -95,7 +99,7 @@ async def test_discovery_starts_from_a_bare_401(upstream: Protected) -> None:
 
 
 async def test_code_flow_with_dcr_reaches_the_tools_with_a_token_for_this_resource(
-    upstream: Protected, store: MemoryGrantStore
+    upstream: Protected, store: SqliteGrantStore
 ) -> None:
     ctx = context(store)
     server = server_config(upstream.url, {"kind": "oauth"})
@@ -109,7 +113,7 @@ async def test_code_flow_with_dcr_reaches_the_tools_with_a_token_for_this_resour
     assert grant.state == "connected"
     assert grant.refresh_token
     assert claims(grant.access_token)["aud"] == upstream.url  # RFC 8707: minted for this upstream only
-    assert len(store.clients) == 1  # registered dynamically, once
+    assert store.get_client(TENANT, "files", upstream.provider.issuer) is not None  # registered once
     # The state is single use: replaying the callback is refused.
     with pytest.raises(Exception, match="unknown or expired consent"):
         await finish_consent(ctx, answer["state"], answer["code"], answer.get("iss"), lambda t, n: server)
@@ -126,7 +130,7 @@ async def test_code_flow_with_dcr_reaches_the_tools_with_a_token_for_this_resour
 
 
 async def test_a_preregistered_client_is_used_as_configured(
-    upstream: Protected, store: MemoryGrantStore
+    upstream: Protected, store: SqliteGrantStore
 ) -> None:
     # Register out of band (as an operator would at the provider's console), then configure it.
     metadata = {
@@ -142,14 +146,14 @@ async def test_a_preregistered_client_is_used_as_configured(
     server = server_config(upstream.url, {"kind": "oauth", "client_id": registered["client_id"],
                                           "client_secret_secret": "/fg/files/secret"})  # fmt: skip
     await connect(ctx, server)
-    assert store.clients == {}  # nothing registered dynamically
+    assert store.get_client(TENANT, "files", upstream.provider.issuer) is None  # none registered
     grant = store.get_grant(TENANT, "files", SHARED_SUBJECT)
     assert grant is not None
     assert claims(grant.access_token)["client_id"] == registered["client_id"]
 
 
 async def test_refresh_before_expiry_rotates_the_refresh_token(
-    upstream: Protected, store: MemoryGrantStore
+    upstream: Protected, store: SqliteGrantStore
 ) -> None:
     ctx = context(store)
     server = server_config(upstream.url, {"kind": "oauth"})
@@ -172,7 +176,7 @@ async def test_refresh_before_expiry_rotates_the_refresh_token(
 
 
 async def test_a_token_refused_mid_call_is_refreshed_and_the_call_sent_once_more(
-    upstream: Protected, store: MemoryGrantStore
+    upstream: Protected, store: SqliteGrantStore
 ) -> None:
     ctx = context(store)
     server = server_config(upstream.url, {"kind": "oauth"})
@@ -193,7 +197,7 @@ async def test_a_token_refused_mid_call_is_refreshed_and_the_call_sent_once_more
 
 
 async def test_the_loser_of_a_rotation_race_uses_the_winners_tokens(
-    upstream: Protected, store: MemoryGrantStore
+    upstream: Protected, store: SqliteGrantStore
 ) -> None:
     ctx = context(store)
     server = server_config(upstream.url, {"kind": "oauth"})
@@ -211,7 +215,7 @@ async def test_the_loser_of_a_rotation_race_uses_the_winners_tokens(
 
 
 async def test_a_revoked_grant_needs_consent_and_is_not_retried(
-    upstream: Protected, store: MemoryGrantStore
+    upstream: Protected, store: SqliteGrantStore
 ) -> None:
     ctx = context(store)
     server = server_config(upstream.url, {"kind": "oauth"})
@@ -220,7 +224,7 @@ async def test_a_revoked_grant_needs_consent_and_is_not_retried(
     assert grant is not None
     # The person revoked foldgate at the authorization server; the access token is refused too.
     await disconnect(ctx, TENANT, server, SHARED_SUBJECT)
-    store.grants[(TENANT, "files", SHARED_SUBJECT)] = replace(grant, access_token="revoked", version=1)
+    assert store.put_grant(replace(grant, access_token="revoked", version=0)) is not None
     provider = TokenProvider(ctx)
     upstream_client = UpstreamClient(allow_private=True, auth=provider)
     try:
@@ -236,7 +240,7 @@ async def test_a_revoked_grant_needs_consent_and_is_not_retried(
 
 
 async def test_disconnect_revokes_at_the_authorization_server(
-    upstream: Protected, store: MemoryGrantStore
+    upstream: Protected, store: SqliteGrantStore
 ) -> None:
     ctx = context(store)
     server = server_config(upstream.url, {"kind": "oauth"})
@@ -247,14 +251,16 @@ async def test_disconnect_revokes_at_the_authorization_server(
     assert await disconnect(ctx, TENANT, server, SHARED_SUBJECT) == {"disconnected": True, "revoked": True}
     assert store.get_grant(TENANT, "files", SHARED_SUBJECT) is None
     # The revoked refresh token no longer works at the server.
-    client_id = next(iter(store.clients.values())).client_id
+    registered = store.get_client(TENANT, "files", upstream.provider.issuer)
+    assert registered is not None
+    client_id = registered.client_id
     form = {"grant_type": "refresh_token", "refresh_token": grant.refresh_token, "client_id": client_id}
     r = httpx2.post(upstream.provider.issuer + "/token", data=form, timeout=10)
     assert r.status_code == 400
     assert r.json()["error"] == "invalid_grant"
 
 
-async def test_client_credentials_needs_no_person(upstream: Protected, store: MemoryGrantStore) -> None:
+async def test_client_credentials_needs_no_person(upstream: Protected, store: SqliteGrantStore) -> None:
     ctx = context(store, {"/fg/machine": upstream.provider.machine_secret})
     server = server_config(upstream.url, {"kind": "client_credentials", "issuer": upstream.provider.issuer,
                                           "client_id": "machine-agent", "client_secret_secret": "/fg/machine",
@@ -266,7 +272,7 @@ async def test_client_credentials_needs_no_person(upstream: Protected, store: Me
         await upstream_client.aclose()
 
 
-async def test_per_user_grants_are_never_shared(upstream: Protected, store: MemoryGrantStore) -> None:
+async def test_per_user_grants_are_never_shared(upstream: Protected, store: SqliteGrantStore) -> None:
     ctx = context(store)
     server = server_config(upstream.url, {"kind": "per_user"})
     await connect(ctx, server, "user-a", login="alice")
@@ -283,7 +289,7 @@ async def test_per_user_grants_are_never_shared(upstream: Protected, store: Memo
 
 
 async def test_an_oauth_server_without_a_caller_is_refused(
-    upstream: Protected, store: MemoryGrantStore
+    upstream: Protected, store: SqliteGrantStore
 ) -> None:
     server = server_config(upstream.url, {"kind": "oauth"})
     upstream_client = UpstreamClient(allow_private=True, auth=TokenProvider(context(store)))
