@@ -18,12 +18,15 @@ from foldgate.app.wiring import (
     open_hook_secrets,
     open_results,
     open_sandbox,
+    open_upstream,
+    open_upstream_oauth,
     optional_secret,
 )
 from foldgate.config.settings import Settings
 from foldgate.config.source import ConfigSource
 from foldgate.edge.admin import admin_router
 from foldgate.edge.app import create_app
+from foldgate.edge.connect import oauth_client_router
 from foldgate.edge.hooks import hooks_router
 from foldgate.errors import FoldgateError
 from foldgate.index.coalesce import Coalescer
@@ -31,7 +34,6 @@ from foldgate.index.indexer import Indexer, IndexReport
 from foldgate.index.triggers import local_reindexer, local_server_reindexer
 from foldgate.serve.gateway import Gateway
 from foldgate.store.catalog.sqlite import SqliteStore
-from foldgate.upstream.client import UpstreamClient
 
 __all__ = ["LocalGateway", "build_local"]
 
@@ -112,8 +114,10 @@ def build_local(
     """
     store = SqliteStore(settings.sqlite_path)
     holder: list[LocalGateway] = []
-    upstream = UpstreamClient(
-        allow_private=settings.allow_private_upstreams,
+    oauth = open_upstream_oauth(settings)
+    upstream = open_upstream(
+        settings,
+        oauth,
         allow_stdio=True,
         on_change=lambda server: holder[0].upstream_changed(server) if holder else None,
     )
@@ -134,6 +138,7 @@ def build_local(
         operator_secret=optional_secret(settings, "operator"),
         approvals=approvals,
         reindex=local_reindexer(indexer, configs, published=gateway.invalidate),
+        oauth=oauth,
     )
     app = create_app(
         gateway,
@@ -147,6 +152,8 @@ def build_local(
         local_server_reindexer(indexer, configs, published=gateway.invalidate), delay_s=change_delay_s
     )
     app.include_router(hooks_router(open_hook_secrets(settings, configs), changes.signal))
+    if oauth is not None:
+        app.include_router(oauth_client_router(gateway, oauth))
     local = LocalGateway(app, gateway, indexer, configs, store, interval_s, changes)
     holder.append(local)
     inner = app.router.lifespan_context

@@ -25,6 +25,7 @@ from foldgate.config.oauth import _check_url
 
 __all__ = [
     "ClientCredentialsAuth",
+    "CodeFlowAuth",
     "OAuthAuth",
     "PerUserAuth",
     "StaticAuth",
@@ -54,10 +55,9 @@ class StaticAuth(_Strict):
     kind: Literal["static"] = "static"
 
 
-class OAuthAuth(_Strict):
-    """A shared OAuth connection: an operator connects once, every agent of the tenant uses it."""
+class CodeFlowAuth(_Strict):
+    """What the authorization-code kinds share: scopes and how foldgate registers as a client."""
 
-    kind: Literal["oauth"] = "oauth"
     scopes: list[str] | None = Field(
         default=None, max_length=50, description="Scopes to ask for (default: what the upstream names)."
     )
@@ -77,7 +77,7 @@ class OAuthAuth(_Strict):
         return None if value is None else _scopes(value)
 
     @model_validator(mode="after")
-    def _check_registration(self) -> OAuthAuth:
+    def _check_registration(self) -> CodeFlowAuth:
         if self.registration == "preregistered" and not self.client_id:
             raise ValueError("registration 'preregistered' needs a client_id")
         if self.client_secret_secret and not self.client_id:
@@ -85,11 +85,17 @@ class OAuthAuth(_Strict):
         return self
 
 
-class PerUserAuth(OAuthAuth):
+class OAuthAuth(CodeFlowAuth):
+    """A shared OAuth connection: an operator connects once, every agent of the tenant uses it."""
+
+    kind: Literal["oauth"] = "oauth"
+
+
+class PerUserAuth(CodeFlowAuth):
     """Each end user connects their own upstream account (the grant of the inbound principal's
     subject); the indexer lists tools with the shared connection an operator made."""
 
-    kind: Literal["per_user"] = "per_user"  # type: ignore[assignment]
+    kind: Literal["per_user"] = "per_user"
 
 
 class ClientCredentialsAuth(_Strict):

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from foldgate.config.tenant import ServerConfig
-from foldgate.config.upstream_auth import ClientCredentialsAuth, OAuthAuth
+from foldgate.config.upstream_auth import ClientCredentialsAuth, CodeFlowAuth
 from foldgate.errors import ConfigError
 from foldgate.store.grants.base import ClientRegistration, GrantStore
 from foldgate.upstream.oauth.discovery import Challenge, Discovered, discover
@@ -57,7 +57,7 @@ class OAuthContext:
     async def client(self, tenant: str, server: ServerConfig, found: Discovered) -> ClientRegistration:
         """The OAuth client foldgate is for this server at ``found``'s authorization server."""
         auth = server.auth
-        if not isinstance(auth, OAuthAuth):
+        if not isinstance(auth, CodeFlowAuth):
             raise ConfigError(f"server {server.name!r} does not use a code-flow auth kind")
         return await client_for(
             self.store,

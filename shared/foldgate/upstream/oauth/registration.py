@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
-from foldgate.config.upstream_auth import OAuthAuth
+from foldgate.config.upstream_auth import CodeFlowAuth
 from foldgate.errors import UpstreamError
 from foldgate.store.grants.base import ClientRegistration, GrantStore
 from foldgate.upstream.oauth.discovery import Discovered
@@ -117,7 +117,7 @@ async def _register(
 
 async def client_for(
     store: GrantStore,
-    auth: OAuthAuth,
+    auth: CodeFlowAuth,
     found: Discovered,
     *,
     tenant: str,
