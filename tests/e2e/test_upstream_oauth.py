@@ -12,6 +12,8 @@ callback refuses a replayed or unknown state with a clear page; the CIMD documen
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +34,7 @@ class Setup:
     base: str
     upstream: Protected
     operator: dict[str, str]
+    operator_db: str  # the gateway's SQLite file: the operator key lives beside it
 
     def admin(self, method: str, path: str, **kwargs: Any) -> httpx2.Response:
         return httpx2.request(method, self.base + path, headers=self.operator, timeout=30, **kwargs)
@@ -51,7 +54,7 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
                   "servers": [{"name": "files", "url": upstream.url, "auth": {"kind": "oauth"}}]}  # fmt: skip
         with foldgate_serve(config, tmp, "--interval", "600") as base:
             key = (Path(tmp) / "operator.key").read_text().strip()
-            yield Setup(base, upstream, {"authorization": f"Bearer {key}"})
+            yield Setup(base, upstream, {"authorization": f"Bearer {key}"}, str(tmp / "store.sqlite3"))
 
 
 async def call(base: str, name: str, arguments: dict[str, Any]) -> Any:
@@ -124,3 +127,25 @@ async def test_operator_connects_then_an_agent_calls_the_protected_tool(setup: S
     after = await call(setup.base, "files__whoami", {})
     assert after.is_error
     assert "/api/v1/servers/files/connect" in after.content[0].text
+
+
+async def test_the_cli_prints_the_url_and_waits_until_connected(setup: Setup) -> None:
+    db = Path(setup.operator_db)
+    cmd = [sys.executable, "-m", "foldgate.app.cli", "connect", "files", "--url", setup.base,
+           "--db", str(db), "--timeout", "60"]  # fmt: skip
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        url = proc.stdout.readline().strip()
+        assert url.startswith(setup.upstream.provider.issuer), url
+        callback = setup.base + "/oauth/callback"
+        answer = await consent(url, callback, login="carol")
+        assert httpx2.get(callback, params=answer, timeout=30).status_code == 200
+        assert proc.wait(timeout=30) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert setup.auth_state()["state"] == "connected"
+    setup.admin("POST", "/api/v1/reindex", json={"tenant": "default"})
+    result = await call(setup.base, "files__whoami", {})
+    assert json.loads(result.content[0].text)["subject"] == "carol"
