@@ -42,19 +42,28 @@ class Protected:
 
 
 @contextlib.contextmanager
+def protected_server(tmp: Path, issuer: str, scopes: str = UPSTREAM_SCOPE) -> Iterator[tuple[str, Path]]:
+    """One protected MCP server trusting ``issuer`` and requiring ``scopes``: its URL and calls file."""
+    port = free_port()
+    cmd = [sys.executable, str(SERVER), str(port), issuer, scopes]
+    with (tmp / f"protected-{port}.log").open("w") as log:
+        proc = subprocess.Popen(cmd, cwd=tmp, stdout=log, stderr=subprocess.STDOUT)
+        try:
+            base = f"http://127.0.0.1:{port}"
+            wait_http(base + "/.well-known/oauth-protected-resource/mcp")
+            yield base + "/mcp", tmp / f"{port}.calls"
+        finally:
+            stop_process(proc)
+
+
+@contextlib.contextmanager
 def protected_upstream(tmp: Path, *, access_ttl: int = 300) -> Iterator[Protected]:
     """oidc-provider plus the protected MCP server, for the duration of the block."""
-    with oidc_provider(tmp, f"{UPSTREAM_SCOPE} files:write", access_ttl=access_ttl) as provider:
-        port = free_port()
-        cmd = [sys.executable, str(SERVER), str(port), provider.issuer, UPSTREAM_SCOPE]
-        with (tmp / "protected.log").open("w") as log:
-            proc = subprocess.Popen(cmd, cwd=tmp, stdout=log, stderr=subprocess.STDOUT)
-            try:
-                base = f"http://127.0.0.1:{port}"
-                wait_http(base + "/.well-known/oauth-protected-resource/mcp")
-                yield Protected(provider, base + "/mcp", tmp / f"{port}.calls")
-            finally:
-                stop_process(proc)
+    with (
+        oidc_provider(tmp, f"{UPSTREAM_SCOPE} files:write", access_ttl=access_ttl) as provider,
+        protected_server(tmp, provider.issuer) as (url, calls),
+    ):
+        yield Protected(provider, url, calls)
 
 
 async def consent(authorize_url: str, redirect_uri: str, login: str = "alice") -> dict[str, str]:

@@ -1,10 +1,11 @@
 """An upstream MCP server that requires OAuth access tokens: the MCP Python SDK's resource-server support.
 
-Usage: ``python protected_mcp.py <port> <issuer> <scope>`` serves Streamable HTTP on
+Usage: ``python protected_mcp.py <port> <issuer> "<scope> ..."`` serves Streamable HTTP on
 ``http://127.0.0.1:<port>/mcp``. The SDK answers a request without a valid token with 401 and
 ``WWW-Authenticate: Bearer resource_metadata=...`` and serves the RFC 9728 document naming ``issuer``;
 tokens are checked here as real resource servers do: an ES256/RS256 JWT from the issuer's JWKS, ``iss``
-the issuer, ``aud`` this server's URL (RFC 8707), unexpired, carrying ``scope``.
+the issuer, ``aud`` this server's URL (RFC 8707), unexpired, carrying every scope named (else 403
+``insufficient_scope``).
 
 Tools: ``whoami`` answers the subject and client the token was issued to (tests check whose grant a
 call used); ``echo`` answers its text. Every tool call is appended to ``<port>.calls`` beside this file's
@@ -63,7 +64,7 @@ server: MCPServer[Any] = MCPServer(
     auth=AuthSettings(
         issuer_url=ISSUER,  # type: ignore[arg-type]
         resource_server_url=RESOURCE,  # type: ignore[arg-type]
-        required_scopes=[SCOPE],
+        required_scopes=SCOPE.split(),
     ),
 )
 

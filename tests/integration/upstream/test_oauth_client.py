@@ -30,7 +30,7 @@ from foldgate.upstream.oauth.consent import disconnect, finish_consent, start_co
 from foldgate.upstream.oauth.context import OAuthContext
 from foldgate.upstream.oauth.discovery import discover, probe_challenge
 from foldgate.upstream.oauth.provider import TokenProvider
-from tests.upstream_oauth import Protected, consent, protected_upstream
+from tests.upstream_oauth import Protected, consent, protected_server, protected_upstream
 
 PUBLIC = "http://127.0.0.1:1"  # foldgate's public URL: the browser stops at the redirect, never dials it
 REDIRECT = PUBLIC + "/oauth/callback"
@@ -298,3 +298,27 @@ async def test_an_oauth_server_without_a_caller_is_refused(
             await upstream_client.call_tool(server, "whoami", {})
     finally:
         await upstream_client.aclose()
+
+
+async def test_insufficient_scope_asks_for_consent_with_the_larger_scope(
+    upstream: Protected, store: SqliteGrantStore, tmp_path: Path
+) -> None:
+    ctx = context(store)
+    with protected_server(tmp_path, upstream.provider.issuer, "files:read files:write") as (url, _):
+        server = server_config(url, {"kind": "oauth", "scopes": ["files:read"]})
+        await connect(ctx, server)
+        upstream_client = UpstreamClient(allow_private=True, auth=TokenProvider(ctx))
+        try:
+            with calling_as(TENANT), pytest.raises(UpstreamConsentError, match="needs more scope"):
+                await upstream_client.call_tool(server, "whoami", {})
+            marked = store.get_grant(TENANT, "files", SHARED_SUBJECT)
+            assert marked is not None
+            assert marked.state == "needs_consent"
+            assert set((marked.scope or "").split()) >= {"files:read", "files:write"}
+            # The next consent asks for the union (what the connect route passes for a marked grant).
+            authorize = await start_consent(ctx, TENANT, server, SHARED_SUBJECT, extra_scope=marked.scope)
+            answer = await consent(authorize, REDIRECT)
+            await finish_consent(ctx, answer["state"], answer["code"], answer.get("iss"), lambda t, n: server)
+            assert (await whoami(upstream_client, server))["subject"] == "alice"
+        finally:
+            await upstream_client.aclose()

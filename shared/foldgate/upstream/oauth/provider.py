@@ -135,7 +135,9 @@ class TokenProvider:
                 # The SDK's scope union: step-up keeps what was granted before.
                 from mcp.client.auth.utils import union_scopes
 
-                wanted = union_scopes(grant.scope, challenge.scope)
+                # The challenge's scope, else what the upstream's metadata lists (the spec's order).
+                named = challenge.scope or (await self.ctx.discovered(server)).scope
+                wanted = union_scopes(grant.scope, named)
                 self._mark_needs_consent(grant, scope=wanted)
                 raise self._consent_error(*key, f"the upstream needs more scope ({wanted})")
             if status == 403:
