@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from fastapi import FastAPI
 
 from foldgate.app.wiring import (
+    connect_link_secret,
     lazy_embedder,
     open_access,
     open_approvals,
@@ -153,7 +154,7 @@ def build_local(
     )
     app.include_router(hooks_router(open_hook_secrets(settings, configs), changes.signal))
     if oauth is not None:
-        app.include_router(oauth_client_router(gateway, oauth))
+        app.include_router(oauth_client_router(gateway, oauth, connect_link_secret(settings)))
     local = LocalGateway(app, gateway, indexer, configs, store, interval_s, changes)
     holder.append(local)
     inner = app.router.lifespan_context

@@ -37,6 +37,7 @@ log = logging.getLogger(__name__)
 
 __all__ = [
     "build_mcp_app",
+    "connect_link_secret",
     "lazy_embedder",
     "open_access",
     "open_approvals",
@@ -127,14 +128,24 @@ def open_upstream_oauth(settings: Settings) -> OAuthContext | None:
     return OAuthContext(store, reader, settings.public_url, settings.allow_private_upstreams)
 
 
+def connect_link_secret(settings: Settings) -> bytes | None:
+    """The key per-user connect links are signed with: the token HMAC secret (under its own purpose
+    label, see foldgate.auth.connect_links); None when it is not configured (links are then off)."""
+    return optional_secret(settings, "token")
+
+
 def open_upstream(settings: Settings, oauth: OAuthContext | None = None, **options: Any) -> UpstreamClient:
     """The upstream client; in the cloud, servers' ``headers_secret`` come from Parameter Store; with
     ``oauth``, OAuth upstreams get their tokens from its grant store. ``options`` go to the client."""
     # Loaded only where the settings pick this part: a cold start pays for nothing else.
     from foldgate.upstream.client import UpstreamClient
-    from foldgate.upstream.oauth.provider import TokenProvider
+    from foldgate.upstream.oauth.provider import TokenProvider, signed_link_hint
 
-    auth = TokenProvider(oauth) if oauth is not None else None
+    auth = None
+    if oauth is not None:
+        secret = connect_link_secret(settings)
+        hint = signed_link_hint(secret, settings.public_url) if secret and settings.public_url else None
+        auth = TokenProvider(oauth, hint=hint)
     if settings.config_source == "ssm":
         # Loaded only where the settings pick this part: a cold start pays for nothing else.
         from foldgate.auth.secret_headers import SecretHeaders
@@ -378,7 +389,7 @@ def build_mcp_app(settings: Settings, *, reindex: Reindexer | None = None, admin
         # Loaded only where the settings pick this part: a cold start pays for nothing else.
         from foldgate.edge.connect import oauth_client_router
 
-        app.include_router(oauth_client_router(gateway, oauth))
+        app.include_router(oauth_client_router(gateway, oauth, connect_link_secret(settings)))
     if admin_api and settings.indexer_function:
         # Loaded only where the settings pick this part: a cold start pays for nothing else.
         from foldgate.edge.hooks import hooks_router

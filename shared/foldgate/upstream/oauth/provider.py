@@ -30,6 +30,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Final
 
+from foldgate.auth.connect_links import LINK_SECONDS, sign_connect_link
 from foldgate.config.tenant import ServerConfig
 from foldgate.config.upstream_auth import ClientCredentialsAuth, PerUserAuth
 from foldgate.errors import UpstreamConsentError, UpstreamError
@@ -41,7 +42,7 @@ from foldgate.upstream.oauth.http import checked_endpoint
 from foldgate.upstream.oauth.registration import client_auth
 from foldgate.upstream.oauth.tokens import ClientAuth, TokenRefusedError, grant_from, request_token
 
-__all__ = ["ConnectHint", "TokenProvider", "discover_issuer_endpoint"]
+__all__ = ["ConnectHint", "TokenProvider", "discover_issuer_endpoint", "signed_link_hint"]
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +56,18 @@ def _default_hint(tenant: str, server: str, subject: str) -> str:
     if subject == SHARED_SUBJECT:
         return f"an operator connects it with POST /api/v1/servers/{server}/connect?tenant={tenant}"
     return f"connect your account for {server!r} (GET /oauth/connect with your link)"
+
+
+def signed_link_hint(secret: bytes, public_url: str) -> ConnectHint:
+    """Hints whose per-user form is a signed, short-lived connect link for exactly that subject."""
+
+    def hint(tenant: str, server: str, subject: str) -> str:
+        if subject == SHARED_SUBJECT:
+            return _default_hint(tenant, server, subject)
+        link = sign_connect_link(secret, public_url, tenant, server, subject)
+        return f"connect your own {server} account at {link} (valid {LINK_SECONDS // 60} minutes), then retry"
+
+    return hint
 
 
 class TokenProvider:
