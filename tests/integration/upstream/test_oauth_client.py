@@ -185,7 +185,7 @@ async def test_a_token_refused_mid_call_is_refreshed_and_the_call_sent_once_more
     assert grant is not None
     # The upstream stops accepting the token before its stated expiry (revoked access token, clock skew).
     store.put_grant(replace(grant, access_token=grant.access_token[:-4] + "AAAA"))
-    provider = TokenProvider(ctx)
+    provider = TokenProvider(context(store))  # another instance: it reads the store, not ctx's memo
     upstream_client = UpstreamClient(allow_private=True, auth=provider)
     ran_before = len(upstream.calls())
     try:
@@ -225,7 +225,7 @@ async def test_a_revoked_grant_needs_consent_and_is_not_retried(
     # The person revoked foldgate at the authorization server; the access token is refused too.
     await disconnect(ctx, TENANT, server, SHARED_SUBJECT)
     assert store.put_grant(replace(grant, access_token="revoked", version=0)) is not None
-    provider = TokenProvider(ctx)
+    provider = TokenProvider(context(store))  # another instance: it reads the store, not ctx's memo
     upstream_client = UpstreamClient(allow_private=True, auth=provider)
     try:
         for _ in range(3):

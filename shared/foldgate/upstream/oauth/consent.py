@@ -104,6 +104,7 @@ def store_grant(ctx: OAuthContext, grant: UpstreamGrant) -> UpstreamGrant:
         current = ctx.store.get_grant(grant.tenant, grant.server, grant.subject)
         stored = ctx.store.put_grant(replace(grant, version=current.version if current else 0))
         if stored is not None:
+            ctx.remember((grant.tenant, grant.server, grant.subject), stored)
             return stored
     raise UpstreamError(f"{grant.server}: could not store the grant (concurrent writers)")
 
@@ -187,4 +188,6 @@ async def disconnect(ctx: OAuthContext, tenant: str, server: ServerConfig, subje
         except FoldgateError as exc:
             # Forgetting the grant is what the operator asked for; revocation is best effort.
             log.warning("%s/%s: revocation failed: %s", tenant, server.name, exc.message)
-    return {"disconnected": ctx.store.delete_grant(tenant, server.name, subject), "revoked": revoked}
+    deleted = ctx.store.delete_grant(tenant, server.name, subject)
+    ctx.remember((tenant, server.name, subject), None)
+    return {"disconnected": deleted, "revoked": revoked}

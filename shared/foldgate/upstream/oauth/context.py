@@ -15,13 +15,18 @@ from typing import Final
 from foldgate.config.tenant import ServerConfig
 from foldgate.config.upstream_auth import ClientCredentialsAuth, CodeFlowAuth
 from foldgate.errors import ConfigError
-from foldgate.store.grants.base import ClientRegistration, GrantStore
+from foldgate.store.grants.base import ClientRegistration, GrantStore, UpstreamGrant
 from foldgate.upstream.oauth.discovery import Challenge, Discovered, discover
 from foldgate.upstream.oauth.registration import CALLBACK_PATH, SecretReader, client_for
 
-__all__ = ["DISCOVERY_SECONDS", "OAuthContext"]
+__all__ = ["DISCOVERY_SECONDS", "GRANT_SECONDS", "OAuthContext"]
 
 DISCOVERY_SECONDS: Final = 600.0
+# How long a warm instance reuses a grant it read, instead of a store read (and an unseal) per request.
+# A disconnect made on another instance is seen within this time; one made here at once.
+GRANT_SECONDS: Final = 30.0
+
+GrantKey = tuple[str, str, str]
 
 
 @dataclass
@@ -33,6 +38,24 @@ class OAuthContext:
     public_url: str | None
     allow_private: bool
     _found: dict[str, tuple[float, Discovered]] = field(default_factory=dict)
+    _grants: dict[GrantKey, tuple[float, UpstreamGrant]] = field(default_factory=dict)
+
+    def grant(self, tenant: str, server: str, subject: str, *, fresh: bool = False) -> UpstreamGrant | None:
+        """The stored grant, from this instance's short memo unless ``fresh`` (or it is too old)."""
+        key = (tenant, server, subject)
+        hit = self._grants.get(key)
+        if not fresh and hit is not None and time.monotonic() - hit[0] < GRANT_SECONDS:
+            return hit[1]
+        found = self.store.get_grant(tenant, server, subject)
+        self.remember(key, found)
+        return found
+
+    def remember(self, key: GrantKey, grant: UpstreamGrant | None) -> None:
+        """Note what the store holds for ``key`` now (None: nothing)."""
+        if grant is None:
+            self._grants.pop(key, None)
+        else:
+            self._grants[key] = (time.monotonic(), grant)
 
     @property
     def redirect_uri(self) -> str:

@@ -79,8 +79,10 @@ class TokenProvider:
         self.ctx = ctx
         self.skew_s = skew_s
         self.hint = hint or _default_hint
+        self._loop: asyncio.AbstractEventLoop | None = None
         self._locks: dict[tuple[str, str, str], asyncio.Lock] = {}
-        self._machine: dict[tuple[str, str], tuple[str, float | None]] = {}
+        # client_credentials tokens by (tenant, server, url, client id): a config change is a new entry.
+        self._machine: dict[tuple[str, str, str, str], tuple[str, float | None]] = {}
         self.refreshes = 0  # refresh requests sent (observability and tests)
 
     def _subject(self, server: ServerConfig, caller: UpstreamCaller) -> str:
@@ -88,6 +90,10 @@ class TokenProvider:
         return caller.subject if isinstance(server.auth, PerUserAuth) else SHARED_SUBJECT
 
     def _lock(self, key: tuple[str, str, str]) -> asyncio.Lock:
+        # A lock belongs to the loop it first waits on; a new loop (a test, asyncio.run) gets new ones.
+        loop = asyncio.get_running_loop()
+        if loop is not self._loop:
+            self._loop, self._locks = loop, {}
         lock = self._locks.get(key)
         if lock is None:
             lock = self._locks[key] = asyncio.Lock()
@@ -108,7 +114,7 @@ class TokenProvider:
         subject = self._subject(server, caller)
         key = (caller.tenant, server.name, subject)
         async with self._lock(key):
-            grant = self.ctx.store.get_grant(*key)
+            grant = self.ctx.grant(*key)
             if grant is None:
                 raise self._consent_error(*key, "not connected")
             if grant.state == "needs_consent":
@@ -132,14 +138,14 @@ class TokenProvider:
             raise UpstreamError(f"{server.name}: the upstream refused the credentials (HTTP {status})")
         challenge = challenge_of(header)
         if isinstance(auth, ClientCredentialsAuth):
-            self._machine.pop((caller.tenant, server.name), None)
+            self._machine.pop((caller.tenant, server.name, server.url or "", auth.client_id), None)
             if status == 403:
                 raise UpstreamError(f"{server.name}: the upstream refused the client's scope (HTTP 403)")
             return
         subject = self._subject(server, caller)
         key = (caller.tenant, server.name, subject)
         async with self._lock(key):
-            grant = self.ctx.store.get_grant(*key)
+            grant = self.ctx.grant(*key, fresh=True)  # the refusal may mean the memo is stale
             if grant is None:
                 raise self._consent_error(*key, "not connected")
             if sent is not None and f"Bearer {grant.access_token}" != sent:
@@ -159,7 +165,9 @@ class TokenProvider:
 
     def _mark_needs_consent(self, grant: UpstreamGrant, *, scope: str | None = None) -> None:
         marked = replace(grant, state="needs_consent", scope=scope or grant.scope, updated_at=time.time())
-        if self.ctx.store.put_grant(marked) is None:
+        stored = self.ctx.store.put_grant(marked)
+        self.ctx.remember((grant.tenant, grant.server, grant.subject), stored)  # None: re-read next time
+        if stored is None:
             log.info(
                 "%s/%s: grant changed while marking it; left as the winner wrote it",
                 grant.tenant,
@@ -188,7 +196,7 @@ class TokenProvider:
         except TokenRefusedError as exc:
             if exc.error not in ("invalid_grant", "unauthorized_client", "invalid_client"):
                 raise UpstreamError(f"{server.name}: {exc.message}") from None
-            current = self.ctx.store.get_grant(*key)
+            current = self.ctx.grant(*key, fresh=True)
             if (
                 current is not None
                 and current.refresh_token != grant.refresh_token
@@ -208,13 +216,14 @@ class TokenProvider:
         )
         stored = self.ctx.store.put_grant(fresh)
         if stored is not None:
+            self.ctx.remember(key, stored)
             return stored
         # Lost the race to another writer: its grant is the one the store (and the server) keeps.
-        winner = self.ctx.store.get_grant(*key)
+        winner = self.ctx.grant(*key, fresh=True)
         return winner if winner is not None and winner.state == "connected" else fresh
 
     async def _machine_token(self, server: ServerConfig, auth: ClientCredentialsAuth, tenant: str) -> str:
-        key = (tenant, server.name)
+        key = (tenant, server.name, server.url or "", auth.client_id)
         async with self._lock((tenant, server.name, "\x00machine")):
             held = self._machine.get(key)
             if held is not None and (held[1] is None or held[1] - self.skew_s > time.time()):
