@@ -109,6 +109,7 @@ def decode_state(value: object) -> GrantState:
 
 def seal_grant(cipher: GrantCipher, grant: UpstreamGrant) -> bytes:
     """The sealed document of a grant (what is not sealed: state, updated_at, version)."""
+    decode_state(grant.state)  # a state no reader accepts is refused at write, not at every read
     doc = {
         "access_token": grant.access_token,
         "token_type": grant.token_type,

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from foldgate.errors import ConflictError
+from foldgate.errors import ConflictError, StoreError
 from foldgate.store.grants.base import (
     SHARED,
     ClientRegistration,
@@ -158,6 +158,12 @@ def test_of_many_concurrent_writers_of_one_version_exactly_one_wins(make_store: 
     assert len(winners) == 1
     assert winners[0].version == 2
     assert stores[0].get_grant("acme", "github", SHARED) == winners[0]
+
+
+def test_an_unknown_state_is_refused_at_write(store: GrantStore) -> None:
+    with pytest.raises(StoreError, match="unknown state"):
+        store.put_grant(grant(state="root"))
+    assert store.get_grant("acme", "github", SHARED) is None
 
 
 def test_delete_is_disconnect(store: GrantStore) -> None:
