@@ -322,3 +322,20 @@ async def test_insufficient_scope_asks_for_consent_with_the_larger_scope(
             assert (await whoami(upstream_client, server))["subject"] == "alice"
         finally:
             await upstream_client.aclose()
+
+
+async def test_the_callback_completes_on_another_instance(
+    upstream: Protected, store: SqliteGrantStore
+) -> None:
+    server = server_config(upstream.url, {"kind": "oauth"})
+    # Instance A answers the connect request; instance B (a fresh process: no memo, no discovery cache)
+    # receives the browser's callback. Everything B needs is in the shared grant store.
+    authorize = await start_consent(context(store), TENANT, server, SHARED_SUBJECT)
+    answer = await consent(authorize, REDIRECT)
+    other = context(store)
+    await finish_consent(other, answer["state"], answer["code"], answer.get("iss"), lambda t, n: server)
+    upstream_client = UpstreamClient(allow_private=True, auth=TokenProvider(context(store)))
+    try:
+        assert (await whoami(upstream_client, server))["subject"] == "alice"
+    finally:
+        await upstream_client.aclose()
