@@ -114,8 +114,9 @@ def _keys() -> tuple[dict[str, Any], ec.EllipticCurvePrivateKey, str]:
 
 
 @contextlib.contextmanager
-def oidc_provider(tmp: Path, scopes: str = SCOPES) -> Iterator[Provider]:
-    """oidc-provider on a free loopback port for the duration of the block."""
+def oidc_provider(tmp: Path, scopes: str = SCOPES, *, access_ttl: int = 300) -> Iterator[Provider]:
+    """oidc-provider on a free loopback port for the duration of the block (access tokens live
+    ``access_ttl`` seconds)."""
     need_provider()
     private, es_key, es_kid = _keys()
     keys_file = tmp / "provider-keys.json"
@@ -124,7 +125,7 @@ def oidc_provider(tmp: Path, scopes: str = SCOPES) -> Iterator[Provider]:
     port = free_port()
     secret = secrets.token_urlsafe(24)
     env = {**os.environ, "PORT": str(port), "KEYS_FILE": str(keys_file), "SCOPES": scopes,
-           "MACHINE_SECRET": secret, "NODE_ENV": "test"}  # fmt: skip
+           "MACHINE_SECRET": secret, "NODE_ENV": "test", "ACCESS_TTL": str(access_ttl)}  # fmt: skip
     with (tmp / "provider.log").open("w") as log:
         proc = subprocess.Popen(
             ["node", str(PROVIDER_DIR / "provider.mjs")], cwd=PROVIDER_DIR, env=env,

@@ -74,6 +74,13 @@ class UpstreamBusyError(UpstreamError):
     code = "upstream_busy"
 
 
+class UpstreamConsentError(UpstreamError):
+    """An OAuth upstream has no usable grant for this caller (never connected, revoked, or a larger
+    scope needed): a person must connect it again; the message names the connect route."""
+
+    code = "upstream_needs_consent"
+
+
 class StoreError(FoldgateError):
     """The catalog store failed to read or write."""
 

@@ -9,6 +9,9 @@
 //   login and consent are oidc-provider's dev interactions, which the tests drive over HTTP;
 // - resource indicators (RFC 8707): every access token is a JWT whose `aud` is the resource the
 //   client asked for, carrying only the scopes SCOPES lists, and lives 5 minutes;
+// - refresh tokens (upstream OAuth tests): issued to clients registered for the refresh_token grant,
+//   rotated on every use (the old one stops working), revocable (RFC 7009); ACCESS_TTL (seconds,
+//   default 300) shortens access tokens so a test sees them expire;
 // - signing keys come from KEYS_FILE (a private JWKS the fixture generated), so tests can also forge
 //   tokens with the provider's own key (expired, wrong audience, ...) and check foldgate refuses them.
 import { readFileSync } from 'node:fs';
@@ -18,6 +21,7 @@ const port = Number(process.env.PORT);
 const issuer = `http://127.0.0.1:${port}`;
 const keys = JSON.parse(readFileSync(process.env.KEYS_FILE, 'utf8'));
 const scopes = (process.env.SCOPES || 'foldgate:read foldgate:write foldgate:destructive').split(' ');
+const accessTTL = Number(process.env.ACCESS_TTL || 300);
 
 const configuration = {
   jwks: keys,
@@ -36,6 +40,7 @@ const configuration = {
     // Open registration is fine on loopback: the MCP SDK registers its user-agent client itself.
     registration: { enabled: true },
     devInteractions: { enabled: true },
+    revocation: { enabled: true },
     resourceIndicators: {
       enabled: true,
       // A client that names no resource gets none (an opaque token foldgate never sees).
@@ -44,15 +49,19 @@ const configuration = {
       getResourceServerInfo: async (_ctx, resourceIndicator) => ({
         scope: scopes.join(' '),
         audience: resourceIndicator,
-        accessTokenTTL: 300,
+        accessTokenTTL: accessTTL,
         accessTokenFormat: 'jwt',
         jwt: { sign: { alg: 'ES256' } },
       }),
     },
   },
   pkce: { required: () => true },
+  // Without offline_access too: an MCP client asks for the resource's scopes, and gets a refresh token
+  // when it registered for the grant.
+  issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
+  rotateRefreshToken: () => true,
   ttl: {
-    AccessToken: 300,
+    AccessToken: accessTTL,
     ClientCredentials: 300,
     AuthorizationCode: 60,
     IdToken: 300,

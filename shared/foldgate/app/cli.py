@@ -157,6 +157,37 @@ def _cmd_hook_secret(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_connect(args: argparse.Namespace) -> int:
+    """Connect an OAuth upstream through a running gateway's admin API: print the URL, wait for it."""
+    # Loaded per command: the CLI starts fast and each command pays only for what it uses.
+    import time
+
+    import httpx2
+
+    from foldgate.auth.secrets import load_secret
+
+    key = load_secret(_token_settings(args), "operator").decode()
+    base, query = args.url.rstrip("/"), {"tenant": args.tenant}
+    with httpx2.Client(base_url=base, headers={"authorization": f"Bearer {key}"}, timeout=30) as api:
+        started = api.post(f"/api/v1/servers/{args.server}/connect", params=query)
+        if started.status_code != 200:
+            print(
+                f"cannot connect {args.server}: {started.json().get('detail', started.text)}", file=sys.stderr
+            )
+            return 1
+        print("Open this URL in a browser, sign in and approve:", file=sys.stderr)
+        print(started.json()["authorization_url"], flush=True)
+        deadline = time.monotonic() + args.timeout
+        while time.monotonic() < deadline:
+            time.sleep(2.0)
+            state = api.get("/api/v1/status", params=query).json().get("auth", {}).get(args.server, {})
+            if state.get("state") == "connected":
+                print(f"{args.server} connected for tenant {args.tenant}", file=sys.stderr)
+                return 0
+    print(f"{args.server}: not connected within {args.timeout:g}s", file=sys.stderr)
+    return 1
+
+
 def _token_time(ts: float | None) -> str:
     # Loaded per command: the CLI starts fast and each command pays only for what it uses.
     import datetime
@@ -301,6 +332,13 @@ def _parser() -> argparse.ArgumentParser:
     trevoke.add_argument("token_id", help="the id shown by create and list")
     trevoke.add_argument("--db", help=db_help)
     trevoke.set_defaults(func=_cmd_token_revoke)
+    connect = sub.add_parser("connect", help="connect an OAuth upstream (prints the URL, waits for consent)")
+    connect.add_argument("server", help="server name in the tenant's config (auth: oauth or per_user)")
+    connect.add_argument("--tenant", default="default", help="tenant id (default: default)")
+    connect.add_argument("--url", default="http://127.0.0.1:8080", help="the running gateway's base URL")
+    connect.add_argument("--timeout", type=float, default=300.0, help="seconds to wait for the consent")
+    connect.add_argument("--db", help=db_help + "; the operator key lives beside it")
+    connect.set_defaults(func=_cmd_connect)
     hook = sub.add_parser(
         "hook-secret", help="print (creating it on first use) a server's local webhook signing secret"
     )

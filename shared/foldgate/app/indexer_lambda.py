@@ -11,7 +11,14 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from foldgate.app.wiring import open_approvals, open_configs, open_embedder, open_store, open_upstream
+from foldgate.app.wiring import (
+    open_approvals,
+    open_configs,
+    open_embedder,
+    open_store,
+    open_upstream,
+    open_upstream_oauth,
+)
 from foldgate.config.settings import Settings
 from foldgate.errors import FoldgateError
 from foldgate.index.indexer import Indexer
@@ -51,7 +58,7 @@ def build_indexer_handler(settings: Settings | None = None) -> LambdaHandler:
     store = open_store(settings)
     indexer = Indexer(
         store,
-        open_upstream(settings),
+        open_upstream(settings, open_upstream_oauth(settings)),
         max_concurrency=settings.index_concurrency,
         approvals=open_approvals(settings),
         embedder=open_embedder(settings),

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from fastapi import FastAPI
 
 from foldgate.app.wiring import (
+    connect_link_secret,
     lazy_embedder,
     open_access,
     open_approvals,
@@ -18,12 +19,15 @@ from foldgate.app.wiring import (
     open_hook_secrets,
     open_results,
     open_sandbox,
+    open_upstream,
+    open_upstream_oauth,
     optional_secret,
 )
 from foldgate.config.settings import Settings
 from foldgate.config.source import ConfigSource, FileConfigSource
 from foldgate.edge.admin import admin_router
 from foldgate.edge.app import create_app
+from foldgate.edge.connect import auth_states, console_connector, oauth_client_router
 from foldgate.edge.console import ConsoleDeps, console_router
 from foldgate.edge.hooks import hooks_router
 from foldgate.errors import FoldgateError
@@ -32,7 +36,6 @@ from foldgate.index.indexer import Indexer, IndexReport
 from foldgate.index.triggers import local_reindexer, local_server_reindexer
 from foldgate.serve.gateway import Gateway
 from foldgate.store.catalog.sqlite import SqliteStore
-from foldgate.upstream.client import UpstreamClient
 
 __all__ = ["LocalGateway", "build_local"]
 
@@ -113,8 +116,10 @@ def build_local(
     """
     store = SqliteStore(settings.sqlite_path)
     holder: list[LocalGateway] = []
-    upstream = UpstreamClient(
-        allow_private=settings.allow_private_upstreams,
+    oauth = open_upstream_oauth(settings)
+    upstream = open_upstream(
+        settings,
+        oauth,
         allow_stdio=True,
         on_change=lambda server: holder[0].upstream_changed(server) if holder else None,
     )
@@ -132,7 +137,7 @@ def build_local(
     )
     operator = optional_secret(settings, "operator")
     reindex = local_reindexer(indexer, configs, published=gateway.invalidate)
-    admin = admin_router(gateway, operator_secret=operator, approvals=approvals, reindex=reindex)
+    admin = admin_router(gateway, operator_secret=operator, approvals=approvals, reindex=reindex, oauth=oauth)
     access = open_access(settings, configs)
     # The console shares the agents' token authority: a revocation there is refused here at once.
     console = console_router(
@@ -142,6 +147,8 @@ def build_local(
             approvals=approvals,
             reindex=reindex,
             tokens=access.authority,
+            connector=console_connector(gateway, oauth) if oauth is not None else None,
+            auth_states=lambda tenant: auth_states(oauth, gateway, tenant),
             config_file=str(configs.path) if isinstance(configs, FileConfigSource) else None,
         )
     )
@@ -158,6 +165,8 @@ def build_local(
         local_server_reindexer(indexer, configs, published=gateway.invalidate), delay_s=change_delay_s
     )
     app.include_router(hooks_router(open_hook_secrets(settings, configs), changes.signal))
+    if oauth is not None:
+        app.include_router(oauth_client_router(gateway, oauth, connect_link_secret(settings)))
     local = LocalGateway(app, gateway, indexer, configs, store, interval_s, changes)
     holder.append(local)
     inner = app.router.lifespan_context

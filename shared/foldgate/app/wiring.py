@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from foldgate.config.settings import Settings
 from foldgate.config.source import ConfigSource, FileConfigSource
@@ -31,11 +31,13 @@ if TYPE_CHECKING:
     from foldgate.store.grants.base import GrantCipher, GrantStore
     from foldgate.store.tokens.base import TokenStore
     from foldgate.upstream.client import UpstreamClient
+    from foldgate.upstream.oauth.context import OAuthContext
 
 log = logging.getLogger(__name__)
 
 __all__ = [
     "build_mcp_app",
+    "connect_link_secret",
     "lazy_embedder",
     "open_access",
     "open_approvals",
@@ -50,6 +52,7 @@ __all__ = [
     "open_store",
     "open_token_store",
     "open_upstream",
+    "open_upstream_oauth",
     "optional_secret",
 ]
 
@@ -104,20 +107,51 @@ def open_results(settings: Settings) -> ResultPager:
     return ResultPager(SqliteResultStore(settings.sqlite_path), ttl_seconds=settings.result_cache_seconds)
 
 
-def open_upstream(settings: Settings) -> UpstreamClient:
-    """The upstream client; in the cloud, servers' ``headers_secret`` come from Parameter Store."""
+def open_upstream_oauth(settings: Settings) -> OAuthContext | None:
+    """foldgate's OAuth client side for upstreams (grant store, secrets, public URL); None, logged,
+    when the grant store cannot open (then OAuth upstreams fail with a clear error, others work)."""
+    # Loaded only where the settings pick this part: a cold start pays for nothing else.
+    from pathlib import Path
+
+    from foldgate.auth.client_secrets import file_secret_reader, ssm_secret_reader
+    from foldgate.upstream.oauth.context import OAuthContext
+
+    try:
+        store = open_grant_store(settings)
+    except ConfigError as exc:
+        log.error("upstream OAuth unavailable: %s", exc.message)
+        return None
+    if settings.config_source == "ssm":
+        reader = ssm_secret_reader(max_age=settings.secrets_cache_seconds)
+    else:
+        reader = file_secret_reader(Path(settings.sqlite_path).parent / "secrets")
+    return OAuthContext(store, reader, settings.public_url, settings.allow_private_upstreams)
+
+
+def connect_link_secret(settings: Settings) -> bytes | None:
+    """The key per-user connect links are signed with: the token HMAC secret (under its own purpose
+    label, see foldgate.auth.connect_links); None when it is not configured (links are then off)."""
+    return optional_secret(settings, "token")
+
+
+def open_upstream(settings: Settings, oauth: OAuthContext | None = None, **options: Any) -> UpstreamClient:
+    """The upstream client; in the cloud, servers' ``headers_secret`` come from Parameter Store; with
+    ``oauth``, OAuth upstreams get their tokens from its grant store. ``options`` go to the client."""
     # Loaded only where the settings pick this part: a cold start pays for nothing else.
     from foldgate.upstream.client import UpstreamClient
+    from foldgate.upstream.oauth.provider import TokenProvider, signed_link_hint
 
+    auth = None
+    if oauth is not None:
+        secret = connect_link_secret(settings)
+        hint = signed_link_hint(secret, settings.public_url) if secret and settings.public_url else None
+        auth = TokenProvider(oauth, hint=hint)
     if settings.config_source == "ssm":
         # Loaded only where the settings pick this part: a cold start pays for nothing else.
         from foldgate.auth.secret_headers import SecretHeaders
 
-        return UpstreamClient(
-            headers=SecretHeaders(max_age=settings.secrets_cache_seconds),
-            allow_private=settings.allow_private_upstreams,
-        )
-    return UpstreamClient(allow_private=settings.allow_private_upstreams)
+        options["headers"] = SecretHeaders(max_age=settings.secrets_cache_seconds)
+    return UpstreamClient(auth=auth, allow_private=settings.allow_private_upstreams, **options)
 
 
 def open_approvals(settings: Settings) -> ApprovalStore:
@@ -320,10 +354,11 @@ def build_mcp_app(settings: Settings, *, reindex: Reindexer | None = None, admin
     catalogs = CatalogCache(open_store(settings), ttl=settings.catalog_cache_seconds)
     # A fresh instance facing an invalid live config serves with the one its catalog was built from.
     configs = open_configs(settings, fallback=catalogs.indexed_config)
+    oauth = open_upstream_oauth(settings)
     gateway = Gateway(
         catalogs,
         configs,
-        open_upstream(settings),
+        open_upstream(settings, oauth),
         results=open_results(settings),
         embedder=lazy_embedder(settings),
         hybrid_weight=settings.hybrid_weight,
@@ -338,13 +373,24 @@ def build_mcp_app(settings: Settings, *, reindex: Reindexer | None = None, admin
     access = open_access(settings, configs)
     if admin_api:
         # Loaded only where the settings pick this part: the CodeFunction serves no console.
+        from foldgate.edge.connect import auth_states, console_connector
         from foldgate.edge.console import ConsoleDeps, console_router
 
         operator = optional_secret(settings, "operator")
         approvals = open_approvals(settings)
-        admin = admin_router(gateway, operator_secret=operator, approvals=approvals, reindex=reindex)
+        admin = admin_router(
+            gateway, operator_secret=operator, approvals=approvals, reindex=reindex, oauth=oauth
+        )
         console = console_router(
-            ConsoleDeps(gateway, operator, approvals=approvals, reindex=reindex, tokens=access.authority)
+            ConsoleDeps(
+                gateway,
+                operator,
+                approvals=approvals,
+                reindex=reindex,
+                tokens=access.authority,
+                connector=console_connector(gateway, oauth) if oauth is not None else None,
+                auth_states=lambda tenant: auth_states(oauth, gateway, tenant),
+            )
         )
     app = create_app(
         gateway,
@@ -354,6 +400,11 @@ def build_mcp_app(settings: Settings, *, reindex: Reindexer | None = None, admin
         console=console,
         allowed_hosts=settings.public_hosts or None,
     )
+    if oauth is not None:
+        # Loaded only where the settings pick this part: a cold start pays for nothing else.
+        from foldgate.edge.connect import oauth_client_router
+
+        app.include_router(oauth_client_router(gateway, oauth, connect_link_secret(settings)))
     if admin_api and settings.indexer_function:
         # Loaded only where the settings pick this part: a cold start pays for nothing else.
         from foldgate.edge.hooks import hooks_router

@@ -133,7 +133,6 @@ class SsmConfigSource(ConfigSource):
     def _absolute_secrets(self, config: TenantConfig, base: str) -> TenantConfig:
         # Resolve secret names now, so the header source needs no tenant context; a name may point only
         # under this tenant's own secrets (never another tenant's or the stack's).
-        own = f"{base}/secrets/"
         servers = []
         for s in config.servers:
             if s.transport == "stdio":
@@ -141,16 +140,22 @@ class SsmConfigSource(ConfigSource):
                     f"invalid tenant config in {base}: server {s.name!r}: transport 'stdio' runs a program "
                     "and is available only in local mode; use streamable_http"
                 )
-            secret = s.headers_secret
-            if secret:
-                path = secret if secret.startswith("/") else own + secret
-                rest = path[len(own) :] if path.startswith(own) else ""
-                if not _SECRET_NAME.match(rest) or ".." in rest.split("/"):
-                    raise ConfigError(
-                        f"invalid tenant config in {base}: server {s.name!r}: headers_secret must name a "
-                        f"parameter under {own} (got {secret!r})"
-                    )
-                s = s.model_copy(update={"headers_secret": path})
+            if s.headers_secret:
+                s = s.model_copy(
+                    update={
+                        "headers_secret": _own_secret(
+                            s.headers_secret, f"server {s.name!r}: headers_secret", base
+                        )
+                    }
+                )
+            # The auth: block's client secret and private key obey the same rule (a tenant must never
+            # have foldgate send the stack's or another tenant's secret to its authorization server).
+            names = {f: getattr(s.auth, f, None) for f in ("client_secret_secret", "private_key_secret")}
+            resolved = {
+                f: _own_secret(v, f"server {s.name!r}: auth.{f}", base) for f, v in names.items() if v
+            }
+            if resolved:
+                s = s.model_copy(update={"auth": s.auth.model_copy(update=resolved)})
             servers.append(s)
         return config.model_copy(update={"servers": servers})
 
@@ -197,6 +202,19 @@ class SsmConfigSource(ConfigSource):
                 if tenant and name == f"{self.tenant_path(tenant)}/config":
                     found.add(tenant)
         return sorted(found)
+
+
+def _own_secret(secret: str, what: str, base: str) -> str:
+    """The absolute parameter name of a tenant's secret; ConfigError unless it is under its own
+    ``{base}/secrets/`` (never another tenant's or the stack's)."""
+    own = f"{base}/secrets/"
+    path = secret if secret.startswith("/") else own + secret
+    rest = path[len(own) :] if path.startswith(own) else ""
+    if not _SECRET_NAME.match(rest) or ".." in rest.split("/"):
+        raise ConfigError(
+            f"invalid tenant config in {base}: {what} must name a parameter under {own} (got {secret!r})"
+        )
+    return path
 
 
 def parameter_json(raw: Any, name: str) -> Any:

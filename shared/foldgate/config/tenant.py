@@ -12,6 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from foldgate.config.oauth import OAuthConfig
+from foldgate.config.upstream_auth import StaticAuth, UpstreamAuth
 from foldgate.errors import ConfigError
 
 __all__ = [
@@ -67,6 +68,11 @@ class ServerConfig(Strict):
         default=None,
         description="Name of a SecureString parameter holding a JSON object of headers (auth tokens).",
     )
+    auth: UpstreamAuth = Field(
+        default_factory=StaticAuth,
+        description="How foldgate authenticates to the upstream: static (headers), oauth, "
+        "client_credentials or per_user.",
+    )
     enabled: bool = True
     quarantined: bool = Field(default=False, description="Hide every tool of this server from agents.")
     trusted: bool = Field(default=True, description="Trusted servers auto-approve their first tool baseline.")
@@ -98,6 +104,12 @@ class ServerConfig(Strict):
                 raise ValueError(f"server {self.name!r}: streamable_http needs an http(s) url")
         elif not self.command:
             raise ValueError(f"server {self.name!r}: stdio needs a command")
+        if self.auth.kind != "static":
+            if self.transport != "streamable_http":
+                raise ValueError(f"server {self.name!r}: auth {self.auth.kind!r} needs streamable_http")
+            if any(h.lower() == "authorization" for h in self.headers):
+                # Two credentials for one request: which one the upstream honours is anyone's guess.
+                raise ValueError(f"server {self.name!r}: auth {self.auth.kind!r} sets Authorization itself")
         return self
 
 

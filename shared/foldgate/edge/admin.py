@@ -19,12 +19,14 @@ from fastapi.responses import JSONResponse, Response
 from fastapi.routing import APIRoute
 from pydantic import BaseModel, ConfigDict, Field
 
+from foldgate.edge.connect import add_connect_routes, auth_states
 from foldgate.errors import ConflictError, FoldgateError, NotFoundError
 from foldgate.index.triggers import Reindexer
 from foldgate.serve.gateway import Gateway
 from foldgate.serve.review import approve_reviewed, held_tools
 from foldgate.serve.views import effective_tier
 from foldgate.store.approvals.base import ApprovalStore
+from foldgate.upstream.oauth.context import OAuthContext
 
 __all__ = ["admin_router"]
 
@@ -114,8 +116,9 @@ def admin_router(
     operator_secret: bytes | None,
     approvals: ApprovalStore | None = None,
     reindex: Reindexer | None = None,
+    oauth: OAuthContext | None = None,
 ) -> APIRouter:
-    """The ``/api/v1`` routes for one gateway."""
+    """The ``/api/v1`` routes for one gateway (with ``oauth``, connecting OAuth upstreams too)."""
     router = APIRouter(
         prefix="/api/v1", route_class=_guarded_route(_operator(operator_secret)), tags=["admin"]
     )
@@ -173,6 +176,8 @@ def admin_router(
                 }
                 for name, s in catalog.servers.items()
             },
+            # OAuth upstreams: connection state and expiry, never a token.
+            "auth": auth_states(oauth, gateway, tenant),
         }
 
     @router.get("/tools", summary="Every tool with its size, tokens, lossiness and deferral decision")
@@ -234,4 +239,6 @@ def admin_router(
         outcome = await reindex(body.tenant) if reindex is not None else {"reindex": "not available"}
         return {"tenant": body.tenant, "approved": sorted(chosen), **outcome}
 
+    if oauth is not None:
+        add_connect_routes(router, gateway, oauth)
     return router

@@ -19,6 +19,7 @@ from foldgate.errors import ConflictError, NotFoundError, StoreError, UpstreamEr
 from foldgate.index.holds import Holds, Scanner, carried_over, hold_unapproved
 from foldgate.index.offerings import OfferingHolds, build_offerings
 from foldgate.index.poison_scan import scan_findings
+from foldgate.model.caller import calling_as
 from foldgate.model.catalog import CatalogVersion, IndexedTool, ServerStatus, new_version_id
 from foldgate.model.listing import fragments_for
 from foldgate.model.naming import assign_names
@@ -237,7 +238,8 @@ class Indexer:
                     )
                     return UpstreamError(f"{server.name}: {exc}")
 
-        results = await asyncio.gather(*(one(s) for s in servers))
+        with calling_as(tenant):  # prompts/resources with the tenant's shared connection
+            results = await asyncio.gather(*(one(s) for s in servers))
         approved = self.approvals.approved(tenant) if self.approvals is not None else None
         listed: dict[str, Offerings | UpstreamError | None] = dict.fromkeys(carry)
         listed.update({s.name: r for s, r in zip(servers, results, strict=True)})
@@ -308,7 +310,8 @@ class Indexer:
         enabled = [s for s in config.servers if s.enabled]
         scope = set(only) if only is not None and previous is not None else None
         servers = enabled if scope is None else [s for s in enabled if s.name in scope]
-        listings = await self.list_servers(servers)
+        with calling_as(tenant):  # OAuth upstreams list with the tenant's shared connection
+            listings = await self.list_servers(servers)
         now = time.time()
         old_by_server: dict[str, list[IndexedTool]] = {}
         if previous is not None:

@@ -26,6 +26,14 @@ class Principal:
     servers: frozenset[str] | None = None
     tier: Tier = "destructive"
     key: str = "*"
+    # The end user behind the credential whatever its scope (an OAuth issuer + subject, opaque), whose
+    # own upstream grants ``per_user`` servers use; None: the credential itself (``key``) is the user.
+    subject: str | None = None
+
+    @property
+    def upstream_subject(self) -> str:
+        """Whose upstream grants this caller uses on ``per_user`` servers."""
+        return self.subject or self.key
 
     def sees(self, tool: IndexedTool, tier: Tier | None = None) -> bool:
         """Whether this caller may see (and so describe, find and call) the tool; ``tier`` is the

@@ -12,6 +12,7 @@ from typing import Any, Protocol
 
 from foldgate.config.tenant import ServerConfig
 from foldgate.errors import NotFoundError, ToolChangedError, ToolPendingApprovalError, UpstreamError
+from foldgate.model.caller import calling_as
 from foldgate.model.catalog import IndexedTool
 from foldgate.serve.results import error_result, json_result
 from foldgate.serve.validation import ValidatorCache
@@ -87,10 +88,12 @@ class ToolCaller:
         if server is None:  # visibility already requires a configured server
             return error_result(NotFoundError(f"unknown tool: {tool.published}"))
         try:
-            # The annotations decide whether a call lost in transit may be sent again.
-            return await self.upstream.call_tool(
-                server, tool.tool.name, arguments or {}, annotations=tool.tool.annotations
-            )
+            # OAuth upstreams use the grant of this tenant and (per_user servers) this end user.
+            with calling_as(view.catalog.tenant, view.principal.upstream_subject):
+                # The annotations decide whether a call lost in transit may be sent again.
+                return await self.upstream.call_tool(
+                    server, tool.tool.name, arguments or {}, annotations=tool.tool.annotations
+                )
         except UpstreamError as exc:
             log.warning("tenant %s: %s", view.catalog.tenant, exc.message)
             return error_result(exc, tool=tool.published)

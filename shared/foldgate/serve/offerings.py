@@ -10,6 +10,7 @@ Resources are read-only, so every tier may list and read them.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -17,6 +18,7 @@ from typing import Any, Final, Protocol, runtime_checkable
 
 from foldgate.config.tenant import ServerConfig
 from foldgate.errors import FoldgateError, NotFoundError, UpstreamError
+from foldgate.model.caller import UpstreamCaller, calling_as
 from foldgate.model.offerings import IndexedItem, Kind
 from foldgate.model.uris import origin_template, origin_uri, publish_uri
 from foldgate.serve.views import TenantView
@@ -63,6 +65,10 @@ class Offered:
         }
         return [i.to_wire() for i in items[kind]]
 
+    def _caller(self) -> contextlib.AbstractContextManager[UpstreamCaller]:
+        # OAuth upstreams use the grant of this tenant and (per_user servers) this end user.
+        return calling_as(self.view.catalog.tenant, self.view.principal.upstream_subject)
+
     @property
     def empty(self) -> bool:
         """Nothing to serve: the capabilities are not declared."""
@@ -74,7 +80,8 @@ class Offered:
         server = self.servers.get(origin[0]) if origin is not None else None
         if origin is None or server is None or not isinstance(upstream, Requester):
             raise NotFoundError(f"Resource not found: {uri}")
-        result = await upstream.request(server, "resources/read", {"uri": origin[1]})
+        with self._caller():
+            result = await upstream.request(server, "resources/read", {"uri": origin[1]})
         contents = result.get("contents")
         if isinstance(contents, list):
             result["contents"] = [_republish(server.name, c) for c in contents]
@@ -102,7 +109,8 @@ class Offered:
         params: dict[str, Any] = {"name": item.upstream_id}
         if arguments:
             params["arguments"] = dict(arguments)
-        result = await upstream.request(self.servers[item.server], "prompts/get", params)
+        with self._caller():
+            result = await upstream.request(self.servers[item.server], "prompts/get", params)
         messages = result.get("messages")
         if isinstance(messages, list):
             for message in messages:
@@ -138,7 +146,8 @@ class Offered:
         if context:
             params["context"] = dict(context)
         try:
-            return await upstream.request(target[0], "completion/complete", params)
+            with self._caller():
+                return await upstream.request(target[0], "completion/complete", params)
         except UpstreamError as exc:
             log.info("completion from %s failed: %s", target[0].name, exc.message)
             return EMPTY_COMPLETION

@@ -23,10 +23,11 @@ from pydantic import TypeAdapter, ValidationError
 from foldgate.config.tenant import ServerConfig
 from foldgate.errors import UpstreamError, UpstreamTimeoutError
 from foldgate.upstream.changes import ChangeListener, change_handler, listen_for_changes
+from foldgate.upstream.credentials import UpstreamAuth, after_refusal, raise_if_refused, resolve_headers
 from foldgate.upstream.net_guard import check_upstream_url_async
 from foldgate.upstream.offerings import Offerings, list_offerings_on, request_of
 from foldgate.upstream.plain_session import PlainSession, RpcError
-from foldgate.upstream.pool import PooledSession, SessionKey, SessionPool, retry_safe
+from foldgate.upstream.pool import AuthRefusedError, PooledSession, SessionKey, SessionPool, retry_safe
 from foldgate.upstream.wire import WireError
 
 __all__ = ["Listing", "Offerings", "UpstreamClient"]  # Offerings re-exported for the indexer
@@ -93,7 +94,9 @@ class UpstreamClient:
     client and MCP session per upstream identity, reused across requests and Lambda invocations);
     stdio servers (local mode only) keep one long-lived session each.
 
-    ``headers`` resolves a server's request headers (e.g. from a secret parameter) at call time.
+    ``headers`` resolves a server's request headers (e.g. from a secret parameter) at call time;
+    ``auth`` adds the OAuth Authorization header of ``auth:`` kinds other than ``static``, for the
+    tenant and subject of :func:`foldgate.model.caller.current_caller` (see :meth:`request_headers`).
     ``allow_private`` lets HTTP upstreams live on loopback/private networks; metadata, link-local and
     other never-legitimate targets are refused either way (``foldgate.upstream.net_guard``).
     ``on_change`` hears the server's name whenever a held session receives a ``list_changed``
@@ -104,11 +107,13 @@ class UpstreamClient:
         self,
         *,
         headers: HeaderSource | None = None,
+        auth: UpstreamAuth | None = None,
         allow_private: bool = True,
         allow_stdio: bool = False,
         on_change: ChangeListener | None = None,
     ) -> None:
         self._headers = headers or (lambda s: s.headers)
+        self._auth = auth
         self._allow_private = allow_private
         # Spawning a process from a tenant's config is for local mode only (foldgate serve / index):
         # in the cloud the child would run with the function's credentials.
@@ -139,9 +144,14 @@ class UpstreamClient:
             await check_upstream_url_async(server.url, allow_private=self._allow_private)
         except UpstreamError as exc:
             raise UpstreamError(f"{server.name}: {exc.message}") from None
-        key = SessionKey.of(server, self._headers(server))
+        key = SessionKey.of(server, await self.request_headers(server))
         async with self._pool.session(key, timeout_s=server.timeout_s) as pooled:
             yield pooled
+
+    async def request_headers(self, server: ServerConfig) -> dict[str, str]:
+        """The one place a server's request headers are resolved: static ones (literal and secret),
+        plus the OAuth Authorization header for the current caller when the server uses OAuth."""
+        return await resolve_headers(server, self._headers(server), self._auth)
 
     async def list_tools(self, server: ServerConfig) -> Listing:
         """Every tool of a server, following pagination cursors; raises UpstreamError on failure."""
@@ -232,17 +242,23 @@ class UpstreamClient:
         self, server: ServerConfig, name: str, arguments: dict[str, Any], idempotent: bool
     ) -> dict[str, Any]:
         for attempt in (1, 2):
-            async with self._pooled(server) as pooled:
-                try:
-                    return await _send_call(await pooled.ready(), name, arguments)
-                except Exception as exc:
-                    refused = pooled.expired  # the upstream refused the session's id: the call did not run
-                    lost = not refused and _lost_in_transit(exc)
-                    if refused or lost:
-                        self._pool.discard(pooled)  # the next attempt (or call) opens a fresh session
-                    if attempt == 2 or not (refused or (lost and idempotent)):
-                        raise
-                    log.info("%s: %s; retrying %s on a new session", server.name, _describe(exc), name)
+            try:
+                async with self._pooled(server) as pooled:
+                    try:
+                        return await _send_call(await pooled.ready(), name, arguments)
+                    except Exception as exc:
+                        raise_if_refused(self._pool, pooled, exc)
+                        # The upstream refused the session's id: the call did not run.
+                        refused = pooled.expired
+                        lost = not refused and _lost_in_transit(exc)
+                        if refused or lost:
+                            self._pool.discard(pooled)  # the next attempt (or call) opens a fresh session
+                        if attempt == 2 or not (refused or (lost and idempotent)):
+                            raise
+                        log.info("%s: %s; retrying %s on a new session", server.name, _describe(exc), name)
+            except AuthRefusedError as exc:
+                # 401/403: the upstream ran nothing, so one more attempt with fresh credentials is safe.
+                await after_refusal(server, self._auth, exc, attempt)
         raise AssertionError("unreachable")  # the second attempt returns or raises
 
     async def list_offerings(self, server: ServerConfig) -> Offerings:
@@ -288,15 +304,19 @@ class UpstreamClient:
                     if server.transport == "stdio":
                         return await run(await self._stdio_session(server))
                     for attempt in (1, 2):
-                        async with self._pooled(server) as pooled:
-                            try:
-                                return await run(await pooled.ready())
-                            except Exception as exc:
-                                lost = _lost_in_transit(exc)
-                                if pooled.expired or lost:
-                                    self._pool.discard(pooled)
-                                if attempt == 2 or not (pooled.expired or (lost and retry)):
-                                    raise
+                        try:
+                            async with self._pooled(server) as pooled:
+                                try:
+                                    return await run(await pooled.ready())
+                                except Exception as exc:
+                                    raise_if_refused(self._pool, pooled, exc)
+                                    lost = _lost_in_transit(exc)
+                                    if pooled.expired or lost:
+                                        self._pool.discard(pooled)
+                                    if attempt == 2 or not (pooled.expired or (lost and retry)):
+                                        raise
+                        except AuthRefusedError as exc:
+                            await after_refusal(server, self._auth, exc, attempt)
                     raise AssertionError("unreachable")  # the second attempt returns or raises
         except TimeoutError as exc:
             waited = timeout_text or f"{what} did not answer within"

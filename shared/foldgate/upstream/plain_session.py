@@ -108,6 +108,9 @@ class PlainSession:
         self.url = url
         self.http = http
         self.expired = False
+        # (status, WWW-Authenticate) of a 401/403 to a request that carried credentials: the upstream
+        # ran nothing, and the OAuth provider may fix the credentials (see foldgate.upstream.credentials).
+        self.auth_refusal: tuple[int, str | None] | None = None
         self.version: str | None = None
         self.session_id: str | None = None
         self.server_capabilities: dict[str, Any] | None = None
@@ -321,6 +324,8 @@ class PlainSession:
         if 300 <= status < 400:
             where = response.headers.get("location", "")[:200]
             raise WireError(f"{what}: HTTP {status} redirect to {where!r} not followed; configure that URL")
+        if status in (401, 403) and "authorization" in response.request.headers:
+            self.auth_refusal = (status, response.headers.get("www-authenticate"))
         body = await _read(response, _ERROR_BODY_BYTES, what, cut=True)
         if had_session and (status == 404 or (status == 400 and b"session" in body[:2000].lower())):
             self.expired = True

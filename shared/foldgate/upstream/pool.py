@@ -51,13 +51,24 @@ from foldgate.upstream.net_guard import guarded_http_client
 from foldgate.upstream.plain_session import PlainSession
 from foldgate.upstream.wire import keep_alive
 
-__all__ = ["IDLE_SECONDS", "PooledSession", "SessionKey", "SessionPool", "retry_safe"]
+__all__ = ["IDLE_SECONDS", "AuthRefusedError", "PooledSession", "SessionKey", "SessionPool", "retry_safe"]
 
 log = logging.getLogger(__name__)
 
 IDLE_SECONDS = 120.0
 # Closing sends the upstream a DELETE for its session; a dead upstream must not stall shutdown.
 _CLOSE_SECONDS = 5.0
+
+
+class AuthRefusedError(UpstreamError):
+    """The upstream answered 401/403 to a request carrying credentials: it ran nothing, so the request
+    may be sent once more with better ones (``foldgate.upstream.oauth.provider`` decides)."""
+
+    def __init__(self, name: str, status: int, challenge: str | None, sent: str | None) -> None:
+        super().__init__(f"{name}: the upstream refused the credentials (HTTP {status})")
+        self.status = status
+        self.challenge = challenge
+        self.sent = sent
 
 
 def retry_safe(annotations: Mapping[str, Any] | None) -> bool:
@@ -112,6 +123,9 @@ class PooledSession:
         self.allow_private = allow_private
         self.era = era
         self.broken = False
+        # (status, WWW-Authenticate) of a 401/403 to a request that carried credentials, seen while
+        # opening the session (once open, the session itself keeps it).
+        self._open_refusal: tuple[int, str | None] | None = None
         self.in_flight = 0
         self.loop = asyncio.get_running_loop()
         self.last_used = self.loop.time()
@@ -144,6 +158,7 @@ class PooledSession:
                 )
         except BaseException as exc:  # the upstream refused or died: report it to waiters
             self._error, self.broken = exc, True
+            self._open_refusal = session.auth_refusal
             await asyncio.shield(session.aclose(timeout_s=_CLOSE_SECONDS))
             if not isinstance(exc, Exception):
                 raise
@@ -189,6 +204,14 @@ class PooledSession:
                 raise self._error
             raise UpstreamError(f"{self.key.name}: no MCP session within {self.timeout_s:g}s")
         return self.session
+
+    def refused(self) -> AuthRefusedError | None:
+        """The credentials refusal this session saw, as the error the client acts on."""
+        refusal = self.session.auth_refusal if self.session is not None else self._open_refusal
+        if refusal is None:
+            return None
+        sent = dict(self.key.headers).get("authorization")
+        return AuthRefusedError(self.key.name, refusal[0], refusal[1], sent)
 
     def negotiated(self) -> _Era | None:
         """The era this session settled on, for the next session to the same key."""
@@ -303,9 +326,12 @@ class SessionPool:
         try:
             try:
                 await pooled.ready()
-            except BaseException:
+            except BaseException as exc:
                 # A remembered era that no longer works (the upstream changed) is renegotiated next time.
                 self._eras.pop(key, None)
+                refused = pooled.refused()
+                if refused is not None:
+                    raise refused from exc
                 raise
             era = pooled.negotiated()
             if era is not None:

@@ -181,3 +181,22 @@ def test_tenant_of_parameter() -> None:
     assert tenant_of_parameter("/foldgate/tenants/acme/config", "/foldgate/") == "acme"
     assert tenant_of_parameter("/foldgate/other/acme", "/foldgate") is None
     assert tenant_of_parameter("/foldgate/tenants/", "/foldgate") is None
+
+
+@pytest.mark.parametrize("field", ["client_secret_secret", "private_key_secret"])
+def test_an_auth_secret_resolves_under_the_tenants_own_secrets_only(
+    ssm: Any, prefix: str, field: str
+) -> None:
+    base = f"{prefix}/tenants/acme"
+    put(ssm, f"{base}/config", {})
+    auth: dict[str, Any] = {"kind": "client_credentials", "client_id": "m2m", "issuer": "https://as.example",
+                            field: "m2m-key"}  # fmt: skip
+    put(ssm, f"{base}/servers/gh", {"url": "https://gh.example/mcp", "auth": auth})
+    server = SsmConfigSource(prefix).get("acme").server("gh")
+    assert server is not None
+    assert getattr(server.auth, field) == f"{base}/secrets/m2m-key"
+    # The stack's own operator key must never be sent to a tenant's authorization server.
+    put(ssm, f"{base}/servers/gh", {"url": "https://gh.example/mcp",
+                                    "auth": {**auth, field: f"{prefix}/secrets/operator-key"}})  # fmt: skip
+    with pytest.raises(ConfigError, match=f"'gh': auth.{field} must name a parameter under"):
+        SsmConfigSource(prefix).get("acme")

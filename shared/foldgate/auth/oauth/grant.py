@@ -90,4 +90,6 @@ def claims_principal(claims: dict[str, Any], tenant: str, config: OAuthConfig) -
         raise InsufficientScopeError("this token grants no foldgate tier", scope=tier_scope(config))
     tier = max(tiers, key=TIER_RANK.__getitem__)
     scope = frozenset(servers) if servers else None
-    return Principal(tenant, scope, tier, _key(claims, tier, scope))
+    who = "\x1f".join(str(claims.get(c, "")) for c in ("iss", "sub"))
+    subject = "oauth-sub-" + hashlib.sha256(who.encode("utf-8")).hexdigest()[:24]
+    return Principal(tenant, scope, tier, _key(claims, tier, scope), subject)

@@ -8,7 +8,7 @@ import contextlib
 import inspect
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,10 +35,11 @@ def _when(epoch: float | None) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(epoch)) if epoch else "never"
 
 
-def _auth_state(server: ServerConfig) -> str:
-    """How the gateway authenticates to this upstream (issue 16 adds ``auth:`` for OAuth)."""
-    if getattr(server, "auth", None) is not None:
-        return "oauth"
+def _auth_state(server: ServerConfig, states: Mapping[str, Mapping[str, Any]]) -> str:
+    """How the gateway authenticates to this upstream, with an OAuth connection's state."""
+    if server.auth.kind != "static":
+        state = states.get(server.name, {}).get("state")
+        return f"{server.auth.kind}: {state}" if state else server.auth.kind
     if server.headers_secret:
         return "headers (secret)"
     if server.headers:
@@ -46,8 +47,16 @@ def _auth_state(server: ServerConfig) -> str:
     return "stdio" if server.transport == "stdio" else "none"
 
 
-def fleet_view(gateway: Gateway, tenant: str, *, can_connect: bool, page: int = 1) -> dict[str, Any]:
-    """Everything the fleet page shows for one tenant (servers ``SERVERS_PER_PAGE`` at a time)."""
+def fleet_view(
+    gateway: Gateway,
+    tenant: str,
+    *,
+    can_connect: bool,
+    page: int = 1,
+    auth_states: Mapping[str, Mapping[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """Everything the fleet page shows for one tenant (servers ``SERVERS_PER_PAGE`` at a time);
+    ``auth_states`` are the OAuth connections' states by server (the status route's ``auth`` block)."""
     error: str | None = None
     try:
         config = gateway.config(tenant)
@@ -72,8 +81,8 @@ def fleet_view(gateway: Gateway, tenant: str, *, can_connect: bool, page: int = 
             "enabled": server.enabled,
             "quarantined": server.quarantined,
             "trusted": server.trusted,
-            "auth": _auth_state(server),
-            "connect": can_connect and server.transport == "streamable_http",
+            "auth": _auth_state(server, auth_states or {}),
+            "connect": can_connect and server.auth.kind in ("oauth", "per_user"),
             "healthy": None if status is None else status.healthy,
             "tools": status.tool_count if status is not None else 0,
             "held": held_by_server.get(server.name, 0),

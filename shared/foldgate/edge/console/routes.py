@@ -4,6 +4,7 @@ and CSRF checks first); handlers only validate their own input and render."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -50,6 +51,8 @@ class ConsoleDeps:
     tokens: TokenAuthority | None = None
     # Issue 16: the upstream OAuth connect flow, wired by the app when it exists.
     connector: Connector | None = None
+    # The OAuth connections' states by server for a tenant (issue 16's status ``auth`` block).
+    auth_states: Callable[[str], dict[str, dict[str, Any]]] | None = None
     # Where a saved config goes: a local file (its path) or, None, the cloud's parameter.
     config_file: str | None = None
     signer: SessionSigner | None = field(init=False, default=None)
@@ -131,7 +134,10 @@ def console_router(deps: ConsoleDeps) -> APIRouter:
             page = int(request.query_params.get("page") or 1)
         except ValueError:
             page = 1
-        model = fleet_view(deps.gateway, tenant, can_connect=deps.connector is not None, page=page)
+        states = deps.auth_states(tenant) if deps.auth_states is not None else None
+        model = fleet_view(
+            deps.gateway, tenant, can_connect=deps.connector is not None, page=page, auth_states=states
+        )
         return _page(request, "fleet.html", tenant, tenants, fleet=model, job=jobs.status(tenant))
 
     @router.post("/fleet/reindex")

@@ -54,15 +54,16 @@ class Console:
 
 @pytest.fixture
 def make_console() -> Callable[..., Any]:
-    """Build a console; ``connector`` and ``tools`` as the test needs."""
+    """Build a console; ``connector``, ``auth_states``, ``tools`` and ``config`` as the test needs."""
 
     def build(**deps_kw: Any) -> Any:
         tools = deps_kw.pop("tools", None) or demo_tools()
+        config = deps_kw.pop("config", None) or demo_config()
 
         async def opened() -> AsyncIterator[Console]:
             store = SqliteStore(":memory:")
             store.publish(catalog_from_tools("default", tools), expected_current=None)
-            configs = StaticConfigSource({"default": demo_config()})
+            configs = StaticConfigSource({"default": config})
             gateway = Gateway(store, configs, RecordingUpstream(), catalog_ttl=0.0)
             tokens = TokenAuthority(SqliteTokenStore(":memory:"), TokenHasher(b"t" * 32))
             reindexed: list[str] = []

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from foldgate.config.tenant import parse_tenant_config
 from foldgate.model.catalog import CatalogVersion
 from tests.unit.edge.console.conftest import OPERATOR_KEY, Console
 
@@ -209,10 +210,20 @@ async def test_reindex_answers_htmx_with_a_progress_fragment_and_plain_forms_wit
         ).status_code == 400
 
 
+def _oauth_fleet() -> Any:
+    """crm and tickets behind OAuth (shared and per-user), plus a static-header server."""
+    servers = [
+        {"name": "crm", "url": "http://127.0.0.1:9/crm/mcp", "auth": {"kind": "oauth"}},
+        {"name": "tickets", "url": "http://127.0.0.1:9/tickets/mcp", "auth": {"kind": "per_user"}},
+        {"name": "docs", "url": "http://127.0.0.1:9/docs/mcp", "headers": {"x-key": "k"}},
+    ]
+    return parse_tenant_config({"servers": servers})
+
+
 async def test_the_connect_button_appears_only_with_a_connector_and_redirects_to_its_url(
     make_console: Any,
 ) -> None:
-    async for c in make_console():
+    async for c in make_console(config=_oauth_fleet()):
         await c.login()
         assert "Connect crm" not in (await c.client.get("/console/fleet")).text
     asked: list[tuple[str, str]] = []
@@ -221,9 +232,15 @@ async def test_the_connect_button_appears_only_with_a_connector_and_redirects_to
         asked.append((tenant, server))
         return "https://auth.example/authorize?x=1" if server == "crm" else "javascript:alert(1)"
 
-    async for c in make_console(connector=connector):
+    states = {"crm": {"kind": "oauth", "state": "needs_consent"}}
+    async for c in make_console(config=_oauth_fleet(), connector=connector, auth_states=lambda t: states):
         csrf = await c.login()
-        assert "Connect crm" in (await c.client.get("/console/fleet")).text
+        fleet = (await c.client.get("/console/fleet")).text
+        assert "Connect crm" in fleet
+        assert "Connect tickets" in fleet
+        assert "Connect docs" not in fleet  # static headers: nothing to connect
+        assert "oauth: needs_consent" in fleet
+        assert "per_user" in fleet
         go = await c.client.post(
             "/console/fleet/connect", data={"csrf": csrf, "tenant": "default", "server": "crm"}
         )

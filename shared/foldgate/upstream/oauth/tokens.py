@@ -1,0 +1,149 @@
+"""The token and revocation endpoints: code exchange, refresh, client credentials, RFC 7009.
+
+Client authentication follows the registration: ``none`` (public client, PKCE), ``client_secret_basic``,
+``client_secret_post``, or ``private_key_jwt`` (RFC 7523, the assertion signed by the SDK's
+``SignedJWTParameters``). Token answers are parsed with the SDK's ``OAuthToken`` model. A refusal keeps
+only the RFC 6749 ``error`` code: ``invalid_grant`` on a refresh means the grant is gone (revoked,
+expired, or a rotated token used twice) and the caller must ask for consent, never retry.
+"""
+
+from __future__ import annotations
+
+import base64
+import time
+from dataclasses import dataclass, replace
+from typing import Any
+from urllib.parse import quote
+
+from foldgate.errors import UpstreamError
+from foldgate.store.grants.base import UpstreamGrant
+from foldgate.upstream.oauth.http import post_form
+
+__all__ = ["ClientAuth", "TokenRefusedError", "grant_from", "request_token", "revoke"]
+
+
+class TokenRefusedError(UpstreamError):
+    """The authorization server refused a token request; ``error`` is its RFC 6749 code."""
+
+    def __init__(self, message: str, *, error: str | None) -> None:
+        super().__init__(message)
+        self.error = error
+
+
+@dataclass(frozen=True, slots=True)
+class ClientAuth:
+    """How foldgate authenticates as a client at the token endpoint (secrets never logged)."""
+
+    client_id: str
+    method: str = "none"
+    client_secret: str | None = None
+    private_key: str | None = None  # PEM, for private_key_jwt
+
+    def __repr__(self) -> str:
+        return f"ClientAuth(client_id={self.client_id!r}, method={self.method!r})"
+
+
+def _jwt_algorithm(pem: str) -> str:
+    # Loaded with the first private_key_jwt client only.
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.hazmat.primitives.serialization import load_pem_private_key
+
+    key = load_pem_private_key(pem.encode(), password=None)
+    return "ES256" if isinstance(key, ec.EllipticCurvePrivateKey) else "RS256"
+
+
+async def _authenticate(
+    client: ClientAuth, form: dict[str, str], audience: str
+) -> tuple[dict[str, str], dict[str, str]]:
+    """The form and headers with the client's credentials applied."""
+    form = {**form}
+    headers: dict[str, str] = {}
+    if client.method == "client_secret_basic" and client.client_secret:
+        pair = f"{quote(client.client_id, safe='')}:{quote(client.client_secret, safe='')}"
+        headers["authorization"] = "Basic " + base64.b64encode(pair.encode()).decode()
+    elif client.method == "client_secret_post" and client.client_secret:
+        form.update(client_id=client.client_id, client_secret=client.client_secret)
+    elif client.method == "private_key_jwt" and client.private_key:
+        # The SDK's RFC 7523 assertion builder; it loads with the first private_key_jwt client.
+        from mcp.client.auth.extensions.client_credentials import SignedJWTParameters
+
+        signer = SignedJWTParameters(
+            issuer=client.client_id,
+            subject=client.client_id,
+            signing_key=client.private_key,
+            signing_algorithm=_jwt_algorithm(client.private_key),
+            lifetime_seconds=120,
+        ).create_assertion_provider()
+        form.update(
+            client_id=client.client_id,
+            client_assertion_type="urn:ietf:params:oauth:client-assertion-type:jwt-bearer",
+            client_assertion=await signer(audience),
+        )
+    elif client.method == "none":
+        form["client_id"] = client.client_id
+    else:
+        raise UpstreamError(f"client authentication {client.method!r} is not supported or lacks its secret")
+    return form, headers
+
+
+async def request_token(
+    token_url: str, form: dict[str, str], client: ClientAuth, *, issuer: str, allow_private: bool
+) -> Any:
+    """POST to the token endpoint; the SDK's ``OAuthToken``, or TokenRefusedError / UpstreamError."""
+    # The SDK's token model loads with the first token request.
+    from mcp.shared.auth import OAuthToken
+    from pydantic import ValidationError
+
+    body, headers = await _authenticate(client, form, issuer)
+    answer = await post_form(token_url, body, allow_private=allow_private, headers=headers)
+    if answer.status != 200:
+        raise TokenRefusedError(
+            f"the authorization server refused the {form.get('grant_type', 'token')} request "
+            f"(HTTP {answer.status}{', ' + answer.error if answer.error else ''})",
+            error=answer.error,
+        )
+    try:
+        return OAuthToken.model_validate(answer.body)
+    except ValidationError:
+        raise UpstreamError("the authorization server's token answer is malformed") from None
+
+
+def grant_from(
+    token: Any,
+    *,
+    tenant: str,
+    server: str,
+    subject: str,
+    issuer: str,
+    resource: str | None,
+    previous: UpstreamGrant | None = None,
+) -> UpstreamGrant:
+    """The grant to store for a token answer; a refresh answer without a new refresh token keeps the
+    old one (RFC 6749 section 6: rotation is the server's choice)."""
+    now = time.time()
+    expires_at = now + token.expires_in if token.expires_in else None
+    refresh = token.refresh_token or (previous.refresh_token if previous is not None else None)
+    fresh = UpstreamGrant(
+        tenant=tenant,
+        server=server,
+        subject=subject,
+        access_token=token.access_token,
+        token_type=token.token_type,
+        refresh_token=refresh,
+        expires_at=expires_at,
+        scope=token.scope or (previous.scope if previous is not None else None),
+        issuer=issuer,
+        resource=resource,
+        state="connected",
+        updated_at=now,
+    )
+    return replace(fresh, version=previous.version) if previous is not None else fresh
+
+
+async def revoke(
+    url: str, token: str, hint: str, client: ClientAuth, *, issuer: str, allow_private: bool
+) -> bool:
+    """RFC 7009: ask the authorization server to revoke ``token``; True when it said 200."""
+    body, headers = await _authenticate(client, {"token": token, "token_type_hint": hint}, issuer)
+    answer = await post_form(url, body, allow_private=allow_private, headers=headers)
+    return answer.status == 200
