@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 from foldgate.search.index import SearchHit
 from foldgate.search.intents import split_intents
@@ -29,7 +29,7 @@ __all__ = [
     "IntentHits",
     "MultiIntentSearcher",
     "Searcher",
-    "intents_answer",
+    "intent_ranks",
     "search_with_intents",
 ]
 
@@ -127,20 +127,12 @@ def search_with_intents(
     return searcher.search(query, limit=limit, allowed=allowed), []
 
 
-def intents_answer(
-    page: list[SearchHit], groups: list[IntentHits], name_of: Callable[[str], str | None]
-) -> list[dict[str, Any]]:
-    """``[{"need", "tools": [name, ...]}]``: each need with the page's tools its own search found.
+def intent_ranks(page: list[SearchHit], groups: list[IntentHits]) -> list[tuple[str, list[int]]]:
+    """Each need with the 1-based positions in ``page`` of the tools its own search found.
 
-    This is what lets an agent see which returned tool serves which part of its request (names as
-    ``name_of`` publishes them; a key it cannot name is left out). A page tool that only the whole
-    request found is in no group. A need with no page tool is kept with an empty list: it tells the
-    agent to search that need again with other words.
+    This is what lets an agent see which returned tool serves which part of its request. A page
+    tool that only the whole request found is in no group. A need with no page tool is kept with an
+    empty list: it tells the agent to search that need again with other words.
     """
-    order = {hit.key: i for i, hit in enumerate(page)}
-    out: list[dict[str, Any]] = []
-    for group in groups:
-        keys = sorted({h.key for h in group.hits if h.key in order}, key=order.__getitem__)
-        names = [name for key in keys if (name := name_of(key)) is not None]
-        out.append({"need": group.intent, "tools": names})
-    return out
+    order = {hit.key: i for i, hit in enumerate(page, 1)}
+    return [(group.intent, sorted({order[h.key] for h in group.hits if h.key in order})) for group in groups]
