@@ -98,10 +98,17 @@ class MultiIntentSearcher:
         if len(intents) <= 1:
             return self.inner.search(query, limit=limit, allowed=allowed), []
         depth = max(limit, _MIN_DEPTH)
-        groups = [IntentHits(i, self.inner.search(i, limit=depth, allowed=allowed)) for i in intents]
+        texts = [*intents, query] if self.whole_weight > 0 else list(intents)
+        many = getattr(self.inner, "search_many", None)
+        if callable(many):
+            # One request, several queries: the hybrid searcher reads its vector matrix once for all.
+            pages: list[list[SearchHit]] = many(texts, limit=depth, allowed=allowed)
+        else:
+            pages = [self.inner.search(text, limit=depth, allowed=allowed) for text in texts]
+        groups = [IntentHits(i, hits) for i, hits in zip(intents, pages, strict=False)]
         lists: list[tuple[float, list[SearchHit]]] = [(1.0, g.hits) for g in groups]
         if self.whole_weight > 0:
-            lists.append((self.whole_weight, self.inner.search(query, limit=depth, allowed=allowed)))
+            lists.append((self.whole_weight, pages[-1]))
         return self._fuse(lists, limit), groups
 
     def _fuse(self, lists: list[tuple[float, list[SearchHit]]], limit: int) -> list[SearchHit]:
