@@ -173,37 +173,20 @@ class HybridSearcher:
         return self.search_many([query], limit=limit, allowed=allowed)[0]
 
     def search_many(
-        self,
-        queries: Sequence[str],
-        *,
-        limit: int = 10,
-        allowed: Callable[[str], bool] | None = None,
-        whole_last: bool = False,
+        self, queries: Sequence[str], *, limit: int = 10, allowed: Callable[[str], bool] | None = None
     ) -> list[list[SearchHit]]:
         """:meth:`search` for several queries of one request (the needs of a multi-need request).
 
         Each query is encoded on its own (see :class:`~foldgate.search.embed.LocalEmbedder`), then all
         are scored against the tool vectors in one matrix product: the 11k x 384 matrix is read once
         per request instead of once per need. ``allowed`` is asked once per tool for the request.
-
-        ``whole_last`` says the last query is the whole request the others were cut from: its vector
-        is then the normalised mean of theirs instead of a fresh encode of the longest text (the
-        costliest one). Measured on the generated multi-intent tuning sets (hybrid, R@5 / R@10):
-        87 tools 0.919 / 0.969 encoded → 0.925 / 0.972 mean; 11,406 tools 0.260 / 0.355 → 0.261 /
-        0.359; its lexical side still reads the whole text.
         """
         texts = [q[:_MAX_QUERY_CHARS] if isinstance(q, str) else "" for q in queries]
         if limit <= 0:
             return [[] for _ in texts]
         if self._matrix is None:
             return [self._lexical.search(t, limit=limit, allowed=allowed) for t in texts]
-        if whole_last and len(texts) > 1:
-            vectors = [self._encode(t) if _WORDY.search(t) else None for t in texts[:-1]]
-            vectors.append(self._mean(vectors) if _WORDY.search(texts[-1]) else None)
-            if vectors[-1] is None and _WORDY.search(texts[-1]):
-                vectors[-1] = self._encode(texts[-1])
-        else:
-            vectors = [self._encode(t) if _WORDY.search(t) else None for t in texts]
+        vectors = [self._encode(t) if _WORDY.search(t) else None for t in texts]
         encoded = [v for v in vectors if v is not None]
         # One row per query: (n x dim) @ (dim x m), transposed.
         columns = iter((self._matrix @ np.stack(encoded, axis=1)).T if encoded else ())
@@ -216,15 +199,6 @@ class HybridSearcher:
             dense = np.ascontiguousarray(next(columns)) if len(encoded) > 1 else self._matrix @ vec
             out.append(self._fused(text, dense, limit, visible))
         return out
-
-    @staticmethod
-    def _mean(vectors: list[npt.NDArray[np.float32] | None]) -> npt.NDArray[np.float32] | None:
-        """The unit mean of the parts' vectors; None if any part has none (then the whole is encoded)."""
-        if not vectors or any(v is None for v in vectors):
-            return None
-        mean = np.mean(np.stack([v for v in vectors if v is not None]), axis=0)
-        norm = float(np.linalg.norm(mean))
-        return (mean / np.float32(norm)).astype(np.float32) if norm > 0 and np.isfinite(norm) else None
 
     def _encode(self, text: str) -> npt.NDArray[np.float32] | None:
         """The query vector, or None (counted as a fallback) when the provider fails on it."""

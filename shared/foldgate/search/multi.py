@@ -101,11 +101,8 @@ class MultiIntentSearcher:
         texts = [*intents, query] if self.whole_weight > 0 else list(intents)
         many = getattr(self.inner, "search_many", None)
         if callable(many):
-            # One request, several queries: the hybrid searcher reads its vector matrix once for all,
-            # and takes the whole request's vector as the mean of its needs' (one encode fewer).
-            pages: list[list[SearchHit]] = many(
-                texts, limit=depth, allowed=allowed, whole_last=self.whole_weight > 0
-            )
+            # One request, several queries: the hybrid searcher reads its vector matrix once for all.
+            pages: list[list[SearchHit]] = many(texts, limit=depth, allowed=allowed)
         else:
             pages = [self.inner.search(text, limit=depth, allowed=allowed) for text in texts]
         groups = [IntentHits(i, hits) for i, hits in zip(intents, pages, strict=False)]

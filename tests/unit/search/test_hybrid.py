@@ -292,22 +292,3 @@ def test_search_many_answers_each_query_as_search_does(tiny_catalog: list[Tool])
         pages = searcher.search_many(queries, limit=4, allowed=allowed)
         assert pages == [searcher.search(q, limit=4, allowed=allowed) for q in queries]
     assert searcher.search_many(["x"], limit=0) == [[]]
-
-
-def test_the_whole_request_takes_the_mean_of_its_needs_vectors(tiny_catalog: list[Tool]) -> None:
-    """With ``whole_last`` the whole request is not encoded again (the longest, costliest text): its
-    vector is the unit mean of its needs' vectors; a need that cannot be encoded brings it back."""
-    provider = FakeEmbedder()
-    searcher, _, _ = _searcher(tiny_catalog, provider)
-    needs = ["read the contents of a file", "commit the changes"]
-    whole = "read the contents of a file, then commit the changes"
-    provider.calls.clear()
-    pages = searcher.search_many([*needs, whole], limit=3, whole_last=True)
-    assert provider.calls == needs
-    mean = provider.encode(needs[0]) + provider.encode(needs[1])
-    pinned = FakeEmbedder(vectors={whole: mean})
-    reference, _, _ = _searcher(tiny_catalog, pinned)
-    assert pages[-1] == reference.search(whole, limit=3)
-    provider.calls.clear()
-    searcher.search_many(["?!", whole], limit=3, whole_last=True)
-    assert provider.calls == [whole]
