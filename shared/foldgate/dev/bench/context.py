@@ -113,12 +113,12 @@ class _Costs:
         """Whether the tool's listed signature is lossy (the deferred listing shows it whole)."""
         return bool(self._indexed[key].lossy)
 
-    def hit_lossy(self, key: str) -> bool:
-        """Whether an agent must describe this tool before calling it from a compact hit."""
+    def hit_lossy(self, key: str, rank: int) -> bool:
+        """Whether an agent must describe this tool before calling it from a compact hit at ``rank``."""
         # Loaded only for the part of this bench that needs it (the serving modules are heavy).
         from foldgate.serve.surfaces.call import needs_describe
 
-        return needs_describe(self._indexed[key])
+        return needs_describe(self._indexed[key], rank)
 
     def describe(self, key: str) -> int:
         """Tokens of one describe_tool answer for this tool (the gateway's exact body)."""
@@ -132,8 +132,8 @@ class _Costs:
             cached = self._describe[key] = self.count(compact(json_result(body)))
         return cached
 
-    def retrieve(self, query: str, searcher: Searcher, limit: int) -> tuple[int, set[str]]:
-        """Tokens of the retrieve_tools answer for ``query`` and the keys it returned."""
+    def retrieve(self, query: str, searcher: Searcher, limit: int) -> tuple[int, dict[str, int]]:
+        """Tokens of the retrieve_tools answer for ``query`` and the rank of each key it returned."""
         # The serving modules load only when this bench counts an answer.
         from foldgate.search.multi import intent_ranks, search_with_intents
         from foldgate.serve.surfaces.call import hit_entry, retrieve_answer, text_result
@@ -144,7 +144,7 @@ class _Costs:
             for rank, h in enumerate(hits, 1)
         ]
         body = retrieve_answer(entries, intent_ranks(hits, groups) if groups else None)
-        return self.count(compact(text_result(body))), {h.key for h in hits}
+        return self.count(compact(text_result(body))), {h.key: rank for rank, h in enumerate(hits, 1)}
 
 
 def run_context_bench(
@@ -171,7 +171,9 @@ def run_context_bench(
         started = time.perf_counter()
         for q in tasks:
             answer, keys = costs.retrieve(q.text, searcher, limit)
-            describes = sum(costs.describe(k) for k in q.relevant if k in keys and costs.hit_lossy(k))
+            describes = sum(
+                costs.describe(k) for k in q.relevant if k in keys and costs.hit_lossy(k, keys[k])
+            )
             spent.append(costs.surface + answer)
             described.append(describes)
             reached += all(k in keys for k in q.relevant)

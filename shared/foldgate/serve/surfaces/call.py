@@ -57,6 +57,10 @@ _SUMMARY_CHARS: Final = 120
 # Signatures longer than this are cut in a compact hit (ending in "…)"): the tool is then described
 # before it is called, like a lossy one.
 _SIGNATURE_CHARS: Final = 160
+# Compact hits past this rank carry no signature (describe_tool gives it): the head of a page is what
+# an agent calls, the tail is there to be found. On the tuning tasks this takes a tail hit from ~67 to
+# ~48 tokens, so a 3,000-token answer holds 40 tools instead of 30 (see the README's context table).
+_SIGNED_HITS: Final = 10
 # A Latin sentence ends before a space; a CJK one right after its mark (no space follows it).
 _SENTENCE_END = re.compile("(?<=[.!?])\\s|(?<=[\u3002\uff01\uff1f])")
 
@@ -77,8 +81,9 @@ def retrieve_tool(default_limit: int) -> dict[str, Any]:
         "name": RETRIEVE_TOOLS_NAME,
         "description": (
             "Search this gateway's tools by what you want to do; pass your whole task. Returns the best "
-            "matches, best first, each with `call_with` (the call_tool_* variant to use) and a compact "
-            "signature (callable from it alone unless it has a ~ or ends in …: describe_tool first). A "
+            "matches, best first, each with `call_with` (the call_tool_* variant to use); the first ten "
+            "with a compact signature (callable from it alone unless it has a ~ or ends in …; else "
+            "describe_tool first). A "
             'task naming several needs ("find X, then email Y") is searched need by need; `intents` then '
             "gives each need with the 1-based positions in `tools` that serve it. Search again with other "
             "words if nothing fits."
@@ -267,27 +272,27 @@ def compact_signature(tool: IndexedTool) -> str:
     return signature[: _SIGNATURE_CHARS - 2].rstrip(", ") + "…)"
 
 
-def needs_describe(tool: IndexedTool) -> bool:
-    """Whether an agent must describe this tool before calling it from a compact hit."""
-    return bool(tool.lossy) or len(tool.tool.name + tool.signature) > _SIGNATURE_CHARS
+def needs_describe(tool: IndexedTool, rank: int = 1) -> bool:
+    """Whether an agent must describe this tool before calling it from a compact hit at ``rank``."""
+    return rank > _SIGNED_HITS or bool(tool.lossy) or len(tool.tool.name + tool.signature) > _SIGNATURE_CHARS
 
 
 def hit_entry(tool: IndexedTool, tier: Tier, rank: int, *, full: bool) -> dict[str, Any]:
     """One retrieve_tools hit: enough to call a flat tool without describing it.
 
-    A compact hit is name, ``call_with``, signature and a one-sentence summary: its position in the
-    answer is its rank, the server is the name's prefix and the tier is in ``call_with``, so rank,
-    server and annotations are left to ``detail: full``. On the tuning tasks (cl100k) this takes a
-    hit from ~75 to ~45 tokens, so twice as many tools fit in the same context.
+    A compact hit is name, ``call_with``, signature (up to rank ``_SIGNED_HITS``) and a one-sentence
+    summary: its position in the answer is its rank, the server is the name's prefix and the tier is
+    in ``call_with``, so rank, server and annotations are left to ``detail: full``. On the tuning
+    tasks (cl100k) this takes a hit from ~75 to ~45-65 tokens, so twice as many tools fit in the
+    same context.
     """
     t = tool.tool
     if not full:
-        return {
-            "name": tool.published,
-            "call_with": VARIANT_OF[tier],
-            "signature": compact_signature(tool),
-            "description": _summary(t.description),
-        }
+        hit: dict[str, Any] = {"name": tool.published, "call_with": VARIANT_OF[tier]}
+        if rank <= _SIGNED_HITS:
+            hit["signature"] = compact_signature(tool)
+        hit["description"] = _summary(t.description)
+        return hit
     entry: dict[str, Any] = {
         "name": tool.published,
         "server": t.server,

@@ -277,6 +277,14 @@ def test_a_compact_hit_is_one_sentence_and_a_bounded_signature() -> None:
         "description": "Search the web for pages.",
     }
     assert not needs_describe(short)
+    # Past the tenth hit the signature is left to describe_tool: the tail is there to be found.
+    tail = hit_entry(short, "read", 11, full=False)
+    assert tail == {
+        "name": "srv__web_search",
+        "call_with": "call_tool_read",
+        "description": entry["description"],
+    }
+    assert needs_describe(short, 11)
     # A Chinese sentence ends at its full stop, with no space after it.
     chinese = _indexed("weather", "\u83b7\u53d6\u5929\u6c14\u3002\u8fd4\u56de\u7ed3\u679c", {})
     assert hit_entry(chinese, "read", 1, full=False)["description"] == "\u83b7\u53d6\u5929\u6c14\u3002"
