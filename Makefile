@@ -177,6 +177,7 @@ bench-tuning: venv model tuning-sets
 	$(BIN)/foldgate bench search --engine hybrid --dense-cache $(TUNING)/dense.json --tools $(TUNING)/cross_catalog.tools.jsonl --queries $(TUNING)/cross_catalog_multi.queries.jsonl
 	$(BIN)/foldgate bench context --tools $(CORPORA)/mcptoolbench-pp/tools.jsonl --queries $(TUNING)/multi_intent.queries.jsonl
 	$(BIN)/foldgate bench context --tools $(CORPORA)/mcpproxy/corpus_v2.tools.json --queries $(CORPORA)/mcpproxy/retrieval_golden_v1.json
+	$(BIN)/foldgate bench context --dense-cache $(TUNING)/dense.json --tools $(TUNING)/cross_catalog.tools.jsonl --queries $(TUNING)/cross_catalog_multi.queries.jsonl
 
 clean:
 	rm -rf $(VENV) .demo demo/node_modules tests/oauth/node_modules $(CONFORMANCE)/node_modules .mypy_cache .ruff_cache .pytest_cache .aws-sam .sam .model $(TUNING)

@@ -92,10 +92,10 @@ def _cmd_bench_search(args: argparse.Namespace) -> int:
 
 def _cmd_bench_context(args: argparse.Namespace) -> int:
     # Loaded per command: the CLI starts fast and each command pays only for what it uses.
-    from foldgate.dev.bench.context import format_context_report, run_context_bench
+    from foldgate.dev.bench.context import DEFAULT_LIMITS, format_context_report, run_context_bench
 
     report = run_context_bench(
-        args.tools, args.queries, limits=args.limit or [5, 10], engine=args.engine,
+        args.tools, args.queries, limits=args.limit or DEFAULT_LIMITS, engine=args.engine,
         model_dir=args.model_dir, dense_cache=args.dense_cache,
     )  # fmt: skip
     print(json.dumps(report) if args.json else format_context_report(report))
@@ -183,7 +183,7 @@ def add_bench_commands(sub: Any) -> None:
     ctx.add_argument("--tools", required=True, help="tools.jsonl, a corpus folder, or an mcpproxy file")
     ctx.add_argument("--queries", required=True, help='tasks: {"query","expected"} jsonl or golden JSON')
     ctx.add_argument(
-        "--limit", type=int, action="append", help="retrieve_tools limit (repeat; default 5, 10)"
+        "--limit", type=int, action="append", help="retrieve_tools limit (repeat; default 5, 10, 20, 30, 40)"
     )
     ctx.add_argument("--engine", choices=["lexical", "dense", "hybrid"], default="hybrid")
     ctx.add_argument("--model-dir", help="local model dir (default: .model/all-MiniLM-L6-v2-int8)")

@@ -28,7 +28,8 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from functools import cached_property
 from typing import Literal
 
 import numpy as np
@@ -62,12 +63,14 @@ _MAX_QUERY_CHARS = 4096
 class _Visible:
     """``allowed`` evaluated lazily per doc and cached for the query (it may be a costly predicate)."""
 
-    __slots__ = ("_allowed", "_keys", "_seen")
+    __slots__ = ("_allowed", "_keys", "_seen", "everything")
 
     def __init__(self, keys: list[str], allowed: Callable[[str], bool] | None) -> None:
         self._keys = keys
         self._allowed = allowed
         self._seen: dict[int, bool] = {}
+        # No predicate: every doc is visible, and the callers take the vectorised shortcuts.
+        self.everything = allowed is None
 
     def __call__(self, doc: int) -> bool:
         if self._allowed is None:
@@ -167,11 +170,39 @@ class HybridSearcher:
         Scores are the fused value in [0, 1]. Never raises: the dense side failing means this query
         is answered exactly as :meth:`SearchIndex.search` would.
         """
-        text = query[:_MAX_QUERY_CHARS] if isinstance(query, str) else ""
+        return self.search_many([query], limit=limit, allowed=allowed)[0]
+
+    def search_many(
+        self, queries: Sequence[str], *, limit: int = 10, allowed: Callable[[str], bool] | None = None
+    ) -> list[list[SearchHit]]:
+        """:meth:`search` for several queries of one request (the needs of a multi-need request).
+
+        Each query is encoded on its own (see :class:`~foldgate.search.embed.LocalEmbedder`), then all
+        are scored against the tool vectors in one matrix product: the 11k x 384 matrix is read once
+        per request instead of once per need. ``allowed`` is asked once per tool for the request.
+        """
+        texts = [q[:_MAX_QUERY_CHARS] if isinstance(q, str) else "" for q in queries]
         if limit <= 0:
-            return []
-        if self._matrix is None or not _WORDY.search(text):
-            return self._lexical.search(text, limit=limit, allowed=allowed)
+            return [[] for _ in texts]
+        if self._matrix is None:
+            return [self._lexical.search(t, limit=limit, allowed=allowed) for t in texts]
+        vectors = [self._encode(t) if _WORDY.search(t) else None for t in texts]
+        encoded = [v for v in vectors if v is not None]
+        # One row per query: (n x dim) @ (dim x m), transposed.
+        columns = iter((self._matrix @ np.stack(encoded, axis=1)).T if encoded else ())
+        visible = _Visible(self._keys, allowed)
+        out: list[list[SearchHit]] = []
+        for text, vec in zip(texts, vectors, strict=True):
+            if vec is None:
+                out.append(self._lexical.search(text, limit=limit, allowed=allowed))
+                continue
+            dense = np.ascontiguousarray(next(columns)) if len(encoded) > 1 else self._matrix @ vec
+            out.append(self._fused(text, dense, limit, visible))
+        return out
+
+    def _encode(self, text: str) -> npt.NDArray[np.float32] | None:
+        """The query vector, or None (counted as a fallback) when the provider fails on it."""
+        assert self._matrix is not None
         try:
             qv = np.asarray(self._provider.encode(text), dtype=np.float32).reshape(-1)
             if qv.shape != (self._matrix.shape[1],) or not np.isfinite(qv).all():
@@ -179,21 +210,71 @@ class HybridSearcher:
         except Exception as exc:  # any provider failure: this query is lexical
             self.fallbacks += 1
             log.debug("dense side failed, answering lexically: %s", exc)
-            return self._lexical.search(text, limit=limit, allowed=allowed)
-        visible = _Visible(self._keys, allowed)
-        dense = self._matrix @ qv
-        # The lexical name boost is sized on visible tools too; it asks through the same cache.
-        position = self._positions
-        lex = (
-            self._lexical.scores(text, allowed=lambda key: visible(position[key]))
-            if self.weight < 1.0
-            else {}
-        )
+            return None
+        return qv
+
+    def _fused(
+        self, text: str, dense: npt.NDArray[np.float32], limit: int, visible: _Visible
+    ) -> list[SearchHit]:
+        lex = self._lexical_vector(text, visible) if self.weight < 1.0 else None
         if self.fusion == "rrf":
             fused = self._rrf(dense, lex, visible)
         else:
             fused = self._minmax(dense, lex, visible)
         return self._page(fused, limit, visible)
+
+    @cached_property
+    def _postings(self) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float64]]:
+        """Every posting's doc number and saturation as arrays, decoded once per catalog version.
+
+        Doc numbers are stored as gaps within each term's slice: a cumulative sum over all postings,
+        less the sum reached before each slice, gives them back (~10 ms on 11k tools, first query).
+        """
+        offsets, gaps, sats = self._lexical.postings
+        starts = np.asarray(offsets, dtype=np.intp)
+        total = np.cumsum(np.asarray(gaps, dtype=np.intp))
+        before = np.concatenate(([0], total))[starts[:-1]]
+        docs = total - np.repeat(before, np.diff(starts))
+        return docs, np.asarray(sats, dtype=np.float64)
+
+    def _lexical_vector(
+        self, text: str, visible: _Visible
+    ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.intp]]:
+        """BM25F score of every doc (as :meth:`SearchIndex.scores`, name boosts included) and the
+        docs that matched, term at a time in numpy rather than posting at a time in Python."""
+        docs, sats = self._postings
+        n = len(self._keys)
+        acc = np.zeros(n, dtype=np.float64)
+        touched = np.zeros(n, dtype=bool)
+        for lo, hi, weight in self._lexical.weighted_terms(text):
+            slice_docs = docs[lo:hi]
+            acc[slice_docs] += sats[lo:hi] * weight
+            touched[slice_docs] = True
+        boosts = self._lexical.name_matches(text)
+        if boosts:
+            # Sized on the tools the caller may see: a hidden tool must not move a visible tool's score.
+            matched = np.flatnonzero(touched)
+            best = self._best_visible(acc, matched, visible) or 1.0
+            for boost, boosted in boosts:
+                if boosted:
+                    acc[boosted] += boost * best
+                    touched[boosted] = True
+        return acc, np.flatnonzero(touched)
+
+    @staticmethod
+    def _best_visible(
+        values: npt.NDArray[np.float64], docs: npt.NDArray[np.intp], visible: _Visible
+    ) -> float:
+        """The largest value among visible ``docs`` (0 when none is visible)."""
+        if not len(docs):
+            return 0.0
+        if visible.everything:
+            return float(values[docs].max())
+        vals = values[docs]
+        for i in np.argsort(-vals, kind="stable").tolist():
+            if visible(int(docs[i])):
+                return float(vals[i])
+        return 0.0
 
     def _dense_order(self, dense: npt.NDArray[np.float32], visible: _Visible, count: int) -> list[int]:
         """The ``count`` best visible docs by cosine (fewer if the catalog has fewer)."""
@@ -208,7 +289,10 @@ class HybridSearcher:
             want *= 4
 
     def _minmax(
-        self, dense: npt.NDArray[np.float32], lex: dict[int, float], visible: _Visible
+        self,
+        dense: npt.NDArray[np.float32],
+        lex: tuple[npt.NDArray[np.float64], npt.NDArray[np.intp]] | None,
+        visible: _Visible,
     ) -> npt.NDArray[np.float32]:
         assert self._present is not None
         n = len(dense)
@@ -221,32 +305,34 @@ class HybridSearcher:
             if not self._complete:
                 dn[~self._present] = 0.0
             fused += np.float32(self.weight) * dn
-        if lex:
-            docs = np.fromiter(lex.keys(), dtype=np.intp, count=len(lex))
-            vals = np.fromiter(lex.values(), dtype=np.float32, count=len(lex))
-            best = next(
-                (float(vals[i]) for i in np.argsort(-vals, kind="stable") if visible(int(docs[i]))), 0.0
-            )
+        if lex is not None and len(lex[1]):
+            acc, docs = lex
+            best = self._best_visible(acc, docs, visible)
             if best > 0:
-                fused[docs] += np.float32((1.0 - self.weight) / best) * vals
+                fused[docs] += (np.float32((1.0 - self.weight) / best) * acc[docs]).astype(np.float32)
         return fused
 
     def _rrf(
-        self, dense: npt.NDArray[np.float32], lex: dict[int, float], visible: _Visible
+        self,
+        dense: npt.NDArray[np.float32],
+        lex: tuple[npt.NDArray[np.float64], npt.NDArray[np.intp]] | None,
+        visible: _Visible,
     ) -> npt.NDArray[np.float32]:
         """Weighted reciprocal rank fusion over visible docs (measured: below min-max here)."""
         fused = np.zeros(len(dense), dtype=np.float32)
         depth = max(self.pool, 100)
         for rank, doc in enumerate(self._dense_order(dense, visible, depth)):
             fused[doc] += self.weight / (_RRF_K + rank + 1)
-        ranked = sorted(lex.items(), key=lambda item: (-item[1], item[0]))
-        rank = 0
-        for doc, _score in ranked:
-            if visible(doc):
-                fused[doc] += (1.0 - self.weight) / (_RRF_K + rank + 1)
-                rank += 1
-                if rank >= depth:
-                    break
+        if lex is not None:
+            acc, docs = lex
+            ranked = docs[np.lexsort((docs, -acc[docs]))].tolist()
+            rank = 0
+            for doc in ranked:
+                if visible(doc):
+                    fused[doc] += (1.0 - self.weight) / (_RRF_K + rank + 1)
+                    rank += 1
+                    if rank >= depth:
+                        break
         return fused
 
     def _page(self, fused: npt.NDArray[np.float32], limit: int, visible: _Visible) -> list[SearchHit]:

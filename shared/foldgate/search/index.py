@@ -127,6 +127,47 @@ class SearchIndex:
             chosen.append(tid)
         return chosen
 
+    def weighted_terms(self, query: str) -> list[tuple[int, int, float]]:
+        """The query's scored terms as ``(lo, hi, weight)``: a slice of :attr:`postings` and its weight.
+
+        A posting's score is its stored saturation times the weight; a doc's BM25F score is the sum
+        over terms. This is what :meth:`scores` adds up, for a caller that adds it up vectorised.
+        """
+        n = len(self._keys)
+        if not isinstance(query, str) or not n:
+            return []
+        offsets = self._offsets
+        unit = (self._config.k1 + 1) / SATURATION_LEVELS
+        out: list[tuple[int, int, float]] = []
+        for tid in self._query_terms(query):
+            lo, hi = offsets[tid], offsets[tid + 1]
+            out.append((lo, hi, math.log(1 + (n - (hi - lo) + 0.5) / (hi - lo + 0.5)) * unit))
+        return out
+
+    @property
+    def postings(self) -> tuple[Sequence[int], Sequence[int], Sequence[int]]:
+        """``(offsets, gaps, saturations)``: term ``t``'s postings are ``[offsets[t], offsets[t+1])``,
+        doc numbers as gaps from the previous posting of the same term (the first from 0)."""
+        return self._offsets, self._gaps, self._saturations
+
+    def name_matches(self, query: str) -> list[tuple[float, list[int]]]:
+        """``(boost, docs)`` pairs of the exact-name and prefix boosts for ``query`` ([] for sentences).
+
+        Each listed doc gains ``boost`` times the best visible lexical score of the query.
+        """
+        cfg = self._config
+        if not isinstance(query, str) or (cfg.exact_name_boost <= 0 and cfg.prefix_boost <= 0):
+            return []
+        form = name_form(query[:_MAX_NAME_CHARS])
+        if not form or form.count(" ") >= _MAX_NAME_WORDS:
+            return []
+        matcher = self._matcher
+        return [
+            (boost, docs(form))
+            for boost, docs in ((cfg.exact_name_boost, matcher.exact), (cfg.prefix_boost, matcher.prefix))
+            if boost > 0
+        ]
+
     def _matched(
         self, query: str, allowed: Callable[[str], bool] | None = None
     ) -> tuple[list[float], set[int]]:

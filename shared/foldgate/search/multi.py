@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 from foldgate.search.index import SearchHit
 from foldgate.search.intents import split_intents
@@ -29,7 +29,7 @@ __all__ = [
     "IntentHits",
     "MultiIntentSearcher",
     "Searcher",
-    "intents_answer",
+    "intent_ranks",
     "search_with_intents",
 ]
 
@@ -98,10 +98,17 @@ class MultiIntentSearcher:
         if len(intents) <= 1:
             return self.inner.search(query, limit=limit, allowed=allowed), []
         depth = max(limit, _MIN_DEPTH)
-        groups = [IntentHits(i, self.inner.search(i, limit=depth, allowed=allowed)) for i in intents]
+        texts = [*intents, query] if self.whole_weight > 0 else list(intents)
+        many = getattr(self.inner, "search_many", None)
+        if callable(many):
+            # One request, several queries: the hybrid searcher reads its vector matrix once for all.
+            pages: list[list[SearchHit]] = many(texts, limit=depth, allowed=allowed)
+        else:
+            pages = [self.inner.search(text, limit=depth, allowed=allowed) for text in texts]
+        groups = [IntentHits(i, hits) for i, hits in zip(intents, pages, strict=False)]
         lists: list[tuple[float, list[SearchHit]]] = [(1.0, g.hits) for g in groups]
         if self.whole_weight > 0:
-            lists.append((self.whole_weight, self.inner.search(query, limit=depth, allowed=allowed)))
+            lists.append((self.whole_weight, pages[-1]))
         return self._fuse(lists, limit), groups
 
     def _fuse(self, lists: list[tuple[float, list[SearchHit]]], limit: int) -> list[SearchHit]:
@@ -127,20 +134,12 @@ def search_with_intents(
     return searcher.search(query, limit=limit, allowed=allowed), []
 
 
-def intents_answer(
-    page: list[SearchHit], groups: list[IntentHits], name_of: Callable[[str], str | None]
-) -> list[dict[str, Any]]:
-    """``[{"need", "tools": [name, ...]}]``: each need with the page's tools its own search found.
+def intent_ranks(page: list[SearchHit], groups: list[IntentHits]) -> list[tuple[str, list[int]]]:
+    """Each need with the 1-based positions in ``page`` of the tools its own search found.
 
-    This is what lets an agent see which returned tool serves which part of its request (names as
-    ``name_of`` publishes them; a key it cannot name is left out). A page tool that only the whole
-    request found is in no group. A need with no page tool is kept with an empty list: it tells the
-    agent to search that need again with other words.
+    This is what lets an agent see which returned tool serves which part of its request. A page
+    tool that only the whole request found is in no group. A need with no page tool is kept with an
+    empty list: it tells the agent to search that need again with other words.
     """
-    order = {hit.key: i for i, hit in enumerate(page)}
-    out: list[dict[str, Any]] = []
-    for group in groups:
-        keys = sorted({h.key for h in group.hits if h.key in order}, key=order.__getitem__)
-        names = [name for key in keys if (name := name_of(key)) is not None]
-        out.append({"need": group.intent, "tools": names})
-    return out
+    order = {hit.key: i for i, hit in enumerate(page, 1)}
+    return [(group.intent, sorted({order[h.key] for h in group.hits if h.key in order})) for group in groups]

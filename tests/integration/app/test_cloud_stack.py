@@ -211,7 +211,9 @@ async def mcp_client_call(stack: Stack, tenant: str, path: str, name: str, args:
 
 async def test_search_surface_and_read_cache_on_dynamodb(stack: Stack, indexed: dict[str, Any]) -> None:
     found = await mcp_client_call(stack, "acme", "/mcp/call", "retrieve_tools", {"query": "echo message"})
-    echo = next(h for h in found.structured_content["tools"] if h["name"] == "everything__echo")
+    # retrieve_tools answers in JSON text only (no structuredContent doubling the hits).
+    hits = json.loads(found.content[0].text)["tools"]  # type: ignore[union-attr]
+    echo = next(h for h in hits if h["name"] == "everything__echo")
     message = "m" * 3000
     args = {"name": "everything__echo", "arguments": {"message": message}}
     cut = await mcp_client_call(stack, "acme", "/mcp/call", echo["call_with"], args)

@@ -12,7 +12,7 @@ from foldgate.model.tool import Tool
 from foldgate.search import SearchIndex, build_search_index
 from foldgate.search.dense import DenseIndex, build_dense_index, dense_text
 from foldgate.search.embed import EmbeddingError, NoEmbedder, Vector
-from foldgate.search.hybrid import DEFAULT_WEIGHT, HybridSearcher
+from foldgate.search.hybrid import DEFAULT_WEIGHT, HybridSearcher, _Visible
 from tests.unit.search.fakes import FakeEmbedder, local_model
 
 
@@ -265,3 +265,30 @@ def test_a_hidden_tool_cannot_move_a_visible_tools_name_boost() -> None:
     weak = index_with("issue create other words").search("create_issue", allowed=only_visible)
     assert [h.key for h in strong] == [h.key for h in weak] == ["a:create_issue"]
     assert strong[0].score == weak[0].score
+
+
+@pytest.mark.parametrize(
+    "query", ["read the contents of a file", "git_commit", "create issue", "list the open issues", "zzz"]
+)
+def test_the_vectorised_lexical_signal_is_the_index_score(tiny_catalog: list[Tool], query: str) -> None:
+    """Hybrid adds BM25F up term at a time in numpy; it must score exactly what the index scores
+    (name boosts included), or fusion would rank differently from the lexical engine it builds on."""
+    searcher, lexical, _ = _searcher(tiny_catalog)
+    for allowed in (None, lambda key: not key.startswith("git:")):
+        expected = lexical.scores(query, allowed=allowed)
+        visible = _Visible(list(lexical.keys), allowed)
+        acc, docs = searcher._lexical_vector(query, visible)
+        assert sorted(docs.tolist()) == sorted(expected)
+        for doc, score in expected.items():
+            assert acc[doc] == pytest.approx(score, rel=1e-12)
+
+
+def test_search_many_answers_each_query_as_search_does(tiny_catalog: list[Tool]) -> None:
+    """The needs of one request are scored in one matrix product; each page is what a search of
+    that need alone returns, whatever else is in the batch (punctuation, a failing need)."""
+    searcher, _, _ = _searcher(tiny_catalog)
+    queries = ["read the contents of a file", "?!", "commit the changes", "open a pull request"]
+    for allowed in (None, lambda key: key != "filesystem:read_file"):
+        pages = searcher.search_many(queries, limit=4, allowed=allowed)
+        assert pages == [searcher.search(q, limit=4, allowed=allowed) for q in queries]
+    assert searcher.search_many(["x"], limit=0) == [[]]

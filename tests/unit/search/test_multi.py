@@ -12,7 +12,7 @@ from foldgate.search import SearchHit, build_search_index
 from foldgate.search.multi import (
     IntentHits,
     MultiIntentSearcher,
-    intents_answer,
+    intent_ranks,
     search_with_intents,
 )
 
@@ -73,19 +73,15 @@ def test_scores_are_fused_ranks_scaled_to_the_best() -> None:
     assert 0 < page[2].score < 1.0
 
 
-def test_intents_answer_names_each_needs_page_tools() -> None:
+def test_intent_ranks_give_each_need_the_positions_of_its_page_tools() -> None:
     page = [SearchHit("a:x", 1.0), SearchHit("b:y", 0.9), SearchHit("c:z", 0.5)]
     groups = [
         IntentHits("first need", [SearchHit("b:y", 3.0), SearchHit("a:x", 2.0), SearchHit("d:w", 1.0)]),
         IntentHits("second need", [SearchHit("d:w", 1.0)]),
     ]
-    names = {"a:x": "a__x", "b:y": "b__y", "c:z": "c__z"}
-    answer = intents_answer(page, groups, names.get)
-    # Page order, only page tools, and a need without a page tool is kept empty (search it again).
-    assert answer == [
-        {"need": "first need", "tools": ["a__x", "b__y"]},
-        {"need": "second need", "tools": []},
-    ]
+    # 1-based page positions in page order, only page tools, and a need without a page tool is kept
+    # empty (search it again).
+    assert intent_ranks(page, groups) == [("first need", [1, 2]), ("second need", [])]
 
 
 def test_search_with_intents_on_a_plain_searcher_shows_no_needs() -> None:

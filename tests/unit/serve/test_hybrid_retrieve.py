@@ -39,7 +39,7 @@ async def retrieve(gateway: Gateway, query: str, **headers: str) -> list[dict[st
         msg = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
                "params": {"name": "retrieve_tools", "arguments": {"query": query, "limit": 3}}}  # fmt: skip
         r = await client.post("/mcp/call", content=json.dumps(msg), headers={**H, **headers})
-        hits: list[dict[str, Any]] = r.json()["result"]["structuredContent"]["tools"]
+        hits: list[dict[str, Any]] = json.loads(r.json()["result"]["content"][0]["text"])["tools"]
         return hits
 
 
@@ -60,6 +60,6 @@ async def test_hybrid_search_still_only_scores_what_the_caller_sees() -> None:
     gateway = hybrid_gateway()
     scoped = Principal("default", frozenset({"tickets"}), "destructive", "t1")
     hits = await gateway.call(scoped, "retrieve_tools", {"query": "delete a contact for good"}, "call")
-    names = [h["name"] for h in hits["structuredContent"]["tools"]]
+    names = [h["name"] for h in json.loads(hits["content"][0]["text"])["tools"]]
     assert names
     assert all(n.startswith("tickets__") for n in names)

@@ -8,11 +8,12 @@ catalog, three ways for an agent to get from nothing to "I can call every tool t
   tools whose signature is lossy (the agent needs the real schema before calling it);
 - **search surface** (``retrieve_tools``): the surface's small ``tools/list``, one ``retrieve_tools``
   answer for the task text at each ``--limit`` (as the gateway renders it: compact hits plus the
-  per-need ``intents`` of a multi-need request); the describes of reached lossy tools are reported
-  apart. A task counts as reached when all of its tools are on that one answer.
+  per-need ``intents`` of a multi-need request); the describes of reached tools whose hit is lossy
+  (lossy or cut signature) are reported apart. A task counts as reached when all of its tools are
+  on that one answer.
 
-Tokens are exact (cl100k by default) over the compact JSON that goes on the wire; a tool result
-carries its body twice (text and structuredContent), which is counted. Printed per task set:
+Tokens are exact (cl100k by default) over the compact JSON that goes on the wire (the answer is built
+by the surface's own functions, so the bench and the gateway cannot drift apart). Printed per task set:
 the mean tokens per task on each surface and the share of tasks whose tools were all reached.
 """
 
@@ -33,11 +34,11 @@ from foldgate.model.policy import decide
 from foldgate.model.token_count import TokenCounter, get_counter
 from foldgate.model.tool import Tool
 from foldgate.search import build_search_index
-from foldgate.search.multi import MultiIntentSearcher, Searcher, intents_answer
+from foldgate.search.multi import MultiIntentSearcher, Searcher
 
 __all__ = ["DEFAULT_LIMITS", "format_context_report", "run_context_bench"]
 
-DEFAULT_LIMITS = (5, 10)
+DEFAULT_LIMITS = (5, 10, 20, 30, 40)
 
 
 def _published(tool: Tool) -> str:
@@ -109,7 +110,15 @@ class _Costs:
         self.surface = count(call_surface_listing(base.tools_limit))
 
     def lossy(self, key: str) -> bool:
+        """Whether the tool's listed signature is lossy (the deferred listing shows it whole)."""
         return bool(self._indexed[key].lossy)
+
+    def hit_lossy(self, key: str, rank: int) -> bool:
+        """Whether an agent must describe this tool before calling it from a compact hit at ``rank``."""
+        # Loaded only for the part of this bench that needs it (the serving modules are heavy).
+        from foldgate.serve.surfaces.call import needs_describe
+
+        return needs_describe(self._indexed[key], rank)
 
     def describe(self, key: str) -> int:
         """Tokens of one describe_tool answer for this tool (the gateway's exact body)."""
@@ -123,24 +132,19 @@ class _Costs:
             cached = self._describe[key] = self.count(compact(json_result(body)))
         return cached
 
-    def retrieve(self, query: str, searcher: Searcher, limit: int) -> tuple[int, set[str]]:
-        """Tokens of the retrieve_tools answer for ``query`` and the keys it returned."""
+    def retrieve(self, query: str, searcher: Searcher, limit: int) -> tuple[int, dict[str, int]]:
+        """Tokens of the retrieve_tools answer for ``query`` and the rank of each key it returned."""
         # The serving modules load only when this bench counts an answer.
-        from foldgate.search.multi import search_with_intents
-        from foldgate.serve.results import json_result
-        from foldgate.serve.surfaces.call import hit_entry
+        from foldgate.search.multi import intent_ranks, search_with_intents
+        from foldgate.serve.surfaces.call import hit_entry, retrieve_answer, text_result
 
         hits, groups = search_with_intents(searcher, query, limit=limit)
-        body: dict[str, Any] = {
-            "query": query,
-            "tools": [
-                hit_entry(self._indexed[h.key], self._indexed[h.key].tier, rank, full=False)
-                for rank, h in enumerate(hits, 1)
-            ],
-        }
-        if groups:
-            body["intents"] = intents_answer(hits, groups, lambda k: self._indexed[k].published)
-        return self.count(compact(json_result(body))), {h.key for h in hits}
+        entries = [
+            hit_entry(self._indexed[h.key], self._indexed[h.key].tier, rank, full=False)
+            for rank, h in enumerate(hits, 1)
+        ]
+        body = retrieve_answer(entries, intent_ranks(hits, groups) if groups else None)
+        return self.count(compact(text_result(body))), {h.key: rank for rank, h in enumerate(hits, 1)}
 
 
 def run_context_bench(
@@ -167,7 +171,9 @@ def run_context_bench(
         started = time.perf_counter()
         for q in tasks:
             answer, keys = costs.retrieve(q.text, searcher, limit)
-            describes = sum(costs.describe(k) for k in q.relevant if k in keys and costs.lossy(k))
+            describes = sum(
+                costs.describe(k) for k in q.relevant if k in keys and costs.hit_lossy(k, keys[k])
+            )
             spent.append(costs.surface + answer)
             described.append(describes)
             reached += all(k in keys for k in q.relevant)

@@ -76,8 +76,7 @@ def _search_surface(tools: list[Tool], count: Callable[[str], int], hits: int = 
     envelope and ``hits`` compact hits of median size over the whole catalog."""
     # The serving modules load only for this figure, not for every token bench.
     from foldgate.model.catalog import IndexedTool
-    from foldgate.serve.results import json_result
-    from foldgate.serve.surfaces.call import call_surface_listing, hit_entry
+    from foldgate.serve.surfaces.call import call_surface_listing, hit_entry, retrieve_answer, text_result
 
     listing = count(call_surface_listing(TenantConfig().tools_limit))
     sizes = []
@@ -85,10 +84,10 @@ def _search_surface(tools: list[Tool], count: Callable[[str], int], hits: int = 
         sig = t.signature
         indexed = IndexedTool(f"{t.server}__{t.name}", t, sig.params, sig.lossy, "", "", 0, 0)
         sizes.append(count(compact(hit_entry(indexed, indexed.tier, 1, full=False))))
-    envelope = count(compact(json_result({"query": "a typical request", "tools": []})))
+    envelope = count(compact(text_result(retrieve_answer([]))))
     median = int(statistics.median(sizes)) if sizes else 0
-    # The hits appear twice on the wire: as text content and as structuredContent.
-    response = envelope + 2 * hits * median
+    # The hits appear once on the wire: retrieve_tools answers in JSON text only.
+    response = envelope + hits * median
     return {"listing_tokens": listing, "hit_tokens_median": median, "retrieve_response_tokens": response,
             "first_search_total": listing + response}  # fmt: skip
 

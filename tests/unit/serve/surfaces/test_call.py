@@ -10,6 +10,9 @@ import httpx2
 import pytest
 
 from foldgate.index.indexer import catalog_from_tools
+from foldgate.model.catalog import IndexedTool
+from foldgate.model.tool import tool_from_wire
+from foldgate.serve.surfaces.call import hit_entry, needs_describe
 from tests.gateway_fixture import demo_config, demo_tools, gateway_client
 from tests.helpers import error_of
 
@@ -28,6 +31,13 @@ async def rpc(client: httpx2.AsyncClient, method: str, params: Any = None, *, pa
     r = await client.post(path, json=msg, headers=headers)
     assert r.status_code == 200, r.text
     body: dict[str, Any] = r.json()
+    return body
+
+
+def answer(result: dict[str, Any]) -> dict[str, Any]:
+    """A retrieve_tools body: carried once, as JSON text (no structuredContent to double it)."""
+    assert "structuredContent" not in result
+    body: dict[str, Any] = json.loads(result["content"][0]["text"])
     return body
 
 
@@ -74,31 +84,40 @@ async def test_initialize_on_the_surface_explains_the_search_workflow() -> None:
 async def test_retrieve_tools_finds_the_tool_and_says_how_to_call_it() -> None:
     async with gateway_client() as (client, *_):
         result = await call(client, "retrieve_tools", {"query": "create a new contact"})
-        hits = result["structuredContent"]["tools"]
+        hits = answer(result)["tools"]
         top = hits[0]
         assert top["name"] == "crm__create_contact"
         assert top["call_with"] == "call_tool_write"
         assert top["signature"].startswith("create_contact(name*:str, email*:str")
-        assert "input_schema" not in top
+        # Compact: the position is the rank, the server is the name's prefix, the tier is call_with.
+        assert set(top) == {"name", "call_with", "signature", "description"}
         full = await call(
             client, "retrieve_tools", {"query": "create a new contact", "detail": "full", "limit": 1}
         )
-        assert full["structuredContent"]["tools"][0]["input_schema"]["required"] == ["name", "email"]
-        assert len(full["structuredContent"]["tools"]) == 1
+        [whole] = answer(full)["tools"]
+        assert whole["input_schema"]["required"] == ["name", "email"]
+        assert whole["server"] == "crm"
+        assert whole["rank"] == 1
 
 
 async def test_a_request_with_several_needs_is_answered_need_by_need() -> None:
     async with gateway_client() as (client, *_):
         query = "Delete the contact for good, then list the support tickets newest first"
-        body = (await call(client, "retrieve_tools", {"query": query, "limit": 2}))["structuredContent"]
-        assert {h["name"] for h in body["tools"]} == {"crm__delete_contact", "tickets__list_tickets"}
+        body = answer(await call(client, "retrieve_tools", {"query": query, "limit": 2}))
+        names = [h["name"] for h in body["tools"]]
+        assert set(names) == {"crm__delete_contact", "tickets__list_tickets"}
+        # Each need names its tools by 1-based position in `tools`; the query is not echoed.
         assert body["intents"] == [
-            {"need": "Delete the contact for good", "tools": ["crm__delete_contact"]},
-            {"need": "list the support tickets newest first", "tools": ["tickets__list_tickets"]},
+            {"need": "Delete the contact for good", "tools": [names.index("crm__delete_contact") + 1]},
+            {
+                "need": "list the support tickets newest first",
+                "tools": [names.index("tickets__list_tickets") + 1],
+            },
         ]
+        assert "query" not in body
         # One need: the answer has no intents (nothing to group, no extra tokens).
         single = await call(client, "retrieve_tools", {"query": "create a new contact"})
-        assert "intents" not in single["structuredContent"]
+        assert "intents" not in answer(single)
 
 
 async def test_annotation_filters() -> None:
@@ -106,9 +125,7 @@ async def test_annotation_filters() -> None:
 
         async def found(**filters: Any) -> set[str]:
             args = {"query": "contact ticket delete create find list update", "limit": 10, **filters}
-            return {
-                h["name"] for h in (await call(client, "retrieve_tools", args))["structuredContent"]["tools"]
-            }
+            return {h["name"] for h in answer(await call(client, "retrieve_tools", args))["tools"]}
 
         everything = await found()
         assert "crm__delete_contact" in everything
@@ -122,7 +139,7 @@ async def test_search_never_finds_what_the_caller_cannot_see() -> None:
     servers = [s.model_copy(update={"quarantined": s.name == "crm"}) for s in config.servers]
     async with gateway_client(config.model_copy(update={"servers": servers})) as (client, _, upstream, _):
         result = await call(client, "retrieve_tools", {"query": "crm create_contact"})
-        assert all(not h["name"].startswith("crm__") for h in result["structuredContent"]["tools"])
+        assert all(not h["name"].startswith("crm__") for h in answer(result)["tools"])
         hidden = await call(client, "call_tool_write", {"name": "crm__create_contact", "arguments": {}})
         missing = await call(client, "call_tool_write", {"name": "crm__no_such_tool", "arguments": {}})
         assert error_of(hidden)["error_type"] == error_of(missing)["error_type"] == "not_found"
@@ -213,10 +230,9 @@ async def test_another_tenants_cache_key_is_exactly_not_found() -> None:
 
 async def test_hits_carry_ranks_and_tools_the_caller_cannot_see_change_nothing() -> None:
     """Raw BM25 scores carry corpus statistics (how many tools mention a word); with hidden tools in
-    the index they would tell a caller about tools it cannot see. Answers carry ranks instead."""
-    from foldgate.model.tool import tool_from_wire
-
-    query = {"query": "find a contact by name"}
+    the index they would tell a caller about tools it cannot see. Answers carry ranks instead (in
+    full detail; a compact answer's order is its ranking)."""
+    query = {"query": "find a contact by name", "detail": "full"}
     async with gateway_client() as (client, *_):
         plain = (await call(client, "retrieve_tools", query))["content"][0]["text"]
     hidden = [
@@ -239,3 +255,45 @@ async def test_hits_carry_ranks_and_tools_the_caller_cannot_see_change_nothing()
     hits = json.loads(plain)["tools"]
     assert [h["rank"] for h in hits] == list(range(1, len(hits) + 1))
     assert all("score" not in h for h in hits)
+
+
+def _indexed(name: str, description: str, properties: dict[str, Any]) -> IndexedTool:
+    tool = tool_from_wire("srv", {"name": name, "description": description, "inputSchema": {
+        "type": "object", "properties": properties}})  # fmt: skip
+    sig = tool.signature
+    return IndexedTool(f"srv__{name}", tool, sig.params, sig.lossy, "", "", 0, 0)
+
+
+def test_a_compact_hit_is_one_sentence_and_a_bounded_signature() -> None:
+    """Compact hits are what lets many tools fit in one answer: the first sentence only, and a long
+    signature cut with a mark that tells the agent to describe the tool before calling it."""
+    long_desc = "Search the web for pages. Then rank them by freshness and return the top ones.\nMore."
+    short = _indexed("web_search", long_desc, {"q": {"type": "string"}})
+    entry = hit_entry(short, "read", 1, full=False)
+    assert entry == {
+        "name": "srv__web_search",
+        "call_with": "call_tool_read",
+        "signature": "web_search(q:str)",
+        "description": "Search the web for pages.",
+    }
+    assert not needs_describe(short)
+    # Past the tenth hit the signature is left to describe_tool: the tail is there to be found.
+    tail = hit_entry(short, "read", 11, full=False)
+    assert tail == {
+        "name": "srv__web_search",
+        "call_with": "call_tool_read",
+        "description": entry["description"],
+    }
+    assert needs_describe(short, 11)
+    # A Chinese sentence ends at its full stop, with no space after it.
+    chinese = _indexed("weather", "\u83b7\u53d6\u5929\u6c14\u3002\u8fd4\u56de\u7ed3\u679c", {})
+    assert hit_entry(chinese, "read", 1, full=False)["description"] == "\u83b7\u53d6\u5929\u6c14\u3002"
+    wide = _indexed("configure", "Set it.", {f"parameter_{i}": {"type": "string"} for i in range(20)})
+    cut = hit_entry(wide, "write", 1, full=False)["signature"]
+    assert cut.endswith("…)")
+    assert len(cut) <= 160
+    assert needs_describe(wide)  # the cut signature is not enough to call it
+    # Full detail keeps the whole signature and description.
+    whole = hit_entry(wide, "write", 1, full=True)
+    assert whole["signature"] == "configure" + wide.signature
+    assert whole["description"] == "Set it."
