@@ -54,10 +54,11 @@ $(DEMO_VENV)/.installed:
 
 demo-deps: $(NODE_BIN)/mcp-server-everything $(DEMO_VENV)/.installed
 
-# The OAuth tests' authorization server: oidc-provider pinned by tests/oauth/package-lock.json.
-OAUTH_STAMP := tests/oauth/node_modules/.installed
-$(OAUTH_STAMP): tests/oauth/package.json tests/oauth/package-lock.json
-	cd tests/oauth && npm ci --no-audit --no-fund --loglevel=error
+# The authorization server of the demo's OAuth-protected upstream and of the OAuth tests: oidc-provider
+# pinned by demo/oauth/package-lock.json.
+OAUTH_STAMP := demo/oauth/node_modules/.installed
+$(OAUTH_STAMP): demo/oauth/package.json demo/oauth/package-lock.json
+	cd demo/oauth && npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
 oauth-deps: $(OAUTH_STAMP)
@@ -100,16 +101,16 @@ chromium: $(CHROMIUM)
 docs-screenshot: venv model demo-deps chromium
 	$(BIN)/python tools/console_screenshot.py docs/console-budget.png
 
-run: venv model demo-deps
+run: venv model demo-deps oauth-deps
 	bash demo/run.sh
 
 lint: venv
-	$(BIN)/ruff check shared tests functions tools
-	$(BIN)/ruff format --check shared tests functions tools
+	$(BIN)/ruff check shared tests functions tools demo
+	$(BIN)/ruff format --check shared tests functions tools demo
 
 format: venv
-	$(BIN)/ruff check --fix shared tests functions tools
-	$(BIN)/ruff format shared tests functions tools
+	$(BIN)/ruff check --fix shared tests functions tools demo
+	$(BIN)/ruff format shared tests functions tools demo
 
 typecheck: venv
 	$(BIN)/mypy
@@ -180,7 +181,7 @@ bench-tuning: venv model tuning-sets
 	$(BIN)/foldgate bench context --dense-cache $(TUNING)/dense.json --tools $(TUNING)/cross_catalog.tools.jsonl --queries $(TUNING)/cross_catalog_multi.queries.jsonl
 
 clean:
-	rm -rf $(VENV) .demo demo/node_modules tests/oauth/node_modules $(CONFORMANCE)/node_modules .mypy_cache .ruff_cache .pytest_cache .aws-sam .sam .model $(TUNING)
+	rm -rf $(VENV) .demo demo/node_modules demo/oauth/node_modules $(CONFORMANCE)/node_modules .mypy_cache .ruff_cache .pytest_cache .aws-sam .sam .model $(TUNING)
 
 # Aggregate search figures on the evaluation-only holdout sets (never tuned on; prints aggregates only).
 bench-holdout: venv model

@@ -1,4 +1,4 @@
-"""A real authorization server for the OAuth tests: oidc-provider (tests/oauth/provider.mjs) on loopback.
+"""A real authorization server for the OAuth tests: oidc-provider (demo/oauth/provider.mjs) on loopback.
 
 The test side generates the provider's signing keys (an ES256 key for access tokens, an RS256 key for
 ID tokens) and hands them over as a private JWKS file, so besides getting real tokens from the
@@ -32,7 +32,7 @@ from jwt.algorithms import ECAlgorithm, RSAAlgorithm
 
 from foldgate.dev.procs import free_port, stop_process
 
-PROVIDER_DIR = Path(__file__).resolve().parent / "oauth"
+PROVIDER_DIR = Path(__file__).resolve().parents[1] / "demo" / "oauth"
 SCOPES = "foldgate:read foldgate:write foldgate:destructive foldgate:server:crm foldgate:server:tickets"
 
 

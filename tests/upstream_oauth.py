@@ -1,5 +1,5 @@
 """Real parts for the upstream OAuth tests: oidc-provider (the upstream's authorization server) and an
-MCP server that requires its tokens (tests/upstreams/protected_mcp.py), both on loopback; plus the
+MCP server that requires its tokens (demo/oauth/protected_mcp.py), both on loopback; plus the
 person who signs in and consents at the provider, driven over HTTP.
 """
 
@@ -22,7 +22,7 @@ from foldgate.dev.procs import free_port, stop_process
 from tests.oauth_provider import Provider, oidc_provider
 from tests.procs import wait_http
 
-SERVER = Path(__file__).resolve().parent / "upstreams" / "protected_mcp.py"
+SERVER = Path(__file__).resolve().parents[1] / "demo" / "oauth" / "protected_mcp.py"
 UPSTREAM_SCOPE = "files:read"
 
 

@@ -1,4 +1,5 @@
 """An upstream MCP server that requires OAuth access tokens: the MCP Python SDK's resource-server support.
+The demo's OAuth-protected upstream (demo/run.sh) and the one the upstream OAuth tests connect to.
 
 Usage: ``python protected_mcp.py <port> <issuer> "<scope> ..."`` serves Streamable HTTP on
 ``http://127.0.0.1:<port>/mcp``. The SDK answers a request without a valid token with 401 and
