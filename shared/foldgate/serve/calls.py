@@ -11,7 +11,13 @@ from collections.abc import Mapping
 from typing import Any, Protocol
 
 from foldgate.config.tenant import ServerConfig
-from foldgate.errors import NotFoundError, ToolChangedError, ToolPendingApprovalError, UpstreamError
+from foldgate.errors import (
+    NotFoundError,
+    ToolChangedError,
+    ToolPendingApprovalError,
+    UpstreamConsentError,
+    UpstreamError,
+)
 from foldgate.model.caller import calling_as
 from foldgate.model.catalog import IndexedTool
 from foldgate.serve.results import error_result, json_result
@@ -96,4 +102,8 @@ class ToolCaller:
                 )
         except UpstreamError as exc:
             log.warning("tenant %s: %s", view.catalog.tenant, exc.message)
-            return error_result(exc, tool=tool.published)
+            extra: dict[str, Any] = {}
+            if isinstance(exc, UpstreamConsentError) and isinstance(exc.details.get("connect_url"), str):
+                # The caller's own connect link, as a field: the edge may offer it as a URL elicitation.
+                extra = {"server": server.name, "connect_url": exc.details["connect_url"]}
+            return error_result(exc, tool=tool.published, **extra)
