@@ -134,7 +134,8 @@ async def test_a_modern_client_is_asked_to_open_the_link_and_its_retry_runs_as_t
     assert len(browser.seen) == 1
     asked = browser.seen[0]
     assert isinstance(asked, types.ElicitRequestURLParams)
-    assert "/oauth/connect?" in asked.url and "files" in asked.message
+    assert "/oauth/connect?" in asked.url
+    assert "files" in asked.message
 
 
 async def test_a_declined_elicitation_ends_in_the_tool_error_not_another_round(setup: Setup) -> None:
@@ -144,7 +145,8 @@ async def test_a_declined_elicitation_ends_in_the_tool_error_not_another_round(s
     assert result.is_error
     assert len(browser.seen) == 1
     text = result.content[0]
-    assert isinstance(text, types.TextContent) and "/oauth/connect?" in text.text
+    assert isinstance(text, types.TextContent)
+    assert "/oauth/connect?" in text.text
 
 
 async def test_a_2025_11_25_client_gets_32042_with_the_link(setup: Setup) -> None:
@@ -156,8 +158,10 @@ async def test_a_2025_11_25_client_gets_32042_with_the_link(setup: Setup) -> Non
         assert error.code == -32042
         assert isinstance(error.data, dict)
         (elicitation,) = error.data["elicitations"]
-        assert elicitation["mode"] == "url" and elicitation["elicitationId"]
-        assert "/oauth/connect?" in elicitation["url"] and elicitation["message"]
+        assert elicitation["mode"] == "url"
+        assert elicitation["elicitationId"]
+        assert "/oauth/connect?" in elicitation["url"]
+        assert elicitation["message"]
         assert browser.seen == []  # -32042 is an answer for the client to act on, not a callback
         await open_link(setup, elicitation["url"], "lee")
         assert subject_of(await agent.call_tool("files__whoami", {})) == "lee"
@@ -173,4 +177,5 @@ async def test_a_client_without_url_elicitation_keeps_the_tool_error(setup: Setu
     assert isinstance(text, types.TextContent)
     body = json.loads(text.text)
     assert body["error_type"] == "upstream_needs_consent"
-    assert body["server"] == "files" and "/oauth/connect?" in body["connect_url"]
+    assert body["server"] == "files"
+    assert "/oauth/connect?" in body["connect_url"]

@@ -78,7 +78,8 @@ def test_the_memo_keeps_the_latest_declaration_per_credential_bounded_and_expiri
     memo.note("t\x1fa", URL_CAPS)
     memo.note("t\x1fb", URL_CAPS)
     memo.note("t\x1fc", URL_CAPS)  # over the bound: the oldest is forgotten
-    assert not memo.url_elicitation("t\x1fa") and memo.url_elicitation("t\x1fc")
+    assert not memo.url_elicitation("t\x1fa")
+    assert memo.url_elicitation("t\x1fc")
     expired = DeclaredCapabilities(seconds=0.0)
     expired.note("t\x1fa", URL_CAPS)
     assert not expired.url_elicitation("t\x1fa")
@@ -97,7 +98,9 @@ def test_note_initialize_reads_only_initialize_requests() -> None:
 
 def test_only_a_consent_error_with_a_web_link_becomes_an_elicitation() -> None:
     needed = consent_needed(consent_result())
-    assert needed is not None and needed.url == LINK and needed.server == "crm"
+    assert needed is not None
+    assert needed.url == LINK
+    assert needed.server == "crm"
     assert needed.elicitation_id == consent_needed(consent_result()).elicitation_id  # type: ignore[union-attr]
     assert consent_needed(consent_result("javascript:alert(1)")) is None
     assert consent_needed(consent_result(None)) is None
@@ -109,7 +112,8 @@ def test_elicitation_params_validate_against_the_sdk_types_of_each_era() -> None
     who = Principal("default", key="k1")
     CLIENTS.note(who.stamp, URL_CAPS)
     kind, error = elicitation_for(consent_result(), "2025-11-25", {}, who) or ("", {})
-    assert kind == "error" and error["code"] == types.URL_ELICITATION_REQUIRED
+    assert kind == "error"
+    assert error["code"] == types.URL_ELICITATION_REQUIRED
     (params,) = error["data"]["elicitations"]
     assert types.ElicitRequestURLParams.model_validate(params).elicitation_id
     meta = {"_meta": {"io.modelcontextprotocol/clientCapabilities": URL_CAPS}}
@@ -118,7 +122,8 @@ def test_elicitation_params_validate_against_the_sdk_types_of_each_era() -> None
     model = types.InputRequiredResult.model_validate(result)
     assert model.input_requests is not None
     (request,) = model.input_requests.values()
-    assert isinstance(request, types.ElicitRequest) and request.params.url == LINK  # type: ignore[union-attr]
+    assert isinstance(request, types.ElicitRequest)
+    assert request.params.url == LINK
 
 
 def _call(meta: dict[str, Any] | None = None, **extra: Any) -> dict[str, Any]:
@@ -152,7 +157,8 @@ async def _both(
 
     monkeypatch.setattr(endpoint, "plain_request", spy)
     plain = await client.post("/mcp/all", json=body, headers=headers)
-    assert taken and taken[-1] is not None, "the plain path declined the request"
+    assert taken, "the request never reached the edge"
+    assert taken[-1] is not None, "the plain path declined the request"
     monkeypatch.setattr(endpoint, "plain_request", lambda raw, request: None)
     sdk = await client.post("/mcp/all", json=body, headers=headers)
     monkeypatch.setattr(endpoint, "plain_request", real)
@@ -192,7 +198,8 @@ async def test_both_edges_keep_the_tool_error_in_the_handshake_era_otherwise(
         plain, sdk = await _both(client, monkeypatch, _call(), {**H, "mcp-protocol-version": version})
         assert plain == sdk
         body = json.loads(plain["result"]["content"][0]["text"])
-        assert body["error_type"] == "upstream_needs_consent" and body["connect_url"] == LINK
+        assert body["error_type"] == "upstream_needs_consent"
+        assert body["connect_url"] == LINK
 
 
 async def test_both_edges_answer_input_required_at_2026_07_28_when_meta_declares_url_mode(
@@ -205,7 +212,8 @@ async def test_both_edges_answer_input_required_at_2026_07_28_when_meta_declares
         result = plain["result"]
         assert result["resultType"] == "input_required"
         (request,) = result["inputRequests"].values()
-        assert request["method"] == "elicitation/create" and request["params"]["url"] == LINK
+        assert request["method"] == "elicitation/create"
+        assert request["params"]["url"] == LINK
 
         undeclared, sdk_undeclared = await _both(
             client, monkeypatch, _call(_modern_meta({})), _modern_headers()
