@@ -1,9 +1,10 @@
 """URL-mode elicitation for a ``per_user`` upstream the caller has not connected yet.
 
 The call path answers such a call with a tool error (``error_type: upstream_needs_consent``) carrying
-a signed connect link (``connect_url``). Where the client declared URL-mode elicitation, both MCP
-edges (the SDK glue and the SDK-free plain path) turn that error into the protocol's own request to
-open the link, per protocol era:
+a signed connect link (``connect_url``), and notes the link it signed (:mod:`foldgate.serve.consent`:
+a link is never taken from a result, which an upstream could forge). Where the client declared
+URL-mode elicitation, both MCP edges (the SDK glue and the SDK-free plain path) turn that error into
+the protocol's own request to open the link, per protocol era:
 
 * **2025-11-25** (the only handshake version with URL mode): the JSON-RPC error ``-32042``
   (URLElicitationRequiredError) with ``data.elicitations: [{mode: "url", elicitationId, url,
@@ -31,7 +32,7 @@ import hashlib
 import json
 import time
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -39,6 +40,7 @@ from foldgate.edge.jsonrpc import CLIENT_CAPABILITIES_META
 from foldgate.edge.protocol import MODERN_PROTOCOL_VERSIONS
 from foldgate.errors import UpstreamConsentError
 from foldgate.model.principal import Principal
+from foldgate.serve.consent import ConsentLink
 from foldgate.serve.results import error_body
 
 __all__ = [
@@ -133,16 +135,18 @@ class ConsentNeeded:
         return params
 
 
-def consent_needed(result: Any) -> ConsentNeeded | None:
-    """The connect request inside a gateway-made consent error result, else None."""
+def consent_needed(result: Any, links: Sequence[ConsentLink]) -> ConsentNeeded | None:
+    """The connect request of a consent error result, when its link is one the call path signed
+    during this request (``links``, see :mod:`foldgate.serve.consent`), else None. A result alone
+    never suffices: an upstream can return text that looks exactly like foldgate's consent error."""
     body = error_body(result) if isinstance(result, dict) else None
     if body is None or body.get("error_type") != UpstreamConsentError.code:
         return None
-    url, server = body.get("connect_url"), body.get("server")
-    if not isinstance(url, str) or not url.startswith(("https://", "http://")) or not isinstance(server, str):
+    link = next((k for k in links if k.url == body.get("connect_url")), None)
+    if link is None or not link.url.startswith(("https://", "http://")):
         return None
-    message = f"Connect your own {server} account to let this call run, then retry."
-    return ConsentNeeded(server, url, message)
+    message = f"Connect your own {link.server} account to let this call run, then retry."
+    return ConsentNeeded(link.server, link.url, message)
 
 
 def _modern_declares(params: Mapping[str, Any]) -> bool:
@@ -151,12 +155,16 @@ def _modern_declares(params: Mapping[str, Any]) -> bool:
 
 
 def elicitation_for(
-    result: Any, version: str, params: Mapping[str, Any], principal: Principal
+    result: Any,
+    links: Sequence[ConsentLink],
+    version: str,
+    params: Mapping[str, Any],
+    principal: Principal,
 ) -> tuple[str, dict[str, Any]] | None:
-    """How to answer a ``tools/call`` whose ``result`` is a consent error, when the client takes URL
-    elicitation: ``("error", <JSON-RPC error object>)`` at 2025-11-25, ``("result",
-    <InputRequiredResult>)`` at 2026-07-28; None to answer ``result`` itself."""
-    needed = consent_needed(result)
+    """How to answer a ``tools/call`` whose ``result`` is a consent error with one of ``links``, when
+    the client takes URL elicitation: ``("error", <JSON-RPC error object>)`` at 2025-11-25,
+    ``("result", <InputRequiredResult>)`` at 2026-07-28; None to answer ``result`` itself."""
+    needed = consent_needed(result, links)
     if needed is None:
         return None
     if version in MODERN_PROTOCOL_VERSIONS:

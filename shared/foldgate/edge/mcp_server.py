@@ -25,6 +25,7 @@ from foldgate.edge.protocol import SERVER_NAME
 from foldgate.errors import UpstreamError
 from foldgate.model.listing import instructions_text
 from foldgate.model.principal import Principal
+from foldgate.serve.consent import collecting
 from foldgate.serve.gateway import Gateway
 from foldgate.serve.offerings import Offered
 from foldgate.serve.results import error_result
@@ -137,9 +138,11 @@ def build_mcp_server(gateway: Gateway) -> Server[Any]:
         ctx: Any, params: types.CallToolRequestParams
     ) -> types.CallToolResult | types.InputRequiredResult:
         scope = _scope()
-        result = await gateway.call(scope.principal, params.name, params.arguments, scope.surface)
+        with collecting() as links:
+            result = await gateway.call(scope.principal, params.name, params.arguments, scope.surface)
         # A per_user upstream the caller has not connected: URL-mode elicitation where the client takes it.
-        asked = elicitation_for(result, ctx.protocol_version, _wire_params(ctx, params), scope.principal)
+        wire = _wire_params(ctx, params)
+        asked = elicitation_for(result, links, ctx.protocol_version, wire, scope.principal) if links else None
         if asked is not None and asked[0] == "error":
             data = asked[1]["data"]["elicitations"]
             raise UrlElicitationRequiredError(

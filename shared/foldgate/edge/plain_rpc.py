@@ -29,6 +29,7 @@ from foldgate.edge.jsonrpc import PlainRequest
 from foldgate.edge.protocol import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS, SERVER_NAME
 from foldgate.errors import UpstreamError
 from foldgate.model.principal import Principal
+from foldgate.serve.consent import collecting
 from foldgate.serve.gateway import Gateway
 from foldgate.serve.results import error_result
 
@@ -71,13 +72,10 @@ async def answer(req: PlainRequest, gateway: Gateway, principal: Principal, surf
         await _send(send, 202, b"")
         return
     try:
-        result = await _result(req, gateway, principal, surface)
+        with collecting() as links:
+            result = await _result(req, gateway, principal, surface)
         # A per_user upstream the caller has not connected: URL-mode elicitation where the client takes it.
-        asked = (
-            elicitation_for(result, req.version, req.params, principal)
-            if req.method == "tools/call"
-            else None
-        )
+        asked = elicitation_for(result, links, req.version, req.params, principal) if links else None
     except Exception:  # a gateway bug must not become a 500 without a JSON-RPC answer
         log.exception("plain %s failed", req.method)
         error = {"code": -32603, "message": "Internal error"}
