@@ -11,6 +11,8 @@ Pins, per protocol era:
   ``-32042`` whose ``data.elicitations`` carries the mode, an ``elicitationId``, the link and a
   message; after consenting through that link the same call succeeds.
 * Clients without URL elicitation keep the tool error with the link, in both eras.
+* A per_user server nobody shared is listed from its declared tools (status: ``declared``), and its
+  declared tool is callable once the user connects through the elicitation.
 """
 
 from __future__ import annotations
@@ -38,7 +40,13 @@ from tests.upstream_oauth import Protected, consent, protected_upstream
 
 pytestmark = pytest.mark.e2e
 
-USERS = ("modern", "declines", "legacy", "plain", "plain-legacy")
+USERS = ("modern", "declines", "legacy", "plain", "plain-legacy", "notes")
+# A second per_user server on the same upstream that nobody shared: listed from its declaration.
+NOTES = {
+    "name": "whoami",
+    "description": "Who the upstream thinks you are.",
+    "inputSchema": {"type": "object"},
+}
 
 
 @dataclass
@@ -46,6 +54,7 @@ class Setup:
     base: str
     upstream: Protected
     tokens: dict[str, str]  # user -> agent token
+    operator: dict[str, str]  # the operator's credential header
 
 
 def _token(db: Path, label: str) -> str:
@@ -65,7 +74,8 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
         with ExitStack() as stack:
             upstream = stack.enter_context(protected_upstream(tmp))
             files = {"name": "files", "url": upstream.url, "auth": {"kind": "per_user"}}
-            config = {"direct_tool_response_mode": "full", "servers": [files]}
+            notes = {"name": "notes", "url": upstream.url, "auth": {"kind": "per_user", "tools": [NOTES]}}
+            config = {"direct_tool_response_mode": "full", "servers": [files, notes]}
             base = stack.enter_context(foldgate_serve(config, tmp, "--interval", "600"))
             operator = {"authorization": f"Bearer {(tmp / 'operator.key').read_text().strip()}"}
             started = httpx2.post(f"{base}/api/v1/servers/files/connect", params={"tenant": "default"},
@@ -75,7 +85,7 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
             answer = asyncio.run(consent(started.json()["authorization_url"], callback, "ops"))
             assert httpx2.get(callback, params=answer, timeout=30).status_code == 200
             httpx2.post(f"{base}/api/v1/reindex", json={"tenant": "default"}, headers=operator, timeout=60)
-            yield Setup(base, upstream, tokens)
+            yield Setup(base, upstream, tokens, operator)
     finally:
         if saved is None:
             os.environ.pop("FOLDGATE_AUTH_REQUIRED", None)
@@ -179,3 +189,19 @@ async def test_a_client_without_url_elicitation_keeps_the_tool_error(setup: Setu
     assert body["error_type"] == "upstream_needs_consent"
     assert body["server"] == "files"
     assert "/oauth/connect?" in body["connect_url"]
+
+
+async def test_a_server_nobody_shared_is_listed_from_its_declaration_and_callable_after_consent(
+    setup: Setup,
+) -> None:
+    status = httpx2.get(f"{setup.base}/api/v1/status", params={"tenant": "default"}, headers=setup.operator)
+    servers = status.json()["servers"]
+    assert servers["notes"]["listing"] == "declared"
+    assert servers["files"]["listing"] == "fetched"
+    browser = Browser(setup, "nora")
+    async with client(setup, "notes", browser=browser) as agent:
+        listed = {t.name for t in (await agent.list_tools()).tools}
+        assert "notes__whoami" in listed
+        result = await agent.call_tool("notes__whoami", {})
+    assert subject_of(result) == "nora"
+    assert len(browser.seen) == 1
