@@ -139,13 +139,13 @@ def open_upstream(settings: Settings, oauth: OAuthContext | None = None, **optio
     ``oauth``, OAuth upstreams get their tokens from its grant store. ``options`` go to the client."""
     # Loaded only where the settings pick this part: a cold start pays for nothing else.
     from foldgate.upstream.client import UpstreamClient
-    from foldgate.upstream.oauth.provider import TokenProvider, signed_link_hint
+    from foldgate.upstream.oauth.provider import TokenProvider, signed_link
 
     auth = None
     if oauth is not None:
         secret = connect_link_secret(settings)
-        hint = signed_link_hint(secret, settings.public_url) if secret and settings.public_url else None
-        auth = TokenProvider(oauth, hint=hint)
+        link = signed_link(secret, settings.public_url) if secret and settings.public_url else None
+        auth = TokenProvider(oauth, link=link)
     if settings.config_source == "ssm":
         # Loaded only where the settings pick this part: a cold start pays for nothing else.
         from foldgate.auth.secret_headers import SecretHeaders

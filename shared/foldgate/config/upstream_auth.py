@@ -8,7 +8,7 @@ A discriminated union on ``kind``:
 * ``client_credentials``: machine to machine, a client secret or a private key (``private_key_jwt``)
   read from a secret parameter, never written in the config;
 * ``per_user``: like ``oauth`` but each end user (the inbound principal's subject) connects their own
-  account; listing uses the shared connection when there is one.
+  account; listing uses the shared connection when there is one, else the declared ``tools``.
 
 Every URL here is hostile input: https only, except ``http`` on loopback where the config source
 allows loopback (local files and tests; the cloud source does not).
@@ -21,6 +21,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
+from foldgate.config.declared_tools import MAX_DECLARED_TOOLS, DeclaredTool, check_declared
 from foldgate.config.oauth import _check_url
 
 __all__ = [
@@ -93,9 +94,20 @@ class OAuthAuth(CodeFlowAuth):
 
 class PerUserAuth(CodeFlowAuth):
     """Each end user connects their own upstream account (the grant of the inbound principal's
-    subject); the indexer lists tools with the shared connection an operator made."""
+    subject); the indexer lists tools with the shared connection an operator made, or, while there is
+    none, publishes the declared ``tools`` (see :mod:`foldgate.config.declared_tools`)."""
 
     kind: Literal["per_user"] = "per_user"
+    tools: list[DeclaredTool] | None = Field(
+        default=None,
+        max_length=MAX_DECLARED_TOOLS,
+        description="Tools to publish while no shared connection can list the real ones.",
+    )
+
+    @field_validator("tools")
+    @classmethod
+    def _check_tools(cls, value: list[DeclaredTool] | None) -> list[DeclaredTool] | None:
+        return check_declared(value)
 
 
 class ClientCredentialsAuth(_Strict):

@@ -173,6 +173,7 @@ def admin_router(
                     "error": s.error,
                     "checked_at": s.checked_at,
                     "indexed_at": s.indexed_at,
+                    "listing": "declared" if s.declared else "fetched",
                 }
                 for name, s in catalog.servers.items()
             },

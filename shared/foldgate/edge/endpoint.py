@@ -19,6 +19,7 @@ from starlette.responses import Response
 from starlette.types import Message, Receive, Scope, Send
 
 from foldgate.edge.access import Access, RateLimited
+from foldgate.edge.elicitation import note_initialize
 from foldgate.edge.fast_path import plain_tools_list, send_listing
 from foldgate.edge.guard import BATCH_REFUSAL, is_batch, method_not_allowed, shielded
 from foldgate.edge.hosts import HostPolicy
@@ -117,6 +118,9 @@ class McpEndpoint:
             status = 404 if exc.code == "not_found" else 400
             await jsonrpc_error(status, -32600, exc.message)(scope, receive, send)
             return
+        # A handshake-era initialize declares the client's capabilities once; the stateless edge keeps
+        # whether they include URL elicitation for this credential (edge/elicitation.py).
+        note_initialize(body, principal)
         if await self._plain(request, body, principal, send):
             return
         sdk = self._sdk()

@@ -14,14 +14,18 @@ from typing import Any
 
 import mcp_types as types
 from mcp.server.lowlevel import Server
+from mcp.shared.exceptions import UrlElicitationRequiredError
 from pydantic import ValidationError
 
 from foldgate import __version__
+from foldgate.edge.elicitation import elicitation_for
+from foldgate.edge.jsonrpc import CLIENT_CAPABILITIES_META
 from foldgate.edge.mcp_offerings import offering_handlers, set_logging_level
 from foldgate.edge.protocol import SERVER_NAME
 from foldgate.errors import UpstreamError
 from foldgate.model.listing import instructions_text
 from foldgate.model.principal import Principal
+from foldgate.serve.consent import collecting
 from foldgate.serve.gateway import Gateway
 from foldgate.serve.offerings import Offered
 from foldgate.serve.results import error_result
@@ -91,6 +95,19 @@ def _scope() -> RequestScope:
     return scope
 
 
+def _wire_params(ctx: Any, params: types.CallToolRequestParams) -> dict[str, Any]:
+    """The call's params as on the wire: ``_meta`` (2026-07-28 client capabilities, read from the
+    session, which the SDK fills from the envelope) and ``inputResponses``."""
+    wire: dict[str, Any] = {}
+    caps = ctx.session.client_capabilities
+    if caps is not None:
+        declared = caps.model_dump(by_alias=True, exclude_none=True, mode="json")
+        wire["_meta"] = {CLIENT_CAPABILITIES_META: declared}
+    if params.input_responses:
+        wire["inputResponses"] = dict(params.input_responses)
+    return wire
+
+
 def build_mcp_server(gateway: Gateway) -> Server[Any]:
     """The SDK server with foldgate's handlers."""
     listings: dict[str, list[types.Tool]] = {}
@@ -117,9 +134,22 @@ def build_mcp_server(gateway: Gateway) -> Server[Any]:
         scope = _scope()
         return gateway.offerings(scope.principal, scope.surface)
 
-    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+    async def call_tool(
+        ctx: Any, params: types.CallToolRequestParams
+    ) -> types.CallToolResult | types.InputRequiredResult:
         scope = _scope()
-        result = await gateway.call(scope.principal, params.name, params.arguments, scope.surface)
+        with collecting() as links:
+            result = await gateway.call(scope.principal, params.name, params.arguments, scope.surface)
+        # A per_user upstream the caller has not connected: URL-mode elicitation where the client takes it.
+        wire = _wire_params(ctx, params)
+        asked = elicitation_for(result, links, ctx.protocol_version, wire, scope.principal) if links else None
+        if asked is not None and asked[0] == "error":
+            data = asked[1]["data"]["elicitations"]
+            raise UrlElicitationRequiredError(
+                [types.ElicitRequestURLParams.model_validate(e) for e in data], asked[1]["message"]
+            )
+        if asked is not None:
+            return types.InputRequiredResult.model_validate(asked[1])
         try:
             return types.CallToolResult.model_validate(result)
         except ValidationError as exc:

@@ -24,10 +24,12 @@ from typing import Any, Final
 from starlette.types import Send
 
 from foldgate import __version__
+from foldgate.edge.elicitation import elicitation_for
 from foldgate.edge.jsonrpc import PlainRequest
 from foldgate.edge.protocol import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS, SERVER_NAME
 from foldgate.errors import UpstreamError
 from foldgate.model.principal import Principal
+from foldgate.serve.consent import collecting
 from foldgate.serve.gateway import Gateway
 from foldgate.serve.results import error_result
 
@@ -70,12 +72,20 @@ async def answer(req: PlainRequest, gateway: Gateway, principal: Principal, surf
         await _send(send, 202, b"")
         return
     try:
-        result = await _result(req, gateway, principal, surface)
+        with collecting() as links:
+            result = await _result(req, gateway, principal, surface)
+        # A per_user upstream the caller has not connected: URL-mode elicitation where the client takes it.
+        asked = elicitation_for(result, links, req.version, req.params, principal) if links else None
     except Exception:  # a gateway bug must not become a 500 without a JSON-RPC answer
         log.exception("plain %s failed", req.method)
         error = {"code": -32603, "message": "Internal error"}
         await _send(send, 200, _dumps({"jsonrpc": "2.0", "id": req.rid, "error": error}))
         return
+    if asked is not None and asked[0] == "error":
+        await _send(send, 200, _dumps({"jsonrpc": "2.0", "id": req.rid, "error": asked[1]}))
+        return
+    if asked is not None:
+        result = asked[1]
     if req.modern:
         result = _modern_envelope(result)
     await _send(send, 200, _dumps({"jsonrpc": "2.0", "id": req.rid, "result": result}))

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from foldgate.config.tenant import ServerConfig, TenantConfig
-from foldgate.errors import ConflictError, NotFoundError, StoreError, UpstreamError
+from foldgate.errors import ConflictError, NotFoundError, StoreError, UpstreamConsentError, UpstreamError
 from foldgate.index.holds import Holds, Scanner, carried_over, hold_unapproved
 from foldgate.index.offerings import OfferingHolds, build_offerings
 from foldgate.index.poison_scan import scan_findings
@@ -29,6 +29,7 @@ from foldgate.model.tool import Tool, tool_from_wire
 from foldgate.store.approvals.base import ApprovalStore
 from foldgate.store.catalog.base import CatalogStore
 from foldgate.upstream.client import Listing, Offerings, UpstreamClient
+from foldgate.upstream.declared import declared_listing
 
 if TYPE_CHECKING:
     from foldgate.search.embed import Embedder
@@ -204,6 +205,9 @@ class Indexer:
             async with gate:
                 try:
                     return await self.upstream.list_tools(server)
+                except UpstreamConsentError as exc:
+                    # No shared grant for a per_user server: the operator's declared tools, if any.
+                    return declared_listing(server) or exc
                 except UpstreamError as exc:
                     return exc
 
@@ -224,8 +228,9 @@ class Indexer:
         gate = asyncio.Semaphore(self.max_concurrency)
 
         async def one(server: ServerConfig) -> Offerings | UpstreamError | None:
-            if isinstance(listings[server.name], UpstreamError):
-                return None
+            listing = listings[server.name]
+            if isinstance(listing, UpstreamError) or listing.declared:
+                return None  # a declared listing has no connection to list prompts and resources with
             async with gate:
                 try:
                     return await self.upstream.list_offerings(server)
@@ -346,7 +351,7 @@ class Indexer:
                 continue
             fresh.extend(tool_from_wire(server.name, raw) for raw in result.tools)
             statuses[server.name] = ServerStatus(
-                server.name, True, len(result.tools), None, now, now, tuple(result.skipped)
+                server.name, True, len(result.tools), None, now, now, tuple(result.skipped), result.declared
             )
         untouched: set[str] = set()
         if scope is not None and previous is not None:

@@ -127,6 +127,8 @@ class ServerStatus:
     checked_at: float = 0.0
     indexed_at: float | None = None  # last time its tools were listed successfully
     skipped: tuple[tuple[str, str], ...] = ()  # (tool name, reason) for tools not published
+    # The tools are the operator's declaration (a per_user server nobody shared), not a fetched listing.
+    declared: bool = False
 
     def to_doc(self) -> dict[str, Any]:
         """A JSON-able document for the stores."""
@@ -138,7 +140,7 @@ class ServerStatus:
             "checked_at": self.checked_at,
             "indexed_at": self.indexed_at,
             "skipped": [list(s) for s in self.skipped],
-        }
+        } | ({"declared": True} if self.declared else {})
 
     @classmethod
     def from_doc(cls, doc: dict[str, Any]) -> ServerStatus:
@@ -151,6 +153,7 @@ class ServerStatus:
             checked_at=doc.get("checked_at", 0.0),
             indexed_at=doc.get("indexed_at"),
             skipped=tuple((str(a), str(b)) for a, b in doc.get("skipped", [])),
+            declared=bool(doc.get("declared", False)),
         )
 
 
@@ -183,7 +186,11 @@ class CatalogVersion:
     def fingerprint(self) -> str:
         """Hash of the published content: equal fingerprints mean nothing an agent sees changed."""
         rows = sorted((t.published, t.tool.content_hash) for t in self.tools)
-        health = sorted((s.name, s.healthy) for s in self.servers.values())
+        # A declared listing is marked only when set, so versions without one keep their fingerprints
+        # (and a real listing equal to the declaration still publishes, to drop the mark).
+        health = sorted(
+            [s.name, s.healthy] + (["declared"] if s.declared else []) for s in self.servers.values()
+        )
         # Which embedding model indexed it: switching providers republishes even if no tool changed.
         model = self.dense.get("model_id") if self.dense else None
         doc = {

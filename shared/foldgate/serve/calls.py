@@ -11,9 +11,16 @@ from collections.abc import Mapping
 from typing import Any, Protocol
 
 from foldgate.config.tenant import ServerConfig
-from foldgate.errors import NotFoundError, ToolChangedError, ToolPendingApprovalError, UpstreamError
+from foldgate.errors import (
+    NotFoundError,
+    ToolChangedError,
+    ToolPendingApprovalError,
+    UpstreamConsentError,
+    UpstreamError,
+)
 from foldgate.model.caller import calling_as
 from foldgate.model.catalog import IndexedTool
+from foldgate.serve.consent import note_consent_link
 from foldgate.serve.results import error_result, json_result
 from foldgate.serve.validation import ValidatorCache
 from foldgate.serve.views import TenantView
@@ -96,4 +103,10 @@ class ToolCaller:
                 )
         except UpstreamError as exc:
             log.warning("tenant %s: %s", view.catalog.tenant, exc.message)
-            return error_result(exc, tool=tool.published)
+            extra: dict[str, Any] = {}
+            if isinstance(exc, UpstreamConsentError) and isinstance(exc.details.get("connect_url"), str):
+                # The caller's own connect link, as a field, and noted for the edge, which may offer
+                # it as a URL elicitation (never taking a link from a result: results are hostile).
+                extra = {"server": server.name, "connect_url": exc.details["connect_url"]}
+                note_consent_link(server.name, exc.details["connect_url"])
+            return error_result(exc, tool=tool.published, **extra)

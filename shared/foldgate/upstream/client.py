@@ -48,6 +48,8 @@ class Listing:
     skipped: list[tuple[str, str]] = field(default_factory=list)
     # The upstream's own freshness hint (``ttlMs`` of its first page), when it gave a sane one.
     ttl_ms: int | None = None
+    # The operator's declared tools (a per_user server with no shared grant), not the upstream's.
+    declared: bool = False
 
 
 def _leaf(exc: BaseException) -> BaseException:

@@ -42,7 +42,13 @@ from foldgate.upstream.oauth.http import checked_endpoint
 from foldgate.upstream.oauth.registration import client_auth
 from foldgate.upstream.oauth.tokens import ClientAuth, TokenRefusedError, grant_from, request_token
 
-__all__ = ["ConnectHint", "TokenProvider", "discover_issuer_endpoint", "signed_link_hint"]
+__all__ = [
+    "ConnectHint",
+    "ConnectLink",
+    "TokenProvider",
+    "discover_issuer_endpoint",
+    "signed_link",
+]
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +57,9 @@ SKEW_SECONDS: Final = 60.0
 ConnectHint = Callable[[str, str, str], str]
 """``hint(tenant, server, subject)`` -> how a person connects (a route or a signed link)."""
 
+ConnectLink = Callable[[str, str, str], str]
+"""``link(tenant, server, subject)`` -> the signed URL that end user opens to connect their account."""
+
 
 def _default_hint(tenant: str, server: str, subject: str) -> str:
     if subject == SHARED_SUBJECT:
@@ -58,27 +67,36 @@ def _default_hint(tenant: str, server: str, subject: str) -> str:
     return f"connect your account for {server!r} (GET /oauth/connect with your link)"
 
 
-def signed_link_hint(secret: bytes, public_url: str) -> ConnectHint:
-    """Hints whose per-user form is a signed, short-lived connect link for exactly that subject."""
+def signed_link(secret: bytes, public_url: str) -> ConnectLink:
+    """Signed, short-lived per-user connect links (``foldgate.auth.connect_links``)."""
 
-    def hint(tenant: str, server: str, subject: str) -> str:
-        if subject == SHARED_SUBJECT:
-            return _default_hint(tenant, server, subject)
-        link = sign_connect_link(secret, public_url, tenant, server, subject)
-        return f"connect your own {server} account at {link} (valid {LINK_SECONDS // 60} minutes), then retry"
+    def link(tenant: str, server: str, subject: str) -> str:
+        return sign_connect_link(secret, public_url, tenant, server, subject)
 
-    return hint
+    return link
+
+
+def _link_text(server: str, link: str) -> str:
+    return f"connect your own {server} account at {link} (valid {LINK_SECONDS // 60} minutes), then retry"
 
 
 class TokenProvider:
     """Authorization headers for OAuth upstreams (see the module docstring)."""
 
     def __init__(
-        self, ctx: OAuthContext, *, skew_s: float = SKEW_SECONDS, hint: ConnectHint | None = None
+        self,
+        ctx: OAuthContext,
+        *,
+        skew_s: float = SKEW_SECONDS,
+        hint: ConnectHint | None = None,
+        link: ConnectLink | None = None,
     ) -> None:
         self.ctx = ctx
         self.skew_s = skew_s
         self.hint = hint or _default_hint
+        # With ``link``, a per-user consent error carries the link as ``connect_url`` (for the edge's
+        # URL-mode elicitation) and names it in its message.
+        self.link = link
         self._loop: asyncio.AbstractEventLoop | None = None
         self._locks: dict[tuple[str, str, str], asyncio.Lock] = {}
         # client_credentials tokens by (tenant, server, url, client id): a config change is a new entry.
@@ -100,7 +118,10 @@ class TokenProvider:
         return lock
 
     def _consent_error(self, tenant: str, server: str, subject: str, why: str) -> UpstreamConsentError:
-        return UpstreamConsentError(f"{server}: {why}; {self.hint(tenant, server, subject)}")
+        if self.link is None or subject == SHARED_SUBJECT:
+            return UpstreamConsentError(f"{server}: {why}; {self.hint(tenant, server, subject)}")
+        url = self.link(tenant, server, subject)
+        return UpstreamConsentError(f"{server}: {why}; {_link_text(server, url)}", connect_url=url)
 
     async def authorization(self, server: ServerConfig, caller: UpstreamCaller | None) -> str | None:
         """The ``Authorization`` value for a request to ``server`` for ``caller`` (None: static auth)."""
