@@ -5,17 +5,20 @@ from __future__ import annotations
 
 import ipaddress
 from collections.abc import Callable, Coroutine
+from functools import cache
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import parse_qs, urlsplit
 
 from fastapi import HTTPException
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.routing import APIRoute
-from jinja2 import Environment, FileSystemLoader, select_autoescape
 from starlette.requests import Request
 
 from foldgate.edge.console.session import COOKIE_NAME, Session, SessionSigner
+
+if TYPE_CHECKING:
+    from jinja2 import Environment
 
 __all__ = [
     "PREFIX",
@@ -49,13 +52,19 @@ STATIC: Final[dict[str, tuple[bytes, str]]] = {
     "console.css": ((_HERE / "static" / "console.css").read_bytes(), "text/css; charset=utf-8"),
 }
 
-environment = Environment(
-    loader=FileSystemLoader(str(_HERE / "templates")),
-    # Every value is escaped: tool names, descriptions and schemas come from hostile upstreams.
-    autoescape=select_autoescape(default=True, default_for_string=True),
-    trim_blocks=True,
-    lstrip_blocks=True,
-)
+@cache
+def environment() -> Environment:
+    """The templates (built on the first page: a Lambda instance that serves agents never pays for it)."""
+    # Loaded on first use: Jinja2 is ~40 ms of every cold start otherwise.
+    from jinja2 import Environment, FileSystemLoader, select_autoescape
+
+    return Environment(
+        loader=FileSystemLoader(str(_HERE / "templates")),
+        # Every value is escaped: tool names, descriptions and schemas come from hostile upstreams.
+        autoescape=select_autoescape(default=True, default_for_string=True),
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
 
 
 def security_headers(response: Response) -> Response:
@@ -74,7 +83,7 @@ def render(request: Request, template: str, context: dict[str, Any], status: int
     session: Session | None = getattr(request.state, "session", None)
     signer: SessionSigner | None = getattr(request.state, "signer", None)
     csrf = signer.csrf(session) if signer is not None and session is not None else ""
-    html = environment.get_template(template).render(
+    html = environment().get_template(template).render(
         csrf=csrf, prefix=PREFIX, path=request.url.path, signed_in=session is not None, **context
     )
     return HTMLResponse(html, status)

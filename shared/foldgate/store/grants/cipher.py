@@ -22,14 +22,14 @@ import hashlib
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Final
-
-from cryptography.exceptions import InvalidTag
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from typing import TYPE_CHECKING, Final
 
 from foldgate.auth.secrets import read_or_create_key
 from foldgate.errors import ConfigError, StoreError
 from foldgate.store.grants.base import GrantCipher
+
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 __all__ = ["FORMAT_KMS", "FORMAT_LOCAL", "NONCE_BYTES", "LocalKeyCipher", "aad", "key_id"]
 
@@ -80,9 +80,20 @@ class LocalKeyCipher(GrantCipher):
         self._sealing = keys[0]
         self._header = bytes([FORMAT_LOCAL]) + key_id(keys[0])
         # A later duplicate id (astronomically unlikely) must not shadow the sealing key.
-        self._by_id: dict[bytes, AESGCM] = {}
+        self._keys: dict[bytes, bytes] = {}
         for key in keys:
-            self._by_id.setdefault(key_id(key), AESGCM(key))
+            self._keys.setdefault(key_id(key), key)
+        self._by_id: dict[bytes, AESGCM] = {}
+
+    def _cipher(self, kid: bytes) -> AESGCM | None:
+        """The AEAD for a key id (built on first use), None when no key of ours has that id."""
+        cipher = self._by_id.get(kid)
+        if cipher is None and kid in self._keys:
+            # Loaded on first use: cryptography's bindings are ~25 ms of a cold start otherwise.
+            from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+            cipher = self._by_id[kid] = AESGCM(self._keys[kid])
+        return cipher
 
     @classmethod
     def from_file(cls, path: str | Path) -> LocalKeyCipher:
@@ -93,7 +104,9 @@ class LocalKeyCipher(GrantCipher):
     def encrypt(self, plaintext: bytes, *, context: str) -> bytes:
         """Seal under the first key with a fresh random nonce (96 bits: safe for 2^32 seals per key)."""
         nonce = os.urandom(NONCE_BYTES)
-        sealed = self._by_id[self._header[1:]].encrypt(nonce, plaintext, aad(self._header, context))
+        cipher = self._cipher(self._header[1:])
+        assert cipher is not None  # the sealing key is always one of ours
+        sealed = cipher.encrypt(nonce, plaintext, aad(self._header, context))
         return self._header + nonce + sealed
 
     def decrypt(self, sealed: bytes, *, context: str) -> bytes:
@@ -104,10 +117,13 @@ class LocalKeyCipher(GrantCipher):
         if sealed[0] != FORMAT_LOCAL:
             raise StoreError(f"sealed grant value has format {sealed[0]:#04x}, not the local key format")
         header = sealed[:_HEADER]
-        cipher = self._by_id.get(header[1:])
+        cipher = self._cipher(header[1:])
         if cipher is None:
             raise StoreError("sealed grant value is under a key this key file does not hold")
         nonce = sealed[_HEADER : _HEADER + NONCE_BYTES]
+        # Loaded with the cipher above (see _cipher).
+        from cryptography.exceptions import InvalidTag
+
         try:
             return cipher.decrypt(nonce, sealed[_HEADER + NONCE_BYTES :], aad(header, context))
         except InvalidTag as exc:

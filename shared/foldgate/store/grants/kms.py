@@ -25,9 +25,6 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any, Final
 
-from cryptography.exceptions import InvalidTag
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-
 from foldgate.errors import StoreError
 from foldgate.store.grants.base import GrantCipher
 from foldgate.store.grants.cipher import FORMAT_KMS, NONCE_BYTES, aad
@@ -119,6 +116,9 @@ class KmsEnvelopeCipher(GrantCipher):
             raise StoreError("KMS returned an oversized wrapped data key")
         header = bytes([FORMAT_KMS]) + len(wrapped).to_bytes(_LEN_BYTES, "big") + wrapped
         nonce = os.urandom(NONCE_BYTES)
+        # Loaded on first use: cryptography's bindings are ~25 ms of a cold start otherwise.
+        from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
         sealed = AESGCM(key).encrypt(nonce, plaintext, aad(header, context))
         # The read that follows a write (the caller's own re-read) needs no KMS call.
         self._remember(wrapped, context, key)
@@ -151,6 +151,10 @@ class KmsEnvelopeCipher(GrantCipher):
         header, wrapped = sealed[:start], sealed[1 + _LEN_BYTES : start]
         key = self._unwrap(wrapped, context)
         nonce = sealed[start : start + NONCE_BYTES]
+        # Loaded on first use: cryptography's bindings are ~25 ms of a cold start otherwise.
+        from cryptography.exceptions import InvalidTag
+        from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
         try:
             return AESGCM(key).decrypt(nonce, sealed[start + NONCE_BYTES :], aad(header, context))
         except (InvalidTag, ValueError) as exc:
