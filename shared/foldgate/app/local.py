@@ -28,7 +28,7 @@ from foldgate.config.source import ConfigSource, FileConfigSource
 from foldgate.edge.admin import admin_router
 from foldgate.edge.app import create_app
 from foldgate.edge.connect import auth_states, console_connector, oauth_client_router
-from foldgate.edge.console import ConsoleDeps, console_router
+from foldgate.edge.console.routes import ConsoleDeps, console_router
 from foldgate.edge.hooks import hooks_router
 from foldgate.errors import FoldgateError
 from foldgate.index.coalesce import Coalescer

@@ -18,7 +18,7 @@ from foldgate.errors import ConfigError, FoldgateError
 from foldgate.store.catalog.base import CatalogStore
 
 if TYPE_CHECKING:
-    from fastapi import FastAPI
+    from fastapi import APIRouter, FastAPI
 
     from foldgate.auth.authority import TokenAuthority
     from foldgate.code.sandbox import Sandbox
@@ -369,29 +369,35 @@ def build_mcp_app(settings: Settings, *, reindex: Reindexer | None = None, admin
         from foldgate.index.triggers import lambda_reindexer
 
         reindex = lambda_reindexer(settings.indexer_function)
-    admin = console = None
+    admin = None
+    console: Callable[[], APIRouter] | None = None
     access = open_access(settings, configs)
     if admin_api:
-        # Loaded only where the settings pick this part: the CodeFunction serves no console.
-        from foldgate.edge.connect import auth_states, console_connector
-        from foldgate.edge.console import ConsoleDeps, console_router
-
         operator = optional_secret(settings, "operator")
         approvals = open_approvals(settings)
         admin = admin_router(
             gateway, operator_secret=operator, approvals=approvals, reindex=reindex, oauth=oauth
         )
-        console = console_router(
-            ConsoleDeps(
-                gateway,
-                operator,
-                approvals=approvals,
-                reindex=reindex,
-                tokens=access.authority,
-                connector=console_connector(gateway, oauth) if oauth is not None else None,
-                auth_states=lambda tenant: auth_states(oauth, gateway, tenant),
+
+        def build_console() -> APIRouter:
+            """The console's routes, built on its first request (see foldgate.edge.console.lazy)."""
+            # Loaded on the console's first request: an instance serving only agents never pays for it.
+            from foldgate.edge.connect import auth_states, console_connector
+            from foldgate.edge.console.routes import ConsoleDeps, console_router
+
+            return console_router(
+                ConsoleDeps(
+                    gateway,
+                    operator,
+                    approvals=approvals,
+                    reindex=reindex,
+                    tokens=access.authority,
+                    connector=console_connector(gateway, oauth) if oauth is not None else None,
+                    auth_states=lambda tenant: auth_states(oauth, gateway, tenant),
+                )
             )
-        )
+
+        console = build_console
     app = create_app(
         gateway,
         access=access,

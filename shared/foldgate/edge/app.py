@@ -16,6 +16,7 @@ from starlette.requests import Request
 
 from foldgate import __version__
 from foldgate.edge.access import TENANT_HEADER, Access
+from foldgate.edge.console.lazy import LazyConsole
 from foldgate.edge.endpoint import McpEndpoint
 from foldgate.edge.hosts import HostPolicy
 from foldgate.edge.oauth import add_metadata_routes
@@ -34,7 +35,7 @@ def create_app(
     max_body_bytes: int = 1_048_576,
     ready: Callable[[], bool] | None = None,
     admin: APIRouter | None = None,
-    console: APIRouter | None = None,
+    console: APIRouter | Callable[[], APIRouter] | None = None,
 ) -> FastAPI:
     """Build the HTTP app around a Gateway.
 
@@ -60,23 +61,16 @@ def create_app(
 
     if admin is not None:
         app.include_router(admin)
-    if console is not None:
+    if isinstance(console, APIRouter):
         app.include_router(console)
+    elif console is not None:
+        # A factory: the console is built on its first request (see foldgate.edge.console.lazy).
+        lazy = LazyConsole(console, configure=_add_error_handlers)
+        for path in ("/console", "/console/{rest:path}"):
+            app.router.add_route(path, lazy, include_in_schema=False)  # type: ignore[arg-type]
     add_metadata_routes(app, lambda: access.oauth, access.default_tenant)
 
-    @app.exception_handler(RequestValidationError)
-    async def invalid_input(request: Request, exc: RequestValidationError) -> JSONResponse:
-        # FastAPI's default echoes the raw input, and cannot encode a body that is not UTF-8 (a 500);
-        # where and why is what a client can act on.
-        errors = [
-            {
-                "loc": [str(part) for part in e.get("loc", ())],
-                "msg": str(e.get("msg")),
-                "type": str(e.get("type")),
-            }
-            for e in exc.errors()
-        ]
-        return JSONResponse({"detail": errors}, 422)
+    _add_error_handlers(app)
 
     @app.get("/healthz")
     def healthz() -> JSONResponse:
@@ -84,3 +78,23 @@ def create_app(
         return JSONResponse({"status": "ok" if ok else "starting"}, 200 if ok else 503)
 
     return app
+
+
+async def _invalid_input(request: Request, exc: Exception) -> JSONResponse:
+    # FastAPI's default echoes the raw input, and cannot encode a body that is not UTF-8 (a 500);
+    # where and why is what a client can act on.
+    assert isinstance(exc, RequestValidationError)
+    errors = [
+        {
+            "loc": [str(part) for part in e.get("loc", ())],
+            "msg": str(e.get("msg")),
+            "type": str(e.get("type")),
+        }
+        for e in exc.errors()
+    ]
+    return JSONResponse({"detail": errors}, 422)
+
+
+def _add_error_handlers(app: FastAPI) -> None:
+    """The error answers every app of ours gives (the main app and the lazily built console)."""
+    app.add_exception_handler(RequestValidationError, _invalid_input)

@@ -1,4 +1,5 @@
-"""A cold McpFunction's first proxied call never imports the MCP SDK.
+"""A cold McpFunction's first proxied call never imports the MCP SDK, nor what only operators use (the
+console's pages and Jinja2, the grant cipher's cryptography bindings).
 
 A fresh Python process imports the Lambda app (functions/mcp/app.py), answers ``initialize`` and one
 proxied ``tools/call`` through Mangum against a real upstream, and reports which SDK modules it loaded:
@@ -31,7 +32,10 @@ for event in json.load(open({events!r})):
     assert reply["statusCode"] == 200, reply
     bodies.append(json.loads(reply["body"]))
 sdk = sorted(m for m in sys.modules if m == "mcp" or m.startswith(("mcp.", "mcp_types")))
-print(json.dumps({{"bodies": bodies, "sdk": sdk}}))
+operator_only = sorted(
+    m for m in ("jinja2", "cryptography", "foldgate.edge.console.routes") if m in sys.modules
+)
+print(json.dumps({{"bodies": bodies, "sdk": sdk, "operator_only": operator_only}}))
 """
 
 
@@ -84,6 +88,7 @@ def test_a_handshake_era_first_call_loads_no_sdk(tmp_path: Path, everything_url:
     )
     assert out["bodies"][1]["result"]["content"] == [{"type": "text", "text": "Echo: c"}]
     assert out["sdk"] == []
+    assert out["operator_only"] == []
 
 
 def test_a_stateless_era_first_call_loads_no_sdk(tmp_path: Path) -> None:

@@ -23,7 +23,7 @@ from foldgate.config.tenant import parse_tenant_config
 from foldgate.dev.bench.serve import safe_server_names
 from foldgate.dev.corpus import load_catalog
 from foldgate.edge.app import create_app
-from foldgate.edge.console import ConsoleDeps, console_router
+from foldgate.edge.console.routes import ConsoleDeps, console_router
 from foldgate.index.indexer import catalog_from_tools
 from foldgate.model.catalog import CatalogVersion
 from foldgate.serve.gateway import Gateway

@@ -1,9 +1,7 @@
 """The operator console at ``/console``: server-rendered pages (Jinja2, a little htmx) for the fleet, the
 context budget, approvals, agent tokens and a search playground, behind the operator key.
 
-:func:`console_router` builds the routes from :class:`ConsoleDeps`; ``edge.app`` includes them.
+:func:`foldgate.edge.console.routes.console_router` builds the routes from ``ConsoleDeps``; the apps pass
+``edge.app`` a factory of it, and :mod:`foldgate.edge.console.lazy` builds it on the first request.
+Nothing is imported here, so importing the lazy part does not load the pages.
 """
-
-from foldgate.edge.console.routes import ConsoleDeps, console_router
-
-__all__ = ["ConsoleDeps", "console_router"]

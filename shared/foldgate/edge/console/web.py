@@ -52,6 +52,7 @@ STATIC: Final[dict[str, tuple[bytes, str]]] = {
     "console.css": ((_HERE / "static" / "console.css").read_bytes(), "text/css; charset=utf-8"),
 }
 
+
 @cache
 def environment() -> Environment:
     """The templates (built on the first page: a Lambda instance that serves agents never pays for it)."""
@@ -83,8 +84,10 @@ def render(request: Request, template: str, context: dict[str, Any], status: int
     session: Session | None = getattr(request.state, "session", None)
     signer: SessionSigner | None = getattr(request.state, "signer", None)
     csrf = signer.csrf(session) if signer is not None and session is not None else ""
-    html = environment().get_template(template).render(
-        csrf=csrf, prefix=PREFIX, path=request.url.path, signed_in=session is not None, **context
+    html = (
+        environment()
+        .get_template(template)
+        .render(csrf=csrf, prefix=PREFIX, path=request.url.path, signed_in=session is not None, **context)
     )
     return HTMLResponse(html, status)
 

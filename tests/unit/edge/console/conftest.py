@@ -15,7 +15,7 @@ from foldgate.auth.authority import TokenAuthority
 from foldgate.auth.model import TokenHasher
 from foldgate.config.source import StaticConfigSource
 from foldgate.edge.app import create_app
-from foldgate.edge.console import ConsoleDeps, console_router
+from foldgate.edge.console.routes import ConsoleDeps, console_router
 from foldgate.index.indexer import catalog_from_tools
 from foldgate.serve.gateway import Gateway
 from foldgate.store.approvals.sqlite import SqliteApprovalStore
