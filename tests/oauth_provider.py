@@ -14,6 +14,7 @@ import hashlib
 import hmac
 import json
 import os
+import re
 import secrets
 import shutil
 import subprocess
@@ -22,6 +23,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urljoin, urlsplit
 
 import httpx2
 import jwt
@@ -140,3 +142,26 @@ def oidc_provider(tmp: Path, scopes: str = SCOPES, *, access_ttl: int = 300) -> 
             yield Provider(issuer, secret, es_key, es_kid)
         finally:
             stop_process(proc)
+
+
+async def consent(authorize_url: str, redirect_uri: str, login: str = "alice") -> dict[str, str]:
+    """Play the person: sign in as ``login`` and approve; the callback's query (code, state, iss)."""
+    async with httpx2.AsyncClient(timeout=10) as browser:
+        url = authorize_url
+        for _ in range(12):
+            r = await browser.get(url)
+            if r.status_code in (302, 303):
+                url = urljoin(url, r.headers["location"])
+                if url.startswith(redirect_uri):
+                    return {k: v[0] for k, v in parse_qs(urlsplit(url).query).items()}
+                continue
+            action = re.search(r'action="([^"]+)"', r.text)
+            assert r.status_code == 200, r.text[:500]
+            assert action is not None, r.text[:500]
+            form = {"prompt": "login", "login": login, "password": "x"}
+            if 'name="prompt" value="consent"' in r.text:
+                form = {"prompt": "consent"}
+            posted = await browser.post(urljoin(url, action.group(1)), data=form)
+            assert posted.status_code in (302, 303), posted.text[:500]
+            url = urljoin(url, posted.headers["location"])
+    raise AssertionError("the authorization flow did not reach the redirect URI")

@@ -1,22 +1,18 @@
 """Real parts for the upstream OAuth tests: oidc-provider (the upstream's authorization server) and an
 MCP server that requires its tokens (demo/oauth/protected_mcp.py), both on loopback; plus the
-person who signs in and consents at the provider, driven over HTTP.
+person who signs in and consents at the provider (tests.oauth_provider.consent), driven over HTTP.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
-import re
 import subprocess
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urljoin, urlsplit
-
-import httpx2
 
 from foldgate.dev.procs import free_port, stop_process
 from tests.oauth_provider import Provider, oidc_provider
@@ -64,26 +60,3 @@ def protected_upstream(tmp: Path, *, access_ttl: int = 300) -> Iterator[Protecte
         protected_server(tmp, provider.issuer) as (url, calls),
     ):
         yield Protected(provider, url, calls)
-
-
-async def consent(authorize_url: str, redirect_uri: str, login: str = "alice") -> dict[str, str]:
-    """Play the person: sign in as ``login`` and approve; the callback's query (code, state, iss)."""
-    async with httpx2.AsyncClient(timeout=10) as browser:
-        url = authorize_url
-        for _ in range(12):
-            r = await browser.get(url)
-            if r.status_code in (302, 303):
-                url = urljoin(url, r.headers["location"])
-                if url.startswith(redirect_uri):
-                    return {k: v[0] for k, v in parse_qs(urlsplit(url).query).items()}
-                continue
-            action = re.search(r'action="([^"]+)"', r.text)
-            assert r.status_code == 200, r.text[:500]
-            assert action is not None, r.text[:500]
-            form = {"prompt": "login", "login": login, "password": "x"}
-            if 'name="prompt" value="consent"' in r.text:
-                form = {"prompt": "consent"}
-            posted = await browser.post(urljoin(url, action.group(1)), data=form)
-            assert posted.status_code in (302, 303), posted.text[:500]
-            url = urljoin(url, posted.headers["location"])
-    raise AssertionError("the authorization flow did not reach the redirect URI")

@@ -28,9 +28,8 @@ import pytest
 from mcp import Client
 
 from foldgate.dev.procs import free_port
-from tests.oauth_provider import need_provider
+from tests.oauth_provider import consent, need_provider
 from tests.procs import REPO, need_demo_fleet, wait_http
-from tests.upstream_oauth import consent
 
 pytestmark = pytest.mark.e2e
 

@@ -16,7 +16,6 @@ from collections.abc import Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import parse_qs, urljoin, urlsplit
 
 import httpx2
 import pytest
@@ -35,7 +34,7 @@ from mcp.shared.auth import (
 )
 
 from tests.helpers import error_of
-from tests.oauth_provider import Provider, oidc_provider
+from tests.oauth_provider import Provider, consent, oidc_provider
 from tests.procs import foldgate_serve, replay
 
 pytestmark = pytest.mark.e2e
@@ -136,29 +135,8 @@ async def test_sdk_client_credentials_discovers_obtains_a_token_and_calls_tools(
 
 async def _consent(authorize_url: str, redirect_uri: str) -> AuthorizationCodeResult:
     """Play the user: sign in and consent at the provider's interaction pages; the code and state."""
-    async with httpx2.AsyncClient(timeout=10) as browser:
-        url = authorize_url
-        for _ in range(10):
-            r = await browser.get(url)
-            if r.status_code in (302, 303):
-                url = urljoin(url, r.headers["location"])
-                if url.startswith(redirect_uri):
-                    query = parse_qs(urlsplit(url).query)
-                    first = {k: v[0] for k, v in query.items()}
-                    return AuthorizationCodeResult(
-                        code=first["code"], state=first.get("state"), iss=first.get("iss")
-                    )
-                continue
-            action = re.search(r'action="([^"]+)"', r.text)
-            assert r.status_code == 200, r.text[:500]
-            assert action is not None, r.text[:500]
-            form = {"prompt": "login", "login": "alice", "password": "x"}
-            if 'name="prompt" value="consent"' in r.text:
-                form = {"prompt": "consent"}
-            posted = await browser.post(urljoin(url, action.group(1)), data=form)
-            assert posted.status_code in (302, 303), posted.text[:500]
-            url = urljoin(url, posted.headers["location"])
-    raise AssertionError("the authorization flow did not reach the redirect URI")
+    answer = await consent(authorize_url, redirect_uri)
+    return AuthorizationCodeResult(code=answer["code"], state=answer.get("state"), iss=answer.get("iss"))
 
 
 async def test_sdk_authorization_code_with_pkce_reaches_the_tools(setup: Setup) -> None:

@@ -23,8 +23,9 @@ import httpx2
 import pytest
 from mcp import Client
 
+from tests.oauth_provider import consent
 from tests.procs import foldgate_serve
-from tests.upstream_oauth import Protected, consent, protected_upstream
+from tests.upstream_oauth import Protected, protected_upstream
 
 pytestmark = pytest.mark.e2e
 

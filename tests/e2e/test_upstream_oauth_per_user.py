@@ -27,8 +27,9 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
+from tests.oauth_provider import consent
 from tests.procs import foldgate_serve
-from tests.upstream_oauth import Protected, consent, protected_upstream
+from tests.upstream_oauth import Protected, protected_upstream
 
 pytestmark = pytest.mark.e2e
 

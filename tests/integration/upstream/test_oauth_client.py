@@ -30,7 +30,8 @@ from foldgate.upstream.oauth.consent import disconnect, finish_consent, start_co
 from foldgate.upstream.oauth.context import OAuthContext
 from foldgate.upstream.oauth.discovery import discover, probe_challenge
 from foldgate.upstream.oauth.provider import TokenProvider
-from tests.upstream_oauth import Protected, consent, protected_server, protected_upstream
+from tests.oauth_provider import consent
+from tests.upstream_oauth import Protected, protected_server, protected_upstream
 
 PUBLIC = "http://127.0.0.1:1"  # foldgate's public URL: the browser stops at the redirect, never dials it
 REDIRECT = PUBLIC + "/oauth/callback"
