@@ -16,10 +16,12 @@ from starlette.requests import Request
 from foldgate.auth.authority import TokenAuthority
 from foldgate.auth.model import is_token_id
 from foldgate.auth.secrets import verify_operator
+from foldgate.edge.access import source_address
 from foldgate.edge.admin import ApprovalRequest, ReindexRequest
 from foldgate.edge.console.approvals import approvals_view
 from foldgate.edge.console.budget import budget_view
 from foldgate.edge.console.fleet import Connector, ReindexJobs, fleet_view, start_connect
+from foldgate.edge.console.login_limit import LoginLimit
 from foldgate.edge.console.playground import EngineScores, run_playground
 from foldgate.edge.console.session import COOKIE_NAME, SessionSigner
 from foldgate.edge.console.tokens import issue_token, token_rows
@@ -55,6 +57,8 @@ class ConsoleDeps:
     auth_states: Callable[[str], dict[str, dict[str, Any]]] | None = None
     # Where a saved config goes: a local file (its path) or, None, the cloud's parameter.
     config_file: str | None = None
+    # Wrong operator keys the sign-in form takes (None: unlimited, e.g. benches).
+    login_limit: LoginLimit | None = None
     signer: SessionSigner | None = field(init=False, default=None)
 
     def __post_init__(self) -> None:
@@ -105,9 +109,19 @@ def console_router(deps: ConsoleDeps) -> APIRouter:
         # The guard answered 503 when there is no operator key, so both are set here.
         assert deps.operator_secret is not None
         assert deps.signer is not None
+        address = source_address(request)
+        wait = deps.login_limit.attempt(address) if deps.login_limit is not None else 0
+        if wait:
+            # Limited: the key is not even checked, so neither the answer nor its timing says anything.
+            message = f"Too many failed sign-ins; try again in {wait} seconds."
+            limited = render(request, "login.html", {"error": message}, 429)
+            limited.headers["retry-after"] = str(wait)
+            return limited
         # Only the operator key opens the console: an agent token (or anything else) is refused alike.
         if not verify_operator(deps.operator_secret, form_value(request, "operator_key")):
             return render(request, "login.html", {"error": "That is not the operator key."}, 401)
+        if deps.login_limit is not None:
+            deps.login_limit.succeeded(address)
         value, _ = deps.signer.issue()
         response = RedirectResponse(f"{PREFIX}/fleet", 303)
         response.set_cookie(

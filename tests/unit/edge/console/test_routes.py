@@ -7,6 +7,7 @@ import dataclasses
 from typing import Any
 
 from foldgate.config.tenant import parse_tenant_config
+from foldgate.edge.console.login_limit import LoginLimit
 from foldgate.model.catalog import CatalogVersion
 from tests.unit.edge.console.conftest import OPERATOR_KEY, Console
 
@@ -38,6 +39,26 @@ async def test_login_takes_only_the_operator_key_and_sets_a_strict_httponly_cook
         assert "path=/console" in cookie
         # Plain http on loopback: no Secure flag, or the browser would drop the cookie.
         assert "secure" not in cookie.replace("samesite", "")
+
+
+async def test_wrong_keys_are_limited_per_address_with_429_and_retry_after_but_sign_ins_are_not(
+    make_console: Any,
+) -> None:
+    async for c in make_console(login_limit=LoginLimit(2, 100)):
+        for _ in range(4):
+            assert (
+                await c.client.post("/console/login", data={"operator_key": OPERATOR_KEY})
+            ).status_code == 303
+        for _ in range(2):
+            assert (await c.client.post("/console/login", data={"operator_key": "nope"})).status_code == 401
+        # Over the limit even the right key is not checked, and a forwarded-for header the caller
+        # writes does not make it another address.
+        for headers in ({}, {"x-forwarded-for": "203.0.113.9"}):
+            r = await c.client.post("/console/login", data={"operator_key": OPERATOR_KEY}, headers=headers)
+            assert r.status_code == 429
+            assert r.headers["retry-after"] == "30"
+            assert "Too many failed sign-ins; try again in 30 seconds." in r.text
+            assert "set-cookie" not in r.headers
 
 
 async def test_the_cookie_is_secure_anywhere_but_plain_http_on_loopback(make_console: Any) -> None:
