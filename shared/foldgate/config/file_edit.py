@@ -18,6 +18,7 @@ import os
 import re
 import stat
 import tempfile
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
@@ -36,6 +37,7 @@ _VALUE: Final = re.compile(
     r"""(?P<value>"(?:[^"\\]|\\.)*"|'(?:[^']|'')*'|[^\s#|>&*!{}\[\]'"%@`,?:-][^#]*?|-?[0-9][^#\s]*|)"""
     r"""(?P<tail>[ \t]+#.*|[ \t]*)"""
 )
+_SAVING: Final = threading.Lock()
 # A plain scalar written unquoted only if it is this simple and YAML reads it back as the same string.
 _PLAIN: Final = re.compile(r"[A-Za-z][A-Za-z0-9_.-]*")
 
@@ -167,6 +169,12 @@ def save_settings(path: str | Path, changes: Mapping[str, Any], expected_hash: s
     ConflictError when the file's content hash is no longer ``expected_hash``; ConfigError when a key
     cannot be edited safely or the resulting document is not a valid config (the file is then untouched).
     """
+    # One save at a time in this process: two pages saving at once cannot both pass the hash check.
+    with _SAVING:
+        return _save(path, changes, expected_hash)
+
+
+def _save(path: str | Path, changes: Mapping[str, Any], expected_hash: str) -> TenantConfig:
     for key in changes:
         if not _KEY.fullmatch(key):
             raise ConfigError(f"not a config key: {key!r}")
@@ -191,7 +199,10 @@ def save_settings(path: str | Path, changes: Mapping[str, Any], expected_hash: s
     edited = _edit_yaml(text, original, needed) if is_yaml else _edit_json(original, needed)
     # Same directory (os.replace is atomic only within a file system) and same suffix (the loader picks
     # the parser by it).
-    handle, temp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=target.suffix)
+    try:
+        handle, temp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=target.suffix)
+    except OSError as exc:
+        raise ConfigError(f"cannot write beside {path}: {exc.strerror or exc}") from exc
     try:
         with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
             out.write(edited)
@@ -202,12 +213,15 @@ def save_settings(path: str | Path, changes: Mapping[str, Any], expected_hash: s
             config = load_tenant_config(temp)
         except ConfigError as exc:
             raise ConfigError(f"not saved: {exc.message.replace(temp, str(path))}") from exc
-        # Checked again just before the swap: an edit made while this one was validated is not lost.
+        # Checked again just before the swap: an editor outside this process that wrote meanwhile is not
+        # overwritten (only the instant between this read and the rename remains).
         if hashlib.sha256(target.read_bytes()).hexdigest() != expected_hash:
             raise ConflictError(f"{path} changed while saving; reload the page and try again")
         os.replace(temp, target)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(OSError):
             os.unlink(temp)
+        if isinstance(exc, OSError):
+            raise ConfigError(f"cannot write {path}: {exc.strerror or exc}") from exc
         raise
     return config

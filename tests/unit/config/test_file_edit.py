@@ -5,6 +5,7 @@ the file keeps its mode and symlink, and the file source picks the change up at 
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import stat
@@ -153,3 +154,19 @@ def test_the_file_source_reloads_at_once_after_a_save(tmp_path: Path) -> None:
     # Within max_age a plain get keeps the cached config; reload reads the file now.
     assert source.reload("default").defer_threshold == 9
     assert source.get("default").defer_threshold == 9
+
+
+@pytest.mark.parametrize("failing", ["tempfile.mkstemp", "os.replace"])
+def test_a_failed_write_is_a_config_error_leaving_the_file_and_no_temporary(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failing: str
+) -> None:
+    path = write(tmp_path, YAML)
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(failing, refuse)
+    with pytest.raises(ConfigError, match=r"cannot write.*No space left"):
+        save(path, defer_threshold=3)
+    assert path.read_text() == YAML
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["foldgate.yaml"]
