@@ -1,11 +1,10 @@
 """The sign-in limit: wrong keys spend an address's budget and the global one, a success gives its token
 back, budgets refill with time, one address's guesses do not lock out another, and a refusal spends
-nothing; plus the limiter's refund that makes this possible."""
+nothing."""
 
 from __future__ import annotations
 
 from foldgate.edge.console.login_limit import LoginLimit
-from foldgate.edge.ratelimit import RateLimiter
 
 
 class Clock:
@@ -75,19 +74,3 @@ def test_a_zero_rate_turns_that_half_off() -> None:
     assert per_address_only.attempt("a") > 0
     assert per_address_only.attempt("b") == 0
     assert all(LoginLimit(0, 0).attempt("a") == 0 for _ in range(100))
-
-
-def test_refund_gives_back_one_token_and_never_beyond_the_burst() -> None:
-    limiter = RateLimiter(60, burst=2, clock=Clock())
-    assert limiter.allow("k")[0]
-    assert limiter.allow("k")[0]
-    assert not limiter.allow("k")[0]
-    limiter.refund("k")
-    assert limiter.allow("k")[0]
-    assert not limiter.allow("k")[0]
-    for _ in range(5):
-        limiter.refund("k")
-    assert [limiter.allow("k")[0] for _ in range(3)] == [True, True, False]
-    # A key with no bucket is already full: refunding it adds nothing.
-    limiter.refund("fresh")
-    assert [limiter.allow("fresh")[0] for _ in range(3)] == [True, True, False]
