@@ -28,6 +28,7 @@ from foldgate.config.source import ConfigSource, FileConfigSource
 from foldgate.edge.admin import admin_router
 from foldgate.edge.app import create_app
 from foldgate.edge.connect import auth_states, console_connector, oauth_client_router
+from foldgate.edge.console.login_limit import LoginLimit
 from foldgate.edge.console.routes import ConsoleDeps, console_router
 from foldgate.edge.hooks import hooks_router
 from foldgate.errors import FoldgateError
@@ -150,6 +151,9 @@ def build_local(
             connector=console_connector(gateway, oauth) if oauth is not None else None,
             auth_states=lambda tenant: auth_states(oauth, gateway, tenant),
             config_file=str(configs.path) if isinstance(configs, FileConfigSource) else None,
+            login_limit=LoginLimit(
+                settings.console_login_failures_per_minute, settings.console_login_global_failures_per_minute
+            ),
         )
     )
     app = create_app(

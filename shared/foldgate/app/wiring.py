@@ -383,6 +383,7 @@ def build_mcp_app(settings: Settings, *, reindex: Reindexer | None = None, admin
             """The console's routes, built on its first request (see foldgate.edge.console.lazy)."""
             # Loaded on the console's first request: an instance serving only agents never pays for it.
             from foldgate.edge.connect import auth_states, console_connector
+            from foldgate.edge.console.login_limit import LoginLimit
             from foldgate.edge.console.routes import ConsoleDeps, console_router
 
             return console_router(
@@ -394,6 +395,10 @@ def build_mcp_app(settings: Settings, *, reindex: Reindexer | None = None, admin
                     tokens=access.authority,
                     connector=console_connector(gateway, oauth) if oauth is not None else None,
                     auth_states=lambda tenant: auth_states(oauth, gateway, tenant),
+                    login_limit=LoginLimit(
+                        settings.console_login_failures_per_minute,
+                        settings.console_login_global_failures_per_minute,
+                    ),
                 )
             )
 

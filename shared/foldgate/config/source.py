@@ -34,6 +34,10 @@ class ConfigSource(ABC):
         """Why the tenant's live document is not in use (a last good config is), None when it is."""
         return None
 
+    def reload(self, tenant: str) -> TenantConfig:
+        """Read the tenant's config again now (this process just wrote it)."""
+        return self.get(tenant, force=True)
+
 
 class StaticConfigSource(ConfigSource):
     """Fixed configs held in memory (tests, ``foldgate serve --upstream``)."""
@@ -87,6 +91,17 @@ class FileConfigSource(ConfigSource):
                 except ConfigError as exc:
                     self.last_error = exc.message
                     log.error("keeping the last good config: %s", exc.message)
+        return self._config
+
+    def reload(self, tenant: str) -> TenantConfig:
+        """Read the file now, whatever its modification time says (a save within the timestamp's
+        granularity would otherwise look unchanged); ConfigError keeps the last good config."""
+        if tenant != self.tenant:
+            raise NotFoundError(f"unknown tenant {tenant!r}")
+        self._checked = time.monotonic()
+        self._mtime = self._stat()
+        self._config = load_tenant_config(self.path)
+        self.last_error = None
         return self._config
 
     def problem(self, tenant: str) -> str | None:

@@ -21,9 +21,17 @@ if TYPE_CHECKING:
     from foldgate.auth.oauth.verifier import OAuthVerifier
     from foldgate.edge.ratelimit import RateLimiter
 
-__all__ = ["TENANT_HEADER", "Access", "RateLimited"]
+__all__ = ["TENANT_HEADER", "Access", "RateLimited", "source_address"]
 
 TENANT_HEADER = "x-foldgate-tenant"
+
+
+def source_address(request: Request) -> str:
+    """The address a request came from, as the rate limits count it: the ASGI client (the socket peer
+    locally; behind API Gateway v2 the ``requestContext.http.sourceIp`` Mangum maps there), never
+    X-Forwarded-For, which the caller writes. '' when there is none (so all such requests share one
+    bucket, which fails closed)."""
+    return request.client.host if request.client is not None else ""
 
 
 class RateLimited(Exception):
@@ -110,15 +118,11 @@ class Access:
                 raise RateLimited(retry_after)
 
     def _limit_source(self, request: Request) -> None:
-        """Spend from the source address's bucket before a token lookup costs a store read.
-
-        The address is the ASGI client: the socket peer locally, and behind API Gateway v2 the
-        ``requestContext.http.sourceIp`` that Mangum maps there (not X-Forwarded-For, which the
-        caller writes). A request without one shares a single bucket, which fails closed.
-        """
+        """Spend from the source address's bucket (:func:`source_address`) before a token lookup costs
+        a store read."""
         if self.source_limiter is None:
             return
-        source = request.client.host if request.client is not None else ""
+        source = source_address(request)
         allowed, retry_after = self.source_limiter.allow(f"source\x1f{source}")
         if not allowed:
             raise RateLimited(retry_after)

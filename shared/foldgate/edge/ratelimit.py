@@ -91,6 +91,16 @@ class RateLimiter:
                 self._buckets.popitem(last=False)
             return allowed, retry_after
 
+    def refund(self, key: str) -> None:
+        """Give back one token spent by :meth:`allow` (the request turned out not to count against the
+        key, e.g. a sign-in that succeeded); never beyond ``burst``."""
+        with self._lock:
+            entry = self._buckets.get(key)
+            # No bucket: it refilled completely (or was evicted), which is already a full one.
+            if entry is not None:
+                tokens, last = entry
+                self._buckets[key] = (min(float(self.burst), tokens + 1.0), last)
+
     def _evict_idle(self, now: float) -> None:
         # Least recently used first, so stop at the first bucket still refilling: amortised O(1).
         while self._buckets:

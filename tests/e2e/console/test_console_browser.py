@@ -156,7 +156,17 @@ def test_the_fleet_page_shows_each_server_and_reindex_reports_progress_until_don
     )
 
 
-def test_the_budget_table_sorts_filters_and_pages_and_what_if_shows_totals_without_saving(ui: Ui) -> None:
+def _auto_tokens(page: Any) -> int:
+    """The budget page's "Auto (current config)" listing tokens."""
+    text = (
+        page.locator("dt", has_text="Auto (current config)")
+        .locator("xpath=following-sibling::dd[1]")
+        .inner_text()
+    )
+    return int(text.split()[0].replace(",", ""))
+
+
+def test_the_budget_table_sorts_filters_and_pages_and_what_if_shows_totals_then_saves_them(ui: Ui) -> None:
     page = ui.page
     page.goto("/console/budget?tenant=default&sort=name&dir=asc&per_page=10")
     names = page.locator("table.tools tbody th").all_inner_texts()
@@ -171,6 +181,21 @@ def test_the_budget_table_sorts_filters_and_pages_and_what_if_shows_totals_witho
     assert "tools deferred" in result
     snippet = json.loads(page.locator("pre.code").inner_text())
     assert snippet["direct_tool_response_mode"] == "deferred"
+    # The gateway runs from a local file: the what-if saves into it and the totals follow at once.
+    before = _auto_tokens(page)
+    page.get_by_role("button", name="Save to foldgate.yaml").click()
+    page.wait_for_url("**/console/budget?tenant=default&saved=1")
+    assert "Saved to" in page.get_by_role("status").inner_text()
+    assert _auto_tokens(page) < before
+    config = ui.served.tmp / "foldgate.yaml"
+    assert "direct_tool_response_mode: deferred" in config.read_text()
+    # Saved back, for the tests that follow (the agent must see full descriptions again).
+    page.get_by_label("direct_tool_response_mode").select_option("auto")
+    page.get_by_role("button", name="Show totals").click()
+    page.get_by_role("button", name="Save to foldgate.yaml").click()
+    page.wait_for_url("**/console/budget?tenant=default&saved=1")
+    assert _auto_tokens(page) == before
+    assert "direct_tool_response_mode: auto" in config.read_text()
 
 
 def test_a_rug_pulled_tool_is_approved_through_the_diff_page_and_the_agent_then_sees_the_new_text(

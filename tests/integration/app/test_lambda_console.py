@@ -97,3 +97,25 @@ def test_without_a_session_the_console_sends_the_browser_to_login(handler: Handl
     # The operator key as a bearer header (the admin API's credential) is not a console session.
     assert page["statusCode"] == 303
     assert page["headers"]["location"] == "/console/login"
+
+
+def test_wrong_keys_are_limited_by_api_gateways_source_ip_not_a_forwarded_for_header(
+    handler: Handler,
+) -> None:
+    def login(source: str, key: str, *extra: tuple[str, str]) -> dict[str, Any]:
+        event = v2_event(
+            "POST", "/console/login", [("Host", HOST), FORM, ("Origin", f"https://{HOST}"), *extra],
+            f"operator_key={key}".encode(),
+        )  # fmt: skip
+        event["requestContext"]["http"]["sourceIp"] = source
+        return handler(event, LambdaContext())
+
+    # The default: five wrong keys a minute per address.
+    assert [login("198.51.100.7", "wrong")["statusCode"] for _ in range(5)] == [401] * 5
+    for extra in [(), (("X-Forwarded-For", "203.0.113.50"),)]:
+        limited = login("198.51.100.7", KEY, *extra)
+        assert limited["statusCode"] == 429
+        assert int(limited["headers"]["retry-after"]) > 0
+        assert not limited.get("cookies")
+    # Another source address still gets its own attempts.
+    assert login("198.51.100.8", KEY)["statusCode"] == 303

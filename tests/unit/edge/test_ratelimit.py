@@ -1,4 +1,4 @@
-"""The per-key token bucket: burst, continuous refill, retry_after, bounded memory, thread safety."""
+"""The per-key token bucket: burst, continuous refill, retry_after, refunds, bounded memory, thread safety."""
 
 from __future__ import annotations
 
@@ -156,3 +156,19 @@ def test_thread_safe_under_contention() -> None:
     for t in threads:
         t.join()
     assert sum(results) == 500  # exactly the burst, never more, with 1600 attempts racing
+
+
+def test_refund_gives_back_one_token_and_never_beyond_the_burst() -> None:
+    limiter = RateLimiter(60, burst=2, clock=FakeClock())
+    assert limiter.allow("k")[0]
+    assert limiter.allow("k")[0]
+    assert not limiter.allow("k")[0]
+    limiter.refund("k")
+    assert limiter.allow("k")[0]
+    assert not limiter.allow("k")[0]
+    for _ in range(5):
+        limiter.refund("k")
+    assert [limiter.allow("k")[0] for _ in range(3)] == [True, True, False]
+    # A key with no bucket is already full: refunding it adds nothing.
+    limiter.refund("fresh")
+    assert [limiter.allow("fresh")[0] for _ in range(3)] == [True, True, False]

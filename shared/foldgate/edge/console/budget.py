@@ -17,7 +17,7 @@ from foldgate.model.tool import Tool
 from foldgate.serve.surfaces.call import call_surface_listing
 from foldgate.serve.views import TenantView
 
-__all__ = ["PER_PAGE", "SORTS", "budget_view", "chart", "tool_table", "what_if"]
+__all__ = ["PER_PAGE", "SORTS", "budget_view", "chart", "tool_table", "what_if", "what_if_settings"]
 
 PER_PAGE: Final = 50
 _MAX_PER_PAGE: Final = 200
@@ -159,15 +159,14 @@ def tool_table(view: TenantView, params: Mapping[str, str]) -> dict[str, Any]:
     }
 
 
-def what_if(view: TenantView, params: Mapping[str, str]) -> dict[str, Any] | None:
-    """Totals under the submitted serialization settings, validated by the tenant config model itself;
-    None when none was submitted. Also the JSON to merge into the tenant's config document."""
-    if not any(f"wi_{name}" in params for name in _WHAT_IF_FIELDS):
-        return None
+def what_if_settings(config: TenantConfig, params: Mapping[str, str]) -> tuple[dict[str, Any], str | None]:
+    """The submitted serialization settings (``wi_*`` fields; blank ones keep ``config``'s, a blank
+    budget means none), validated by the tenant config model itself: (typed settings, None), or (the
+    raw values, the validation error)."""
     changes: dict[str, Any] = {
         "direct_tool_response_mode": params.get("wi_direct_tool_response_mode")
-        or view.config.direct_tool_response_mode,
-        "defer_threshold": params.get("wi_defer_threshold") or view.config.defer_threshold,
+        or config.direct_tool_response_mode,
+        "defer_threshold": params.get("wi_defer_threshold") or config.defer_threshold,
         # An empty budget field means no budget.
         "listing_token_budget": params.get("wi_listing_token_budget") or None,
     }
@@ -176,8 +175,18 @@ def what_if(view: TenantView, params: Mapping[str, str]) -> dict[str, Any] | Non
         # a thousand servers per keystroke would cost more than the plan itself).
         checked = TenantConfig.model_validate(changes)
     except ValidationError as exc:
-        return {"error": format_validation(exc), "changes": changes}
-    settings = {name: getattr(checked, name) for name in _WHAT_IF_FIELDS}
+        return changes, format_validation(exc)
+    return {name: getattr(checked, name) for name in _WHAT_IF_FIELDS}, None
+
+
+def what_if(view: TenantView, params: Mapping[str, str]) -> dict[str, Any] | None:
+    """Totals under the submitted serialization settings; None when none was submitted. Also the JSON
+    to merge into the tenant's config document."""
+    if not any(f"wi_{name}" in params for name in _WHAT_IF_FIELDS):
+        return None
+    settings, error = what_if_settings(view.config, params)
+    if error is not None:
+        return {"error": error, "changes": settings}
     memo_key = "console_what_if:" + json.dumps(settings, sort_keys=True)
     cached = view.memo.get(memo_key)
     if cached is None:

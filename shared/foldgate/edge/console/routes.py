@@ -4,9 +4,11 @@ and CSRF checks first); handlers only validate their own input and render."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlencode
 
 from fastapi import APIRouter, HTTPException
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
@@ -16,10 +18,13 @@ from starlette.requests import Request
 from foldgate.auth.authority import TokenAuthority
 from foldgate.auth.model import is_token_id
 from foldgate.auth.secrets import verify_operator
+from foldgate.config.file_edit import content_hash, save_settings
+from foldgate.edge.access import source_address
 from foldgate.edge.admin import ApprovalRequest, ReindexRequest
 from foldgate.edge.console.approvals import approvals_view
-from foldgate.edge.console.budget import budget_view
+from foldgate.edge.console.budget import budget_view, what_if_settings
 from foldgate.edge.console.fleet import Connector, ReindexJobs, fleet_view, start_connect
+from foldgate.edge.console.login_limit import LoginLimit
 from foldgate.edge.console.playground import EngineScores, run_playground
 from foldgate.edge.console.session import COOKIE_NAME, SessionSigner
 from foldgate.edge.console.tokens import issue_token, token_rows
@@ -31,7 +36,7 @@ from foldgate.edge.console.web import (
     form_value,
     render,
 )
-from foldgate.errors import ConflictError, FoldgateError, NotFoundError
+from foldgate.errors import ConfigError, ConflictError, FoldgateError, NotFoundError
 from foldgate.index.triggers import Reindexer
 from foldgate.serve.gateway import Gateway
 from foldgate.serve.review import approve_reviewed
@@ -55,6 +60,8 @@ class ConsoleDeps:
     auth_states: Callable[[str], dict[str, dict[str, Any]]] | None = None
     # Where a saved config goes: a local file (its path) or, None, the cloud's parameter.
     config_file: str | None = None
+    # Wrong operator keys the sign-in form takes (None: unlimited, e.g. benches).
+    login_limit: LoginLimit | None = None
     signer: SessionSigner | None = field(init=False, default=None)
 
     def __post_init__(self) -> None:
@@ -105,9 +112,19 @@ def console_router(deps: ConsoleDeps) -> APIRouter:
         # The guard answered 503 when there is no operator key, so both are set here.
         assert deps.operator_secret is not None
         assert deps.signer is not None
+        address = source_address(request)
+        wait = deps.login_limit.attempt(address) if deps.login_limit is not None else 0
+        if wait:
+            # Limited: the key is not even checked, so neither the answer nor its timing says anything.
+            message = f"Too many failed sign-ins; try again in {wait} seconds."
+            limited = render(request, "login.html", {"error": message}, 429)
+            limited.headers["retry-after"] = str(wait)
+            return limited
         # Only the operator key opens the console: an agent token (or anything else) is refused alike.
         if not verify_operator(deps.operator_secret, form_value(request, "operator_key")):
             return render(request, "login.html", {"error": "That is not the operator key."}, 401)
+        if deps.login_limit is not None:
+            deps.login_limit.succeeded(address)
         value, _ = deps.signer.issue()
         response = RedirectResponse(f"{PREFIX}/fleet", 303)
         response.set_cookie(
@@ -171,12 +188,53 @@ def console_router(deps: ConsoleDeps) -> APIRouter:
             raise HTTPException(502, "the connect flow gave no usable authorization URL")
         return RedirectResponse(url, 303)
 
+    def budget_page(
+        request: Request, tenant: str, tenants: list[str], params: dict[str, str], **extra: Any
+    ) -> HTMLResponse:
+        model = budget_view(deps.gateway.view(tenant), params)
+        what = model["what_if"]
+        config_hash = None
+        if deps.config_file is not None and what is not None and not what["error"]:
+            # The save form sends the file's hash back: a file edited since the page was shown is kept.
+            # An unreadable file just gets no save button (the JSON to copy still shows).
+            with contextlib.suppress(ConfigError):
+                config_hash = content_hash(deps.config_file)
+        ctx = {"saved": None, "save_error": None, **extra}
+        return _page(
+            request, "budget.html", tenant, tenants, budget=model, config_file=deps.config_file,
+            config_hash=config_hash, **ctx,
+        )  # fmt: skip
+
     @router.get("/budget")
     def budget(request: Request) -> Response:
         tenant, tenants = _tenant(deps, request)
-        view = deps.gateway.view(tenant)
-        model = budget_view(view, dict(request.query_params))
-        return _page(request, "budget.html", tenant, tenants, budget=model, config_file=deps.config_file)
+        params = dict(request.query_params)
+        saved = deps.config_file if params.get("saved") == "1" else None
+        return budget_page(request, tenant, tenants, params, saved=saved)
+
+    @router.post("/budget/save")
+    def save_budget(request: Request) -> Response:
+        form: dict[str, str] = request.state.form
+        tenant, tenants = _tenant(deps, request, form.get("tenant", ""))
+        if deps.config_file is None:
+            raise HTTPException(404, "this gateway's config is not a local file: copy the JSON instead")
+        settings, error = what_if_settings(deps.gateway.config(tenant), form)
+        status = 400
+        if error is None:
+            try:
+                save_settings(deps.config_file, settings, form.get("config_hash", ""))
+            except ConflictError as exc:
+                error, status = exc.message, 409
+            except ConfigError as exc:
+                error = exc.message
+            else:
+                # Read now, not when the source's cache expires: the next page shows the saved totals.
+                deps.gateway.configs.reload(tenant)
+                return RedirectResponse(f"{PREFIX}/budget?{urlencode({'tenant': tenant, 'saved': '1'})}", 303)
+        params = {"tenant": tenant, **{k: v for k, v in form.items() if k.startswith("wi_")}}
+        refused = budget_page(request, tenant, tenants, params, save_error=error)
+        refused.status_code = status
+        return refused
 
     def approvals_page(request: Request, tenant: str, tenants: list[str], **extra: Any) -> HTMLResponse:
         held = approvals_view(deps.gateway.catalog(tenant))

@@ -13,7 +13,7 @@ import pytest
 
 from foldgate.auth.authority import TokenAuthority
 from foldgate.auth.model import TokenHasher
-from foldgate.config.source import StaticConfigSource
+from foldgate.config.source import ConfigSource, StaticConfigSource
 from foldgate.edge.app import create_app
 from foldgate.edge.console.routes import ConsoleDeps, console_router
 from foldgate.index.indexer import catalog_from_tools
@@ -54,16 +54,18 @@ class Console:
 
 @pytest.fixture
 def make_console() -> Callable[..., Any]:
-    """Build a console; ``connector``, ``auth_states``, ``tools`` and ``config`` as the test needs."""
+    """Build a console; ``connector``, ``auth_states``, ``tools``, ``config`` (or a whole ``configs``
+    source) and any other ConsoleDeps field as the test needs."""
 
     def build(**deps_kw: Any) -> Any:
         tools = deps_kw.pop("tools", None) or demo_tools()
         config = deps_kw.pop("config", None) or demo_config()
+        configs_given: ConfigSource | None = deps_kw.pop("configs", None)
 
         async def opened() -> AsyncIterator[Console]:
             store = SqliteStore(":memory:")
             store.publish(catalog_from_tools("default", tools), expected_current=None)
-            configs = StaticConfigSource({"default": config})
+            configs = configs_given or StaticConfigSource({"default": config})
             gateway = Gateway(store, configs, RecordingUpstream(), catalog_ttl=0.0)
             tokens = TokenAuthority(SqliteTokenStore(":memory:"), TokenHasher(b"t" * 32))
             reindexed: list[str] = []

@@ -4,9 +4,13 @@ and what each page does with its input (tokens, approvals, reindex, the connect 
 from __future__ import annotations
 
 import dataclasses
+import re
+from pathlib import Path
 from typing import Any
 
+from foldgate.config.source import FileConfigSource
 from foldgate.config.tenant import parse_tenant_config
+from foldgate.edge.console.login_limit import LoginLimit
 from foldgate.model.catalog import CatalogVersion
 from tests.unit.edge.console.conftest import OPERATOR_KEY, Console
 
@@ -38,6 +42,26 @@ async def test_login_takes_only_the_operator_key_and_sets_a_strict_httponly_cook
         assert "path=/console" in cookie
         # Plain http on loopback: no Secure flag, or the browser would drop the cookie.
         assert "secure" not in cookie.replace("samesite", "")
+
+
+async def test_wrong_keys_are_limited_per_address_with_429_and_retry_after_but_sign_ins_are_not(
+    make_console: Any,
+) -> None:
+    async for c in make_console(login_limit=LoginLimit(2, 100)):
+        for _ in range(4):
+            assert (
+                await c.client.post("/console/login", data={"operator_key": OPERATOR_KEY})
+            ).status_code == 303
+        for _ in range(2):
+            assert (await c.client.post("/console/login", data={"operator_key": "nope"})).status_code == 401
+        # Over the limit even the right key is not checked, and a forwarded-for header the caller
+        # writes does not make it another address.
+        for headers in ({}, {"x-forwarded-for": "203.0.113.9"}):
+            r = await c.client.post("/console/login", data={"operator_key": OPERATOR_KEY}, headers=headers)
+            assert r.status_code == 429
+            assert r.headers["retry-after"] == "30"
+            assert "Too many failed sign-ins; try again in 30 seconds." in r.text
+            assert "set-cookie" not in r.headers
 
 
 async def test_the_cookie_is_secure_anywhere_but_plain_http_on_loopback(make_console: Any) -> None:
@@ -268,3 +292,70 @@ async def test_the_search_playground_runs_as_the_chosen_token_would(make_console
         c.tokens.revoke(scoped.token_id)
         revoked = (await c.client.get(f"/console/search?query=contact&token={scoped.token_id}")).text
         assert "revoked or expired" in revoked
+
+
+SAVED_YAML = """\
+# The operator's notes.
+servers:
+  - name: crm
+    url: http://127.0.0.1:9/crm/mcp
+  - name: tickets   # the helpdesk
+    url: http://127.0.0.1:9/tickets/mcp
+direct_tool_response_mode: full  # for now
+"""
+
+
+def _totals(html: str) -> dict[str, int]:
+    found = re.findall(r"<dt>([^<]+)</dt><dd>([\d,]+) tokens", html)
+    return {label: int(number.replace(",", "")) for label, number in found}
+
+
+async def test_the_what_if_is_saved_into_the_local_file_once_valid_and_current(
+    make_console: Any, tmp_path: Path
+) -> None:
+    path = tmp_path / "foldgate.yaml"
+    path.write_text(SAVED_YAML)
+    source = FileConfigSource(path, max_age=3600.0)
+    async for c in make_console(configs=source, config_file=str(path)):
+        csrf = await c.login()
+        before = await c.client.get("/console/budget?tenant=default")
+        assert _totals(before.text)["Auto (current config)"] == _totals(before.text)["Full listing"]
+        shown = await c.client.get(
+            "/console/budget?tenant=default&wi_direct_tool_response_mode=deferred&wi_defer_threshold=20"
+        )
+        found = re.search(r'name="config_hash" value="([0-9a-f]{64})"', shown.text)
+        assert found is not None
+        assert "Save to foldgate.yaml" in shown.text
+        form = {
+            "csrf": csrf, "tenant": "default", "config_hash": found.group(1),
+            "wi_direct_tool_response_mode": "deferred", "wi_defer_threshold": "20",
+            "wi_listing_token_budget": "",
+        }  # fmt: skip
+        stale = await c.client.post("/console/budget/save", data={**form, "config_hash": "0" * 64})
+        assert stale.status_code == 409
+        assert "changed since this page was shown" in stale.text
+        invalid = await c.client.post("/console/budget/save", data={**form, "wi_defer_threshold": "-3"})
+        assert invalid.status_code == 400
+        assert "defer_threshold" in invalid.text
+        assert path.read_text() == SAVED_YAML
+        saved = await c.client.post("/console/budget/save", data=form)
+        assert saved.status_code == 303
+        assert saved.headers["location"] == "/console/budget?tenant=default&saved=1"
+        assert path.read_text() == SAVED_YAML.replace("full  # for now", "deferred  # for now")
+        # The source reloaded at once (its cache would otherwise hold the old config for an hour).
+        after = await c.client.get(saved.headers["location"])
+        assert "Saved to" in after.text
+        assert _totals(after.text)["Auto (current config)"] == _totals(after.text)["Deferred listing"]
+        assert _totals(after.text)["Deferred listing"] < _totals(after.text)["Full listing"]
+        # The old page's hash no longer matches the file: posting its form again is a conflict.
+        assert (await c.client.post("/console/budget/save", data=form)).status_code == 409
+
+
+async def test_without_a_local_config_file_there_is_no_save_only_the_json(make_console: Any) -> None:
+    async for c in make_console():
+        csrf = await c.login()
+        shown = await c.client.get("/console/budget?tenant=default&wi_direct_tool_response_mode=deferred")
+        assert "config_hash" not in shown.text
+        assert "Parameter Store" in shown.text
+        form = {"csrf": csrf, "tenant": "default", "wi_direct_tool_response_mode": "deferred"}
+        assert (await c.client.post("/console/budget/save", data=form)).status_code == 404
