@@ -166,8 +166,9 @@ def admin_router(
             "indexed_at": catalog.created_at or None,
             "tools": len(catalog.tools),
             "visible_tools": len(view.visible),
-            "awaiting_approval": len(catalog.withheld),
+            "awaiting_approval": sum(1 for w in catalog.withheld.values() if w.get("state") != "rejected"),
             "flagged": sum(1 for w in catalog.withheld.values() if w.get("state") == "flagged"),
+            "rejected": sum(1 for w in catalog.withheld.values() if w.get("state") == "rejected"),
             "config_problem": gateway.configs.problem(tenant),
             "servers": {
                 name: {

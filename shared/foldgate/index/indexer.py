@@ -402,7 +402,8 @@ class Indexer:
             for name, s in statuses.items()
         }
         report.recovered = problem
-        report.awaiting_approval = len(withheld)
+        # Rejected content is held too, but an operator has decided on it: it awaits nobody.
+        report.awaiting_approval = sum(1 for w in withheld.values() if w.get("state") != "rejected")
         report.flagged = sum(1 for w in withheld.values() if w.get("state") == "flagged")
         if approvals_error is not None:
             report.error = approvals_error

@@ -87,6 +87,9 @@ async def test_reject_keeps_the_tool_withheld_as_rejected_until_its_content_chan
     assert r.status_code == 200, r.text
     assert r.json()["rejected"] == ["crm:find"]
     assert r.json()["reindex"] == "done"
+    assert r.json()["awaiting_approval"] == 0  # decided on: it awaits nobody
+    status = (await admin.http.get("/api/v1/status", params={"tenant": "default"}, headers=OP)).json()
+    assert (status["awaiting_approval"], status["rejected"]) == (0, 1)
     rejected = (await admin.held())["crm:find"]
     assert (rejected["state"], rejected["hash"]) == ("rejected", pending["hash"])
     tools = (await admin.http.get("/api/v1/tools", params={"tenant": "default"}, headers=OP)).json()["tools"]

@@ -94,3 +94,5 @@ async def test_awaiting_tools_offer_reject_and_rejected_ones_have_their_own_sect
         assert "Approve crm__find_contact" in page["Rejected"]  # a rejection can still be undone
         assert "Reject crm__find_contact" not in page["Rejected"]
         assert 'class="state-rejected"' in page["Rejected"]
+        fleet = (await c.client.get("/console/fleet")).text
+        assert "0 (0 flagged); 1 rejected" in fleet
