@@ -22,8 +22,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from foldgate.edge.connect import add_connect_routes, auth_states
 from foldgate.errors import ConflictError, FoldgateError, NotFoundError
 from foldgate.index.triggers import Reindexer
+from foldgate.model.catalog import CatalogVersion
 from foldgate.serve.gateway import Gateway
-from foldgate.serve.review import approve_reviewed, held_tools
+from foldgate.serve.review import approve_reviewed, held_tools, reject_reviewed
 from foldgate.serve.views import effective_tier
 from foldgate.store.approvals.base import ApprovalStore
 from foldgate.upstream.oauth.context import OAuthContext
@@ -32,6 +33,8 @@ __all__ = ["admin_router"]
 
 _TENANT = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$"
 Tenant = Annotated[str, Query(pattern=_TENANT, description="Tenant id.")]
+# approve_reviewed or reject_reviewed: (catalog, store, tenant, [(tool id, hash)]) -> what was recorded.
+Verdict = Callable[[CatalogVersion, ApprovalStore, str, list[tuple[str, str]]], dict[str, str]]
 
 
 class _Body(BaseModel):
@@ -52,7 +55,7 @@ class ToolApproval(_Body):
 
 
 class ApprovalRequest(_Body):
-    """Approve exactly the reviewed content of these tools (409 when any changed since)."""
+    """Approve (or reject) exactly the reviewed content of these tools (409 when any changed since)."""
 
     tenant: str = Field(pattern=_TENANT)
     tools: list[ToolApproval] = Field(min_length=1, max_length=1000)
@@ -163,8 +166,9 @@ def admin_router(
             "indexed_at": catalog.created_at or None,
             "tools": len(catalog.tools),
             "visible_tools": len(view.visible),
-            "awaiting_approval": len(catalog.withheld),
+            "awaiting_approval": sum(1 for w in catalog.withheld.values() if w.get("state") != "rejected"),
             "flagged": sum(1 for w in catalog.withheld.values() if w.get("state") == "flagged"),
+            "rejected": sum(1 for w in catalog.withheld.values() if w.get("state") == "rejected"),
             "config_problem": gateway.configs.problem(tenant),
             "servers": {
                 name: {
@@ -214,23 +218,19 @@ def admin_router(
             raise HTTPException(503, "no indexer is reachable from this deployment")
         return {"tenant": body.tenant, **await reindex(body.tenant)}
 
-    @router.get("/approvals", summary="Held tools (pending, changed, flagged) with hashes and diffs")
+    @router.get(
+        "/approvals", summary="Held tools (pending, changed, flagged, rejected) with hashes and diffs"
+    )
     def pending(tenant: Tenant) -> dict[str, Any]:
         return {"tenant": tenant, "awaiting": held_tools(view_of(tenant).catalog)}
 
-    @router.post(
-        "/approvals",
-        summary="Approve reviewed content by hash, then reindex",
-        responses={409: {"description": "A tool's content changed since it was reviewed"}},
-    )
-    async def approve(body: ApprovalRequest) -> dict[str, Any]:
+    async def decide(body: ApprovalRequest, record: Verdict, verb: str) -> dict[str, Any]:
+        """Approve or reject (``record``) the reviewed content, then reindex so the verdict shows."""
         view = view_of(body.tenant)
         if approvals is None:
             raise HTTPException(503, "approvals are not available in this deployment")
         try:
-            chosen = approve_reviewed(
-                view.catalog, approvals, body.tenant, [(t.id, t.hash) for t in body.tools]
-            )
+            chosen = record(view.catalog, approvals, body.tenant, [(t.id, t.hash) for t in body.tools])
         except NotFoundError as exc:
             raise HTTPException(404, exc.message) from None
         except ConflictError as exc:
@@ -238,7 +238,26 @@ def admin_router(
         except FoldgateError as exc:
             raise HTTPException(503, exc.message) from None
         outcome = await reindex(body.tenant) if reindex is not None else {"reindex": "not available"}
-        return {"tenant": body.tenant, "approved": sorted(chosen), **outcome}
+        return {"tenant": body.tenant, verb: sorted(chosen), **outcome}
+
+    @router.post(
+        "/approvals",
+        summary="Approve reviewed content by hash, then reindex",
+        responses={409: {"description": "A tool's content changed since it was reviewed"}},
+    )
+    async def approve(body: ApprovalRequest) -> dict[str, Any]:
+        return await decide(body, approve_reviewed, "approved")
+
+    @router.post(
+        "/approvals/reject",
+        summary="Reject held content by hash (it stays withheld until its content changes), then reindex",
+        responses={
+            404: {"description": "A tool is not held for review"},
+            409: {"description": "A tool's content changed since it was reviewed"},
+        },
+    )
+    async def reject(body: ApprovalRequest) -> dict[str, Any]:
+        return await decide(body, reject_reviewed, "rejected")
 
     if oauth is not None:
         add_connect_routes(router, gateway, oauth)

@@ -9,7 +9,10 @@ Rules (per tool, by canonical key, against the tenant's approved content hashes)
   described, searched or callable anywhere;
 - approved before but the upstream now lists other content ("rug pull") → held ``changed``: agents keep
   seeing the last approved content (from the previous catalog version) and calls are refused with
-  ``tool_changed``; when that content is not at hand the tool is hidden like a pending one.
+  ``tool_changed``; when that content is not at hand the tool is hidden like a pending one;
+- the listed content is the one an operator rejected → held ``rejected`` (listed or hidden as above,
+  but not asked about again) for as long as the upstream serves it; other content of a rejected tool
+  is held ``changed`` (an operator has reviewed this tool before, so no trusted-server baseline).
 
 Held content is kept in the catalog version (``withheld``) with its hash, so an operator reviews
 exactly what they approve (approval is by content hash).
@@ -25,7 +28,7 @@ from foldgate.config.tenant import TenantConfig
 from foldgate.model.catalog import CatalogVersion
 from foldgate.model.tool import Tool
 
-__all__ = ["Holds", "Scanner", "hold_unapproved"]
+__all__ = ["Holds", "Scanner", "held_state", "hold_unapproved"]
 
 # A poisoning scan: the findings for one tool (each a JSON-able dict), empty when it looks clean.
 Scanner = Callable[[Tool], list[dict[str, Any]]]
@@ -54,6 +57,19 @@ def _entry(tool: Tool, state: str, approved_hash: str | None, rules: list[dict[s
     }
 
 
+def held_state(
+    digest: str, approved: str | None, rejected: str | None, findings: list[dict[str, Any]]
+) -> str:
+    """The state of held (not approved) content: ``rejected`` when it is the content an operator
+    rejected, ``changed`` when the tool was reviewed before (approved or rejected, other content),
+    else ``flagged`` or ``pending`` by the scan's findings."""
+    if rejected == digest:
+        return "rejected"
+    if approved is not None or rejected is not None:
+        return "changed"
+    return "flagged" if findings else "pending"
+
+
 def hold_unapproved(
     tools: Iterable[Tool],
     approved: dict[str, str],
@@ -61,9 +77,11 @@ def hold_unapproved(
     previous: CatalogVersion | None,
     *,
     scan: Scanner | None = None,
+    rejected: dict[str, str] | None = None,
 ) -> Holds:
     """Split a listing into what agents see and what waits for an operator (see the module doc)."""
     shown = {t.tool.key: t.tool for t in previous.tools} if previous is not None else {}
+    refused = rejected or {}
     holds = Holds()
     for tool in tools:
         key, digest = tool.key, tool.content_hash
@@ -72,19 +90,21 @@ def hold_unapproved(
             holds.published.append(tool)
             continue
         findings = scan(tool) if scan is not None else []
-        if known is None:
+        state = held_state(digest, known, refused.get(key), findings)
+        if known is None and key not in refused:
             server = config.server(tool.server)
             if not findings and server is not None and server.trusted:
                 holds.baseline[key] = digest
                 holds.published.append(tool)
             else:
-                holds.withheld[key] = _entry(tool, "flagged" if findings else "pending", None, findings)
+                holds.withheld[key] = _entry(tool, state, None, findings)
             continue
         last = shown.get(key)
-        if last is not None and last.content_hash == known:
+        if known is not None and last is not None and last.content_hash == known:
+            # Rejected content too: agents keep the approved version, and calls stay refused.
             holds.published.append(last)
             holds.changed[key] = "changed"
-        holds.withheld[key] = _entry(tool, "changed", known, findings)
+        holds.withheld[key] = _entry(tool, state, known, findings)
     return holds
 
 

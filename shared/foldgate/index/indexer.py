@@ -246,9 +246,10 @@ class Indexer:
         with calling_as(tenant):  # prompts/resources with the tenant's shared connection
             results = await asyncio.gather(*(one(s) for s in servers))
         approved = self.approvals.approved(tenant) if self.approvals is not None else None
+        rejected = self.approvals.rejected(tenant) if self.approvals is not None else None
         listed: dict[str, Offerings | UpstreamError | None] = dict.fromkeys(carry)
         listed.update({s.name: r for s, r in zip(servers, results, strict=True)})
-        holds = build_offerings(listed, previous, config, approved, self.scan)
+        holds = build_offerings(listed, previous, config, approved, self.scan, rejected)
         if holds.baseline and self.approvals is not None:
             self.approvals.approve(tenant, holds.baseline)
         return holds
@@ -274,7 +275,8 @@ class Indexer:
         """Apply the approval and poisoning-scan rules (:mod:`foldgate.index.holds`) to fresh listings."""
         if self.approvals is None:
             return Holds(published=list(fresh))
-        holds = hold_unapproved(fresh, self.approvals.approved(tenant), config, previous, scan=self.scan)
+        approved, rejected = self.approvals.approved(tenant), self.approvals.rejected(tenant)
+        holds = hold_unapproved(fresh, approved, config, previous, scan=self.scan, rejected=rejected)
         if holds.baseline:
             self.approvals.approve(tenant, holds.baseline)
         return holds
@@ -400,7 +402,8 @@ class Indexer:
             for name, s in statuses.items()
         }
         report.recovered = problem
-        report.awaiting_approval = len(withheld)
+        # Rejected content is held too, but an operator has decided on it: it awaits nobody.
+        report.awaiting_approval = sum(1 for w in withheld.values() if w.get("state") != "rejected")
         report.flagged = sum(1 for w in withheld.values() if w.get("state") == "flagged")
         if approvals_error is not None:
             report.error = approvals_error

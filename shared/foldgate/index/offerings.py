@@ -16,7 +16,7 @@ from typing import Any
 
 from foldgate.config.tenant import TenantConfig
 from foldgate.errors import UpstreamError
-from foldgate.index.holds import Scanner
+from foldgate.index.holds import Scanner, held_state
 from foldgate.model.catalog import CatalogVersion
 from foldgate.model.offerings import KINDS, IndexedItem, publish_items
 from foldgate.model.tool import Tool
@@ -71,10 +71,12 @@ def build_offerings(
     config: TenantConfig,
     approved: dict[str, str] | None,
     scan: Scanner | None = None,
+    rejected: Mapping[str, str] | None = None,
 ) -> OfferingHolds:
     """Entries for the new version from each server's listing (None: the server was not asked, e.g.
     its tools listing failed) and the prompt holds. ``approved`` None means no approval store: every
-    prompt is published (the tools' rule too)."""
+    prompt is published (the tools' rule too). ``rejected``: the operator's rejected hashes."""
+    refused = rejected or {}
     old: dict[str, list[IndexedItem]] = {}
     for item in previous.offerings if previous is not None else ():
         old.setdefault(item.server, []).append(item)
@@ -107,18 +109,19 @@ def build_offerings(
         findings = [
             f for f in (scan(_as_tool(item)) if scan is not None else []) if f.get("rule") != "title-mismatch"
         ]
-        if known is None:
+        state = held_state(item.content_hash, known, refused.get(item.key), findings)
+        if known is None and item.key not in refused:
             server = config.server(item.server)
             if not findings and server is not None and server.trusted:
                 out.baseline[item.key] = item.content_hash
                 published.append(item)
             else:
-                out.withheld[item.key] = _held(item, "flagged" if findings else "pending", None, findings)
+                out.withheld[item.key] = _held(item, state, None, findings)
             continue
         last = shown.get(item.key)
-        if last is not None and last.content_hash == known:
+        if known is not None and last is not None and last.content_hash == known:
             published.append(last)  # agents keep the approved entry; prompts/get is refused meanwhile
-        out.withheld[item.key] = _held(item, "changed", known, findings)
+        out.withheld[item.key] = _held(item, state, known, findings)
     # Kept entries keep the names they had; fresh ones that now collide with them are dropped.
     taken = {(i.kind, i.published) for i in kept}
     out.items = tuple(kept + [i for i in published if (i.kind, i.published) not in taken])

@@ -93,7 +93,9 @@ class Offered:
         if item is None:
             raise NotFoundError(f"Unknown prompt: {name}")
         held = self.view.catalog.withheld.get(item.key)
-        if held is not None and held.get("state") == "changed":
+        # A published prompt with held content is a changed or rejected one: the upstream would serve
+        # the unapproved text, so it is refused either way.
+        if held is not None and held.get("state") in ("changed", "rejected"):
             raise PromptChangedError(
                 f"{name}: the upstream changed this prompt; it is served again once an operator approves it"
             )

@@ -1,5 +1,6 @@
-"""Operator review of held tools: what is waiting, how it differs from what agents see, and approval
-by content hash (so an operator approves exactly the content they reviewed, never a later one)."""
+"""Operator review of held tools: what is waiting, how it differs from what agents see, and approval or
+rejection by content hash (so an operator decides on exactly the content they reviewed, never a later
+one)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from foldgate.errors import ConflictError, NotFoundError
 from foldgate.model.catalog import CatalogVersion
 from foldgate.store.approvals.base import ApprovalStore
 
-__all__ = ["approvable", "approve_reviewed", "held_tools"]
+__all__ = ["approvable", "approve_reviewed", "held_tools", "reject_reviewed"]
 
 _MAX_DIFF_LINES = 400
 
@@ -69,10 +70,12 @@ def held_tools(catalog: CatalogVersion) -> list[dict[str, Any]]:
     return rows
 
 
-def approvable(catalog: CatalogVersion, requested: list[tuple[str, str]]) -> dict[str, str]:
+def approvable(
+    catalog: CatalogVersion, requested: list[tuple[str, str]], *, held_only: bool = False
+) -> dict[str, str]:
     """Canonical key -> content hash for each (tool id, hash) the operator approves. Raises
-    NotFoundError for ids that are neither held nor listed, ConflictError when a hash is not the
-    content held now (the upstream changed again after the operator's review)."""
+    NotFoundError for ids that are neither held nor listed (with ``held_only``: not held), ConflictError
+    when a hash is not the content held now (the upstream changed again after the operator's review)."""
     chosen: dict[str, str] = {}
     unknown: list[str] = []
     stale: list[str] = []
@@ -81,7 +84,7 @@ def approvable(catalog: CatalogVersion, requested: list[tuple[str, str]]) -> dic
         if key is None:
             listed = catalog.resolve(tool_id)
             key = listed.tool.key if listed is not None else None
-        if key is None:
+        if key is None or (held_only and key not in catalog.withheld):
             unknown.append(tool_id)
             continue
         held = catalog.withheld.get(key)
@@ -92,7 +95,8 @@ def approvable(catalog: CatalogVersion, requested: list[tuple[str, str]]) -> dic
             continue
         chosen[key] = digest
     if unknown:
-        raise NotFoundError(f"unknown tools: {', '.join(unknown[:20])}")
+        what = "tools not held for review" if held_only else "unknown tools"
+        raise NotFoundError(f"{what}: {', '.join(unknown[:20])}")
     if stale:
         raise ConflictError(
             f"content changed since it was reviewed: {', '.join(stale[:20])}; review the current hash again"
@@ -107,4 +111,15 @@ def approve_reviewed(
     recorded. The admin API and the console both approve through here (errors as :func:`approvable`)."""
     chosen = approvable(catalog, requested)
     store.approve(tenant, chosen)
+    return chosen
+
+
+def reject_reviewed(
+    catalog: CatalogVersion, store: ApprovalStore, tenant: str, requested: list[tuple[str, str]]
+) -> dict[str, str]:
+    """Record the reviewed held content of these (tool id, hash) pairs as rejected; returns what was
+    recorded. Only held content can be rejected (NotFoundError otherwise: an approved, listed tool is
+    withdrawn by disabling it in the config); a stale hash is a ConflictError as for approval."""
+    chosen = approvable(catalog, requested, held_only=True)
+    store.reject(tenant, chosen)
     return chosen

@@ -1,8 +1,8 @@
 """The operator console in a real browser (Debian's headless chromium through Playwright) against
 `foldgate serve` over real upstreams on loopback: npm server-everything, the stdio demo servers and
 replay upstreams. Signs in, walks every page (screenshot + accessibility check each), reindexes with
-htmx progress, approves a rug-pulled tool through the diff page and checks that an agent then sees the
-new text, creates and revokes a token, and checks what must be refused."""
+htmx progress, rejects then approves a rug-pulled tool through the diff page and checks that an agent
+then sees the new text, creates and revokes a token, and checks what must be refused."""
 
 from __future__ import annotations
 
@@ -198,7 +198,7 @@ def test_the_budget_table_sorts_filters_and_pages_and_what_if_shows_totals_then_
     assert "direct_tool_response_mode: auto" in config.read_text()
 
 
-def test_a_rug_pulled_tool_is_approved_through_the_diff_page_and_the_agent_then_sees_the_new_text(
+def test_a_rug_pulled_tool_is_rejected_then_approved_through_the_diff_page_and_the_agent_then_sees_it(
     ui: Ui,
 ) -> None:
     page, served = ui.page, ui.served
@@ -219,11 +219,18 @@ def test_a_rug_pulled_tool_is_approved_through_the_diff_page_and_the_agent_then_
     assert RUG_PULLED not in (run(description(served, "crm__find_contact")) or "")
     page.goto("/console/approvals")
     held = page.locator("section.held", has_text="crm__find_contact")
-    assert "changed" in held.locator("h2").inner_text()
+    assert "changed" in held.locator("h3").inner_text()
     diff = held.locator("table.diff").first
     assert RUG_PULLED in diff.locator("tr.changed td.r").first.inner_text()
     assert "Find contacts by name, e-mail or company." in diff.locator("tr.changed td.l").first.inner_text()
     page.screenshot(path=str(SHOTS / "approvals-diff.png"), full_page=True)
+    # Rejected first: it stays withheld, listed under Rejected, and can still be approved from there.
+    held.get_by_role("button", name=re.compile("Reject")).click()
+    assert "Rejected crm:find_contact" in page.get_by_role("status").first.inner_text()
+    held = page.locator("section.held", has_text="crm__find_contact")
+    assert "rejected" in held.locator("h3").inner_text()
+    assert held.get_by_role("button", name=re.compile("Reject")).count() == 0
+    assert RUG_PULLED not in (run(description(served, "crm__find_contact")) or "")
     held.get_by_role("button", name=re.compile("Approve")).click()
     assert "Approved crm:find_contact" in page.get_by_role("status").first.inner_text()
     # The gateway prefixes each description with its server's name.

@@ -20,7 +20,14 @@ from foldgate.config.source import StaticConfigSource
 from foldgate.config.tenant import parse_tenant_config
 
 OPERATOR = "o" * 32
-ROUTES = ("/api/v1/routing", "/api/v1/status", "/api/v1/tools", "/api/v1/reindex", "/api/v1/approvals")
+ROUTES = (
+    "/api/v1/routing",
+    "/api/v1/status",
+    "/api/v1/tools",
+    "/api/v1/reindex",
+    "/api/v1/approvals",
+    "/api/v1/approvals/reject",
+)
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=40),
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=10), inner, max_size=4),

@@ -41,7 +41,7 @@ async def client() -> AsyncIterator[httpx2.AsyncClient]:
     "body",
     [b"{not json", b'{"tenant": "../etc", "extra": 1}', b"[]", b'{"tools": []}'],
 )
-@pytest.mark.parametrize("path", ["/api/v1/reindex", "/api/v1/approvals"])
+@pytest.mark.parametrize("path", ["/api/v1/reindex", "/api/v1/approvals", "/api/v1/approvals/reject"])
 async def test_malformed_bodies_from_anonymous_callers_get_401_not_422(
     client: httpx2.AsyncClient, path: str, body: bytes
 ) -> None:

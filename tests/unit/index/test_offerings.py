@@ -72,6 +72,22 @@ def test_a_changed_prompt_shows_its_approved_entry() -> None:
     assert held["prompt"]["description"] == "Now do evil."
 
 
+def test_a_rejected_prompt_stays_held_as_rejected_until_its_content_changes() -> None:
+    first = build_offerings({"a": listing()}, None, config(), approved={})
+    previous = replace(catalog_from_tools("t", []), offerings=first.items)
+    evil = build_offerings({"a": listing("Now do evil.")}, previous, config(), approved=first.baseline)
+    rejected = {"a#prompt:sum": evil.withheld["a#prompt:sum"]["hash"]}
+    again = build_offerings(
+        {"a": listing("Now do evil.")}, previous, config(), approved=first.baseline, rejected=rejected
+    )
+    assert published(again)["a__sum"] == "Summarise."  # agents keep the approved entry
+    assert again.withheld["a#prompt:sum"]["state"] == "rejected"
+    other = build_offerings(
+        {"a": listing("Now do worse.")}, previous, config(), approved=first.baseline, rejected=rejected
+    )
+    assert other.withheld["a#prompt:sum"]["state"] == "changed"
+
+
 def test_a_failed_listing_keeps_the_last_good_entries_and_holds() -> None:
     first = build_offerings({"a": listing()}, None, config(trusted=False), approved={})
     previous: CatalogVersion = replace(

@@ -145,8 +145,9 @@ async def test_reads_map_back_to_the_upstream_and_forward_again() -> None:
     assert failing == {"completion": {"values": []}}
 
 
-async def test_a_changed_prompt_keeps_its_listing_but_is_not_fetched() -> None:
-    held = {"crm#prompt:brief": {"state": "changed", "server": "crm", "kind": "prompt", "hash": "h2"}}
+@pytest.mark.parametrize("state", ["changed", "rejected"])
+async def test_a_changed_or_rejected_prompt_keeps_its_listing_but_is_not_fetched(state: str) -> None:
+    held = {"crm#prompt:brief": {"state": state, "server": "crm", "kind": "prompt", "hash": "h2"}}
     gw, upstream = gateway(config(), withheld=held)
     offered = gw.offerings("t", "direct")
     assert "crm__brief" in [p["name"] for p in offered.listing("prompt")]

@@ -1,5 +1,6 @@
-"""The approvals page's view-model: each held tool (pending, changed, flagged) with a side-by-side diff
-of its description and schema against the approved version, and the scan rules that fired.
+"""The approvals page's view-model: each held tool (pending, changed, flagged, rejected) with a
+side-by-side diff of its description and schema against the approved version, and the scan rules that
+fired.
 
 Rows carry plain text only; the template escapes every cell (the text is the upstream's, hostile).
 """

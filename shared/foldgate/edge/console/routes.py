@@ -20,7 +20,7 @@ from foldgate.auth.model import is_token_id
 from foldgate.auth.secrets import verify_operator
 from foldgate.config.file_edit import content_hash, save_settings
 from foldgate.edge.access import source_address
-from foldgate.edge.admin import ApprovalRequest, ReindexRequest
+from foldgate.edge.admin import ApprovalRequest, ReindexRequest, Verdict
 from foldgate.edge.console.approvals import approvals_view
 from foldgate.edge.console.budget import budget_view, what_if_settings
 from foldgate.edge.console.fleet import Connector, ReindexJobs, fleet_view, start_connect
@@ -39,7 +39,7 @@ from foldgate.edge.console.web import (
 from foldgate.errors import ConfigError, ConflictError, FoldgateError, NotFoundError
 from foldgate.index.triggers import Reindexer
 from foldgate.serve.gateway import Gateway
-from foldgate.serve.review import approve_reviewed
+from foldgate.serve.review import approve_reviewed, reject_reviewed
 from foldgate.store.approvals.base import ApprovalStore
 
 __all__ = ["ConsoleDeps", "console_router"]
@@ -245,8 +245,8 @@ def console_router(deps: ConsoleDeps) -> APIRouter:
         tenant, tenants = _tenant(deps, request)
         return approvals_page(request, tenant, tenants, message=None, error=None)
 
-    @router.post("/approvals")
-    async def approve(request: Request) -> Response:
+    async def decide(request: Request, record: Verdict, verb: str) -> Response:
+        """Approve or reject (``record``) one reviewed tool from the page's form, as the admin API does."""
         try:
             body = ApprovalRequest.model_validate({
                 "tenant": form_value(request, "tenant"),
@@ -259,15 +259,23 @@ def console_router(deps: ConsoleDeps) -> APIRouter:
         if deps.approvals is None or catalog is None:
             return approvals_page(request, tenant, tenants, message=None, error="approvals are not available")
         try:
-            chosen = approve_reviewed(catalog, deps.approvals, tenant, [(t.id, t.hash) for t in body.tools])
+            chosen = record(catalog, deps.approvals, tenant, [(t.id, t.hash) for t in body.tools])
         except (NotFoundError, ConflictError) as exc:
             refused = approvals_page(request, tenant, tenants, message=None, error=exc.message)
             refused.status_code = 409
             return refused
         outcome = await deps.reindex(tenant) if deps.reindex is not None else {}
         deps.gateway.invalidate(tenant)
-        message = f"Approved {', '.join(sorted(chosen))}; reindex: {outcome.get('reindex', 'not available')}"
+        message = f"{verb} {', '.join(sorted(chosen))}; reindex: {outcome.get('reindex', 'not available')}"
         return approvals_page(request, tenant, tenants, message=message, error=None)
+
+    @router.post("/approvals")
+    async def approve(request: Request) -> Response:
+        return await decide(request, approve_reviewed, "Approved")
+
+    @router.post("/approvals/reject")
+    async def reject(request: Request) -> Response:
+        return await decide(request, reject_reviewed, "Rejected")
 
     def tokens_page(request: Request, tenant: str, tenants: list[str], **extra: Any) -> HTMLResponse:
         rows = token_rows(deps.tokens, tenant) if deps.tokens is not None else None
