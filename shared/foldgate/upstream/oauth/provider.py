@@ -62,6 +62,10 @@ SKEW_SECONDS: Final = 60.0
 REVOKED_REASON: Final = "the authorization server refused the refresh token (revoked or expired)"
 NO_REFRESH_REASON: Final = "the access token expired and the upstream gave no refresh token"
 SCOPE_REASON: Final = "the upstream needs more scope"
+REFUSED_CLIENT_REASON: Final = (
+    "the authorization server refused the configured client (invalid_client): check the client_id and "
+    "secret in the server's auth: block"
+)
 OTHER_CLIENT_REASON: Final = "the grant was issued to a client registration foldgate no longer uses"
 
 ConnectHint = Callable[[str, str, str], str]
@@ -242,9 +246,13 @@ class TokenProvider:
             ):
                 return current  # another instance rotated it first: its tokens are the good ones
             if exc.error == "invalid_client":
-                self._mark_needs_consent(current or grant, FORGOTTEN_REASON)
-                await self._register_again(server, found, registration)
-                raise self._consent_error(*key, FORGOTTEN_REASON) from None
+                # Only a client foldgate registered itself (it keeps the server's answer) is renewed.
+                ours = bool(registration.registration)
+                reason = FORGOTTEN_REASON if ours else REFUSED_CLIENT_REASON
+                self._mark_needs_consent(current or grant, reason)
+                if ours:
+                    await self._register_again(server, found, registration)
+                raise self._consent_error(*key, reason) from None
             self._mark_needs_consent(current or grant, REVOKED_REASON)
             raise self._consent_error(*key, "the upstream revoked the grant") from None
         fresh = grant_from(
