@@ -10,7 +10,6 @@ client the server refuses is never replaced and the stored DCR registration is l
 
 from __future__ import annotations
 
-import contextlib
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -29,38 +28,17 @@ from foldgate.upstream.oauth.consent import finish_consent, start_consent
 from foldgate.upstream.oauth.context import OAuthContext
 from foldgate.upstream.oauth.provider import TokenProvider
 from foldgate.upstream.oauth.renewal import FORGOTTEN_REASON, RenewalPolicy
-from tests.oauth_provider import Provider, consent, oidc_provider
-from tests.upstream_oauth import UPSTREAM_SCOPE, protected_server
+from tests.oauth_provider import consent
+from tests.upstream_oauth import RestartableProvider, protected_server
 
 PUBLIC = "http://127.0.0.1:1"  # foldgate's public URL: the browser stops at the redirect, never dials it
 REDIRECT = PUBLIC + "/oauth/callback"
 TENANT = "acme"
 
 
-class Restartable:
-    """oidc-provider on one port that a test can restart: same issuer, every client and grant lost."""
-
-    def __init__(self, tmp: Path) -> None:
-        self.tmp = tmp
-        self._running = contextlib.ExitStack()
-        self.provider = self._start(None)
-
-    def _start(self, before: Provider | None) -> Provider:
-        scopes = f"{UPSTREAM_SCOPE} files:write"
-        return self._running.enter_context(oidc_provider(self.tmp, scopes, restart_of=before))
-
-    def restart(self) -> None:
-        before = self.provider
-        self._running.close()
-        self.provider = self._start(before)
-
-    def close(self) -> None:
-        self._running.close()
-
-
 @pytest.fixture
-def auth_server(tmp_path: Path) -> Iterator[Restartable]:
-    running = Restartable(tmp_path)
+def auth_server(tmp_path: Path) -> Iterator[RestartableProvider]:
+    running = RestartableProvider(tmp_path)
     try:
         yield running
     finally:
@@ -68,7 +46,7 @@ def auth_server(tmp_path: Path) -> Iterator[Restartable]:
 
 
 @pytest.fixture
-def upstream(auth_server: Restartable, tmp_path: Path) -> Iterator[tuple[str, Path]]:
+def upstream(auth_server: RestartableProvider, tmp_path: Path) -> Iterator[tuple[str, Path]]:
     with protected_server(tmp_path, auth_server.provider.issuer) as (url, calls):
         yield url, calls
 
@@ -122,7 +100,7 @@ def stored_client_id(store: SqliteGrantStore, issuer: str) -> str:
 
 
 async def test_a_refresh_refused_as_invalid_client_registers_again_and_connecting_works_again(
-    auth_server: Restartable, upstream: tuple[str, Path], store: SqliteGrantStore
+    auth_server: RestartableProvider, upstream: tuple[str, Path], store: SqliteGrantStore
 ) -> None:
     url, _ = upstream
     ctx = context(store)
@@ -157,7 +135,7 @@ async def test_a_refresh_refused_as_invalid_client_registers_again_and_connectin
 
 
 async def test_a_connect_after_a_restart_checks_the_stored_client_and_registers_anew(
-    auth_server: Restartable, upstream: tuple[str, Path], store: SqliteGrantStore
+    auth_server: RestartableProvider, upstream: tuple[str, Path], store: SqliteGrantStore
 ) -> None:
     url, _ = upstream
     ctx = context(store)
@@ -172,7 +150,7 @@ async def test_a_connect_after_a_restart_checks_the_stored_client_and_registers_
 
 
 async def test_a_refused_preregistered_client_is_never_replaced(
-    auth_server: Restartable, upstream: tuple[str, Path], store: SqliteGrantStore
+    auth_server: RestartableProvider, upstream: tuple[str, Path], store: SqliteGrantStore
 ) -> None:
     url, _ = upstream
     ctx = context(store)
