@@ -5,7 +5,8 @@ Pins: after a restart, a refresh answered ``invalid_client`` marks the grant ``n
 reason and registers a new client, and the next connect (with the new client) reaches the tools again;
 a connect right after a restart (no refresh to notice it) checks the stored client first and registers
 anew instead of sending the person to an authorization page that no longer knows it; a pre-registered
-client the server refuses is never replaced and the stored DCR registration is left as it was.
+client the server refuses is never replaced and the stored DCR registration is left as it was; a grant
+issued to the replaced client needs consent without its (useless) refresh token being sent.
 """
 
 from __future__ import annotations
@@ -173,3 +174,22 @@ async def test_a_refused_preregistered_client_is_never_replaced(
     assert marked is not None
     assert marked.state == "needs_consent"
     assert store.get_client(TENANT, "files", auth_server.provider.issuer) == dcr  # untouched, unclaimed
+
+
+async def test_a_grant_of_the_replaced_client_needs_consent_without_a_refresh_request(
+    auth_server: RestartableProvider, upstream: tuple[str, Path], store: SqliteGrantStore
+) -> None:
+    url, _ = upstream
+    ctx = context(store)
+    server = server_config(url, {"kind": "oauth"})
+    first = await connect(ctx, server)
+    auth_server.restart()
+    await start_consent(ctx, TENANT, server, SHARED_SUBJECT)  # the connect's check registers anew ...
+    assert stored_client_id(store, auth_server.provider.issuer) != first
+    provider = TokenProvider(context(store), skew_s=10_000)  # ... and the person never finishes it
+    with pytest.raises(UpstreamConsentError, match="no longer uses"):
+        await whoami(provider, server)
+    assert provider.refreshes == 0  # its refresh token is bound to the old client: not even sent
+    grant = store.get_grant(TENANT, "files", SHARED_SUBJECT)
+    assert grant is not None
+    assert (grant.state, grant.client_id) == ("needs_consent", first)

@@ -1,5 +1,6 @@
 """The GrantStore contract, run over every backend: round trips, the conditional write two instances
-race on, disconnect, token-free summaries, client registrations and single-use, expiring consents."""
+race on, disconnect, token-free summaries, client registrations (and the conditional writes that
+re-register a forgotten one) and single-use, expiring consents."""
 
 from __future__ import annotations
 
