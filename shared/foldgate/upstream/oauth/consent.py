@@ -33,7 +33,7 @@ from foldgate.upstream.oauth.context import OAuthContext
 from foldgate.upstream.oauth.discovery import Discovered
 from foldgate.upstream.oauth.http import checked_endpoint
 from foldgate.upstream.oauth.registration import client_auth
-from foldgate.upstream.oauth.renewal import FORGOTTEN_REASON
+from foldgate.upstream.oauth.renewal import FORGOTTEN_REASON, self_registered
 from foldgate.upstream.oauth.tokens import TokenRefusedError, grant_from, request_token, revoke
 
 __all__ = ["CONSENT_SECONDS", "disconnect", "finish_consent", "start_consent", "store_grant"]
@@ -116,7 +116,7 @@ async def _known_client(
     refresh token that cannot exist: a server that knows the client answers ``invalid_grant``, one
     that forgot it ``invalid_client`` (RFC 6749 5.2: the client is authenticated first).
     """
-    if not client.registration:  # pre-registered or CIMD: not foldgate's to renew
+    if not self_registered(client):  # pre-registered or CIMD: not foldgate's to renew
         return client
     token_url = checked_endpoint(
         found.endpoint("token_endpoint"), "token_endpoint", allow_loopback=ctx.allow_private

@@ -44,7 +44,7 @@ from foldgate.upstream.oauth.context import OAuthContext
 from foldgate.upstream.oauth.discovery import Discovered, authorization_server_metadata, challenge_of
 from foldgate.upstream.oauth.http import checked_endpoint
 from foldgate.upstream.oauth.registration import client_auth
-from foldgate.upstream.oauth.renewal import FORGOTTEN_REASON
+from foldgate.upstream.oauth.renewal import FORGOTTEN_REASON, self_registered
 from foldgate.upstream.oauth.tokens import ClientAuth, TokenRefusedError, grant_from, request_token
 
 __all__ = [
@@ -246,8 +246,7 @@ class TokenProvider:
             ):
                 return current  # another instance rotated it first: its tokens are the good ones
             if exc.error == "invalid_client":
-                # Only a client foldgate registered itself (it keeps the server's answer) is renewed.
-                ours = bool(registration.registration)
+                ours = self_registered(registration)  # only those are renewed
                 reason = FORGOTTEN_REASON if ours else REFUSED_CLIENT_REASON
                 self._mark_needs_consent(current or grant, reason)
                 if ours:

@@ -39,6 +39,7 @@ __all__ = [
     "forget",
     "renew",
     "secret_expired",
+    "self_registered",
     "usable",
 ]
 
@@ -62,6 +63,12 @@ class RenewalPolicy:
     every_s: float = 300.0  # the cap: at most one registration per server per this many seconds
     claim_s: float = 60.0  # the claim's lease: longer than any registration request takes
     wait_s: float = 5.0  # how long a losing instance waits for the winner's registration
+
+
+def self_registered(client: ClientRegistration) -> bool:
+    """Whether foldgate registered ``client`` itself (RFC 7591): only then does it keep the server's
+    answer; a pre-registered or CIMD client has none, and is never renewed."""
+    return bool(client.registration)
 
 
 def secret_expired(client: ClientRegistration, now: float) -> bool:
