@@ -1,7 +1,8 @@
 """foldgate registers again when the real authorization server (oidc-provider, in-memory) restarts and
 forgets the client foldgate registered with it (RFC 7591), through the real upstream client.
 
-Pins: after a restart, a refresh answered ``invalid_client`` marks the grant ``needs_consent`` with the
+Pins: after a restart, a code exchange answered ``invalid_client`` registers again and asks for a new
+connect; a refresh answered ``invalid_client`` marks the grant ``needs_consent`` with the
 reason and registers a new client, and the next connect (with the new client) reaches the tools again;
 a connect right after a restart (no refresh to notice it) checks the stored client first and registers
 anew instead of sending the person to an authorization page that no longer knows it; a pre-registered
@@ -19,7 +20,7 @@ from typing import Any
 import pytest
 
 from foldgate.config.tenant import ServerConfig, parse_tenant_config
-from foldgate.errors import ConfigError, UpstreamConsentError
+from foldgate.errors import ConfigError, UpstreamConsentError, UpstreamError
 from foldgate.model.caller import SHARED_SUBJECT, calling_as
 from foldgate.store.grants.base import UpstreamGrant
 from foldgate.store.grants.cipher import LocalKeyCipher
@@ -193,3 +194,21 @@ async def test_a_grant_of_the_replaced_client_needs_consent_without_a_refresh_re
     grant = store.get_grant(TENANT, "files", SHARED_SUBJECT)
     assert grant is not None
     assert (grant.state, grant.client_id) == ("needs_consent", first)
+
+
+async def test_a_code_exchange_refused_as_invalid_client_registers_again(
+    auth_server: RestartableProvider, upstream: tuple[str, Path], store: SqliteGrantStore
+) -> None:
+    url, _ = upstream
+    ctx = context(store)
+    server = server_config(url, {"kind": "oauth"})
+    authorize = await start_consent(ctx, TENANT, server, SHARED_SUBJECT)
+    first = stored_client_id(store, auth_server.provider.issuer)
+    answer = await consent(authorize, REDIRECT)
+    auth_server.restart()  # between the person's approval and foldgate's code exchange
+    with pytest.raises(UpstreamError, match="no longer knows foldgate's client"):
+        await finish_consent(ctx, answer["state"], answer["code"], answer.get("iss"), lambda t, n: server)
+    assert store.get_grant(TENANT, "files", SHARED_SUBJECT) is None
+    assert stored_client_id(store, auth_server.provider.issuer) != first
+    await connect(ctx, server)  # and the next connect goes through
+    assert (await whoami(TokenProvider(ctx), server))["subject"] == "alice"
