@@ -20,7 +20,7 @@ import shutil
 import subprocess
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urljoin, urlsplit
@@ -58,6 +58,7 @@ class Provider:
     machine_secret: str
     es_key: ec.EllipticCurvePrivateKey
     es_kid: str
+    jwks: dict[str, Any] = field(default_factory=dict, repr=False)  # the private signing keys
 
     def client_credentials(self, resource: str, scope: str) -> httpx2.Response:
         """The token endpoint's answer to the machine agent asking for ``scope`` at ``resource``."""
@@ -116,15 +117,21 @@ def _keys() -> tuple[dict[str, Any], ec.EllipticCurvePrivateKey, str]:
 
 
 @contextlib.contextmanager
-def oidc_provider(tmp: Path, scopes: str = SCOPES, *, access_ttl: int = 300) -> Iterator[Provider]:
+def oidc_provider(
+    tmp: Path, scopes: str = SCOPES, *, access_ttl: int = 300, restart_of: Provider | None = None
+) -> Iterator[Provider]:
     """oidc-provider on a free loopback port for the duration of the block (access tokens live
-    ``access_ttl`` seconds)."""
+    ``access_ttl`` seconds). ``restart_of``: the same issuer and signing keys again, as a provider
+    restarted with its in-memory store (every client and grant lost)."""
     need_provider()
-    private, es_key, es_kid = _keys()
+    if restart_of is None:
+        private, es_key, es_kid = _keys()
+    else:
+        private, es_key, es_kid = restart_of.jwks, restart_of.es_key, restart_of.es_kid
     keys_file = tmp / "provider-keys.json"
     keys_file.write_text(json.dumps(private))
     keys_file.chmod(0o600)
-    port = free_port()
+    port = free_port() if restart_of is None else int(urlsplit(restart_of.issuer).port or 0)
     secret = secrets.token_urlsafe(24)
     env = {**os.environ, "PORT": str(port), "KEYS_FILE": str(keys_file), "SCOPES": scopes,
            "MACHINE_SECRET": secret, "NODE_ENV": "test", "ACCESS_TTL": str(access_ttl)}  # fmt: skip
@@ -139,7 +146,7 @@ def oidc_provider(tmp: Path, scopes: str = SCOPES, *, access_ttl: int = 300) -> 
             if not line.startswith("ready "):
                 raise RuntimeError(f"oidc-provider did not start (see {tmp / 'provider.log'})")
             issuer = line.split(" ", 1)[1].strip()
-            yield Provider(issuer, secret, es_key, es_kid)
+            yield Provider(issuer, secret, es_key, es_kid, private)
         finally:
             stop_process(proc)
 

@@ -1,6 +1,7 @@
 """Real parts for the upstream OAuth tests: oidc-provider (the upstream's authorization server) and an
 MCP server that requires its tokens (demo/oauth/protected_mcp.py), both on loopback; plus the
-person who signs in and consents at the provider (tests.oauth_provider.consent), driven over HTTP.
+person who signs in and consents at the provider (tests.oauth_provider.consent), driven over HTTP; and
+a provider a test restarts so it forgets every client (``RestartableProvider``).
 """
 
 from __future__ import annotations
@@ -60,3 +61,29 @@ def protected_upstream(tmp: Path, *, access_ttl: int = 300) -> Iterator[Protecte
         protected_server(tmp, provider.issuer) as (url, calls),
     ):
         yield Protected(provider, url, calls)
+
+
+class RestartableProvider:
+    """oidc-provider that a test can restart: the same issuer and keys, every client and grant lost
+    (as a real one with an in-memory store after a deploy)."""
+
+    def __init__(self, tmp: Path, *, access_ttl: int = 300) -> None:
+        self.tmp = tmp
+        self.access_ttl = access_ttl
+        self._running = contextlib.ExitStack()
+        self.provider = self._start(None)
+
+    def _start(self, before: Provider | None) -> Provider:
+        scopes = f"{UPSTREAM_SCOPE} files:write"
+        started = oidc_provider(self.tmp, scopes, access_ttl=self.access_ttl, restart_of=before)
+        return self._running.enter_context(started)
+
+    def restart(self) -> None:
+        """Stop the provider and start it again on its issuer URL."""
+        before = self.provider
+        self._running.close()
+        self.provider = self._start(before)
+
+    def close(self) -> None:
+        """Stop it."""
+        self._running.close()

@@ -115,6 +115,7 @@ def open_upstream_oauth(settings: Settings) -> OAuthContext | None:
 
     from foldgate.auth.client_secrets import file_secret_reader, ssm_secret_reader
     from foldgate.upstream.oauth.context import OAuthContext
+    from foldgate.upstream.oauth.renewal import RenewalPolicy
 
     try:
         store = open_grant_store(settings)
@@ -125,7 +126,8 @@ def open_upstream_oauth(settings: Settings) -> OAuthContext | None:
         reader = ssm_secret_reader(max_age=settings.secrets_cache_seconds)
     else:
         reader = file_secret_reader(Path(settings.sqlite_path).parent / "secrets")
-    return OAuthContext(store, reader, settings.public_url, settings.allow_private_upstreams)
+    renewal = RenewalPolicy(every_s=settings.upstream_reregister_seconds)
+    return OAuthContext(store, reader, settings.public_url, settings.allow_private_upstreams, renewal)
 
 
 def connect_link_secret(settings: Settings) -> bytes | None:

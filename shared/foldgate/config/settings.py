@@ -55,6 +55,9 @@ class Settings(Strict):
     grant_kms_key_id: str | None = None
     # Upstream URLs on private/loopback networks: fine locally, refused in the cloud (SSRF).
     allow_private_upstreams: bool = True
+    # At most one new registration per upstream server in this many seconds, when its authorization
+    # server forgot foldgate's dynamically registered client (foldgate.upstream.oauth.renewal).
+    upstream_reregister_seconds: float = Field(default=300.0, ge=0.0)
     # Inbound OAuth for the default tenant (foldgate.auth.oauth): the trusted issuer, the audience its
     # tokens carry (default: public_url), and the gateway's public base URL (the resource identifier).
     oauth_issuer: str | None = None

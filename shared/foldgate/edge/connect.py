@@ -137,6 +137,8 @@ def auth_states(oauth: OAuthContext | None, gateway: Gateway, tenant: str) -> di
             "expires_at": shared.expires_at if shared is not None else None,
             "scope": shared.scope if shared is not None else None,
         }
+        if shared is not None and shared.reason and state == "needs_consent":
+            entry["reason"] = shared.reason  # foldgate's own words (why a person must connect again)
         if server.auth.kind == "per_user":
             entry["users_connected"] = sum(
                 1 for g in mine if g.subject != SHARED_SUBJECT and g.state == "connected"

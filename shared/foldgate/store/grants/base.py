@@ -12,6 +12,11 @@ the cloud), binding the ciphertext to its key so a row copied onto another (tena
 does not decrypt.
 Listing returns :class:`GrantSummary` only: state and expiry, never a token.
 
+An authorization server may forget the client foldgate registered with it (a restart with an
+in-memory store, an administrator, an expired secret). :meth:`GrantStore.claim_client` and
+:meth:`GrantStore.replace_client` are conditional writes keyed on the old ``client_id``, so of several
+instances that notice, one registers again and the others re-read its registration.
+
 Several warm instances may refresh the same grant at once. A refresh server that rotates refresh
 tokens invalidates the old one on first use, so the writer that lost the race must not overwrite the
 winner's rotated token with its own (now useless) one: :meth:`GrantStore.put_grant` is a conditional
@@ -65,6 +70,11 @@ class UpstreamGrant:
     state: GrantState = "connected"
     updated_at: float = 0.0
     version: int = 0
+    # The OAuth client the tokens were issued to: a refresh token is bound to it (RFC 6749 6), so a
+    # grant of a client foldgate no longer uses needs consent again. None: issued before this was kept.
+    client_id: str | None = None
+    # Why the grant needs consent, in foldgate's own words (never text from the authorization server).
+    reason: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +88,7 @@ class GrantSummary:
     expires_at: float | None
     scope: str | None
     updated_at: float
+    reason: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +104,11 @@ class ClientRegistration:
     redirect_uris: tuple[str, ...] = ()
     # The server's full answer (it may hold a registration access token: not in repr either).
     registration: dict[str, object] = field(default_factory=dict, repr=False)
+    # When foldgate registered it (epoch seconds; 0: unknown, stored before this was kept).
+    registered_at: float = 0.0
+    # Set by the store when an instance claimed the re-registration of this (forgotten) client: from
+    # then on the registration is not used, and only the claimer registers until the claim lapses.
+    claimed_at: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,6 +171,19 @@ class GrantStore(ABC):
     @abstractmethod
     def put_client(self, client: ClientRegistration) -> None:
         """Remember a client registration (overwrites; registrations are idempotent to redo)."""
+
+    @abstractmethod
+    def replace_client(self, client: ClientRegistration, *, previous: str | None) -> bool:
+        """Store ``client`` only if the stored registration's ``client_id`` is still ``previous``
+        (None: none stored); the write clears any claim. False when another instance got there first
+        (the caller re-reads with :meth:`get_client` and uses the winner's)."""
+
+    @abstractmethod
+    def claim_client(self, client: ClientRegistration, *, lease_s: float) -> bool:
+        """Claim the re-registration of the stored ``client`` (the authorization server forgot it):
+        succeeds only while its ``client_id`` is still stored and no other claim younger than
+        ``lease_s`` holds, so of several instances exactly one registers again. Stamps
+        ``claimed_at`` with the store's clock."""
 
     @abstractmethod
     def put_pending(self, pending: PendingConsent) -> None:

@@ -3,7 +3,8 @@
 A row's secrets (tokens, client secret, PKCE verifier) and the fields that say where they may be sent
 (issuer, resource, scope, expiry) are sealed together, so the authenticated copy is the one used: a row
 whose clear columns were edited still sends its refresh token only to the issuer it was sealed with.
-The clear columns a backend keeps beside the seal (state, expiry, scope, time) serve listing only.
+The clear columns a backend keeps beside the seal (state, expiry, scope, reason, time) serve listing
+only; a client's clear ``client_id`` and ``claimed_at`` serve the conditional writes of re-registration.
 
 Each document is sealed under a context naming its row (a JSON array, so no two rows' contexts
 collide whatever characters tenant, server or subject hold); a sealed value moved to another row does
@@ -118,6 +119,8 @@ def seal_grant(cipher: GrantCipher, grant: UpstreamGrant) -> bytes:
         "scope": grant.scope,
         "issuer": grant.issuer,
         "resource": grant.resource,
+        "client_id": grant.client_id,
+        "reason": grant.reason,
     }
     return _seal(cipher, doc, grant_context(grant.tenant, grant.server, grant.subject))
 
@@ -149,6 +152,8 @@ def open_grant(
         state=decode_state(state),
         updated_at=float(updated_at),
         version=int(version),
+        client_id=_opt_str(doc, "client_id"),
+        reason=_opt_str(doc, "reason"),
     )
 
 
@@ -160,14 +165,21 @@ def seal_client(cipher: GrantCipher, client: ClientRegistration) -> bytes:
         "token_endpoint_auth_method": client.token_endpoint_auth_method,
         "redirect_uris": list(client.redirect_uris),
         "registration": client.registration,
+        "registered_at": client.registered_at,
     }
     return _seal(cipher, doc, _client_context(client.tenant, client.server, client.issuer))
 
 
 def open_client(
-    cipher: GrantCipher, sealed: bytes, *, tenant: str, server: str, issuer: str
+    cipher: GrantCipher,
+    sealed: bytes,
+    *,
+    tenant: str,
+    server: str,
+    issuer: str,
+    claimed_at: float | None = None,
 ) -> ClientRegistration:
-    """The registration stored under (tenant, server, issuer)."""
+    """The registration stored under (tenant, server, issuer); ``claimed_at`` is its clear column."""
     doc = _open(cipher, sealed, _client_context(tenant, server, issuer))
     uris = doc.get("redirect_uris")
     registration = doc.get("registration")
@@ -184,6 +196,8 @@ def open_client(
         token_endpoint_auth_method=_str(doc, "token_endpoint_auth_method"),
         redirect_uris=tuple(uris),
         registration=registration,
+        registered_at=_opt_float(doc, "registered_at") or 0.0,
+        claimed_at=claimed_at,
     )
 
 

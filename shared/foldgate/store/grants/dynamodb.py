@@ -2,7 +2,8 @@
 
 - grant: ``pk = UPGRANT#{tenant}``, ``sk = GRANT#{server}#{subject}``; ``sealed`` (B), ``version``,
   ``state``, ``token_expires_at``, ``scope``, ``updated_at``, ``tenant``, ``server``, ``subject``;
-- client: ``pk = UPGRANT#{tenant}``, ``sk = CLIENT#{server}#{issuer}``; ``sealed`` (B);
+- client: ``pk = UPGRANT#{tenant}``, ``sk = CLIENT#{server}#{issuer}``; ``sealed`` (B), ``client_id``
+  and ``claimed_at`` (the re-registration's conditional writes; PutItems, the roles' only write);
 - pending consent: ``pk = UPPENDING#{sha256(state)}``, ``sk = PENDING``; ``sealed`` (B) and the
   table's TTL attribute ``expires_at``.
 
@@ -52,7 +53,9 @@ __all__ = ["GRANT_PREFIX", "PENDING_PREFIX", "DynamoGrantStore"]
 GRANT_PREFIX: Final = "UPGRANT#"
 PENDING_PREFIX: Final = "UPPENDING#"
 _PENDING_SK: Final = "PENDING"
-_SUMMARY = ("server", "subject", "state", "token_expires_at", "scope", "updated_at")
+_SUMMARY = ("server", "subject", "state", "token_expires_at", "scope", "updated_at", "reason")
+# The stored client is still the one read (an item stored before client_id was kept has none).
+_SAME_CLIENT: Final = "(attribute_not_exists(client_id) OR client_id = :id)"
 
 
 def _checked(name: str, value: str) -> str:
@@ -154,6 +157,8 @@ class DynamoGrantStore(GrantStore):
             item["token_expires_at"] = _num(grant.expires_at)
         if grant.scope is not None:
             item["scope"] = {"S": grant.scope}
+        if grant.reason is not None:
+            item["reason"] = {"S": grant.reason}
         condition: dict[str, Any] = {"ConditionExpression": "attribute_not_exists(pk)"}
         if grant.version > 0:
             condition = {
@@ -203,6 +208,7 @@ class DynamoGrantStore(GrantStore):
         summaries = []
         for item in items:
             until, scope = _opt(item, "token_expires_at", "N"), _opt(item, "scope", "S")
+            reason = _opt(item, "reason", "S")
             summaries.append(
                 GrantSummary(
                     tenant=tenant,
@@ -212,6 +218,7 @@ class DynamoGrantStore(GrantStore):
                     expires_at=None if until is None else _float(until),
                     scope=None if scope is None else str(scope),
                     updated_at=_float(_attr(item, "updated_at", "N")),
+                    reason=None if reason is None else str(reason),
                 )
             )
         return sorted(summaries, key=lambda s: (s.server, s.subject))
@@ -234,20 +241,60 @@ class DynamoGrantStore(GrantStore):
         if item is None:
             return None
         sealed = bytes(_attr(item, "sealed", "B"))
-        return open_client(self._cipher, sealed, tenant=tenant, server=server, issuer=issuer)
+        claimed = _opt(item, "claimed_at", "N")
+        return open_client(
+            self._cipher, sealed, tenant=tenant, server=server, issuer=issuer,
+            claimed_at=None if claimed is None else _float(claimed),
+        )  # fmt: skip
 
-    def put_client(self, client: ClientRegistration) -> None:
-        """One PutItem (overwrites)."""
+    def _put_client(
+        self, client: ClientRegistration, *, claimed_at: float | None = None, **condition: Any
+    ) -> bool:
+        """One PutItem of the sealed registration; False when ``condition`` did not hold."""
         item = {
             **self._client_key(client.tenant, client.server, client.issuer),
             "sealed": {"B": seal_client(self._cipher, client)},
+            "client_id": {"S": client.client_id},
         }
+        if claimed_at is not None:
+            item["claimed_at"] = _num(claimed_at)
         try:
-            self.client.put_item(TableName=self.table_name, Item=item)
+            self.client.put_item(TableName=self.table_name, Item=item, **condition)
         except self._errors as exc:
+            if _code(exc) == "ConditionalCheckFailedException":
+                return False
             raise StoreError(
                 f"cannot store the client of {client.tenant}/{client.server}: {_describe(exc)}"
             ) from exc
+        return True
+
+    def put_client(self, client: ClientRegistration) -> None:
+        """One PutItem (overwrites, clearing any claim)."""
+        self._put_client(client)
+
+    def replace_client(self, client: ClientRegistration, *, previous: str | None) -> bool:
+        """One PutItem conditional on no item (``previous`` None) or on the previous client_id."""
+        if previous is None:
+            return self._put_client(client, ConditionExpression="attribute_not_exists(pk)")
+        return self._put_client(
+            client,
+            ConditionExpression=f"attribute_exists(pk) AND {_SAME_CLIENT}",
+            ExpressionAttributeValues={":id": {"S": previous}},
+        )
+
+    def claim_client(self, client: ClientRegistration, *, lease_s: float) -> bool:
+        """One PutItem of the same registration with ``claimed_at``, conditional on its client_id and
+        on no live claim (a PutItem, not an UpdateItem: the functions' roles may only put)."""
+        now = self._clock()
+        return self._put_client(
+            client,
+            claimed_at=now,
+            ConditionExpression=(
+                f"attribute_exists(pk) AND {_SAME_CLIENT} "
+                "AND (attribute_not_exists(claimed_at) OR claimed_at <= :stale)"
+            ),
+            ExpressionAttributeValues={":id": {"S": client.client_id}, ":stale": _num(now - lease_s)},
+        )
 
     def put_pending(self, pending: PendingConsent) -> None:
         """One conditional PutItem (ConflictError if the state is taken), with the TTL attribute."""

@@ -1,7 +1,8 @@
 """Upstream grants in the embedded SQLite file (local mode), sealed by a :class:`GrantCipher`.
 
 Three tables beside the catalog's: ``upstream_grants`` (one row per tenant, server and subject: the
-sealed document plus the clear columns listing needs), ``upstream_clients`` (sealed registrations) and
+sealed document plus the clear columns listing needs), ``upstream_clients`` (sealed registrations,
+with the clear ``client_id`` and ``claimed_at`` their conditional writes test) and
 ``upstream_pending`` (sealed consents in flight, addressed by the digest of their ``state``). The
 conditional write and the single-use take are single SQL statements, so they hold between processes
 sharing the file, not just between threads.
@@ -51,6 +52,12 @@ CREATE TABLE IF NOT EXISTS upstream_pending (
     key TEXT PRIMARY KEY, expires_at REAL NOT NULL, sealed BLOB NOT NULL);
 """
 
+# Columns added after the first release: a file made before gets them on open (NULL in old rows).
+_ADDED = (("upstream_grants", "reason", "TEXT"), ("upstream_clients", "client_id", "TEXT"),
+          ("upstream_clients", "claimed_at", "REAL"))  # fmt: skip
+# The client row is still the one read: its client_id (NULL in a row stored before it was kept).
+_SAME_CLIENT = "(client_id = ? OR client_id IS NULL)"
+
 
 def _blob(value: object) -> bytes:
     if not isinstance(value, bytes):
@@ -74,6 +81,21 @@ class SqliteGrantStore(GrantStore):
         self._db = connect_sqlite(path, _SCHEMA, what="grant store")
         self._cipher = cipher
         self._clock = clock
+        self._add_columns()
+
+    def _columns(self, table: str) -> set[str]:
+        return {str(row[1]) for row in self._run("read the schema", f"PRAGMA table_info({table})", ())[0]}
+
+    def _add_columns(self) -> None:
+        for table, column, kind in _ADDED:
+            if column in self._columns(table):
+                continue
+            try:
+                self._run("upgrade the schema", f"ALTER TABLE {table} ADD COLUMN {column} {kind}", ())
+            except StoreError:
+                # Another process sharing the file may have added it between the look and the ALTER.
+                if column not in self._columns(table):
+                    raise
 
     def _run(self, what: str, sql: str, params: tuple[object, ...]) -> tuple[list[tuple[object, ...]], int]:
         """The statement's rows and row count, stepped to completion under the lock (a RETURNING
@@ -112,18 +134,18 @@ class SqliteGrantStore(GrantStore):
         if grant.version == 0:
             _, count = self._run(
                 what,
-                "INSERT INTO upstream_grants (tenant, server, subject, state, expires_at, scope, "
-                "updated_at, version, sealed) VALUES (?, ?, ?, ?, ?, ?, ?, 1, ?) ON CONFLICT DO NOTHING",
+                "INSERT INTO upstream_grants (tenant, server, subject, state, expires_at, scope, reason, "
+                "updated_at, version, sealed) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, ?) ON CONFLICT DO NOTHING",
                 (grant.tenant, grant.server, grant.subject, grant.state, grant.expires_at, grant.scope,
-                 now, sealed),
+                 grant.reason, now, sealed),
             )  # fmt: skip
         else:
             _, count = self._run(
                 what,
-                "UPDATE upstream_grants SET state = ?, expires_at = ?, scope = ?, updated_at = ?, "
-                "version = version + 1, sealed = ? "
+                "UPDATE upstream_grants SET state = ?, expires_at = ?, scope = ?, reason = ?, "
+                "updated_at = ?, version = version + 1, sealed = ? "
                 "WHERE tenant = ? AND server = ? AND subject = ? AND version = ?",
-                (grant.state, grant.expires_at, grant.scope, now, sealed,
+                (grant.state, grant.expires_at, grant.scope, grant.reason, now, sealed,
                  grant.tenant, grant.server, grant.subject, grant.version),
             )  # fmt: skip
         if count != 1:
@@ -141,7 +163,7 @@ class SqliteGrantStore(GrantStore):
 
     def list_grants(self, tenant: str, server: str | None = None) -> list[GrantSummary]:
         """Summaries from the clear columns only: nothing is decrypted, no token leaves the file."""
-        query = "SELECT server, subject, state, expires_at, scope, updated_at FROM upstream_grants"
+        query = "SELECT server, subject, state, expires_at, scope, updated_at, reason FROM upstream_grants"
         query += " WHERE tenant = ?"
         params: tuple[object, ...] = (tenant,)
         if server is not None:
@@ -157,29 +179,73 @@ class SqliteGrantStore(GrantStore):
                 expires_at=None if expires_at is None else _num(expires_at),
                 scope=None if scope is None else str(scope),
                 updated_at=_num(updated_at),
+                reason=None if reason is None else str(reason),
             )
-            for srv, subject, state, expires_at, scope, updated_at in rows
+            for srv, subject, state, expires_at, scope, updated_at, reason in rows
         ]
 
     def get_client(self, tenant: str, server: str, issuer: str) -> ClientRegistration | None:
         """The registration for this server at ``issuer``, opened."""
         rows, _ = self._run(
             f"read the client of {tenant}/{server}",
-            "SELECT sealed FROM upstream_clients WHERE tenant = ? AND server = ? AND issuer = ?",
+            "SELECT sealed, claimed_at FROM upstream_clients WHERE tenant = ? AND server = ? AND issuer = ?",
             (tenant, server, issuer),
         )
         if not rows:
             return None
-        return open_client(self._cipher, _blob(rows[0][0]), tenant=tenant, server=server, issuer=issuer)
+        sealed, claimed = rows[0]
+        return open_client(
+            self._cipher, _blob(sealed), tenant=tenant, server=server, issuer=issuer,
+            claimed_at=None if claimed is None else _num(claimed),
+        )  # fmt: skip
 
     def put_client(self, client: ClientRegistration) -> None:
-        """Upsert the sealed registration."""
+        """Upsert the sealed registration (clearing any claim)."""
         self._run(
             f"store the client of {client.tenant}/{client.server}",
-            "INSERT INTO upstream_clients (tenant, server, issuer, sealed) VALUES (?, ?, ?, ?) "
-            "ON CONFLICT (tenant, server, issuer) DO UPDATE SET sealed = excluded.sealed",
-            (client.tenant, client.server, client.issuer, seal_client(self._cipher, client)),
+            "INSERT INTO upstream_clients (tenant, server, issuer, sealed, client_id) VALUES (?, ?, ?, ?, ?) "
+            "ON CONFLICT (tenant, server, issuer) DO UPDATE SET sealed = excluded.sealed, "
+            "client_id = excluded.client_id, claimed_at = NULL",
+            (
+                client.tenant,
+                client.server,
+                client.issuer,
+                seal_client(self._cipher, client),
+                client.client_id,
+            ),
         )
+
+    def replace_client(self, client: ClientRegistration, *, previous: str | None) -> bool:
+        """One statement: insert where none is stored, or update where ``previous`` still is."""
+        what = f"store the client of {client.tenant}/{client.server}"
+        sealed = seal_client(self._cipher, client)
+        if previous is None:
+            _, count = self._run(
+                what,
+                "INSERT INTO upstream_clients (tenant, server, issuer, sealed, client_id) "
+                "VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                (client.tenant, client.server, client.issuer, sealed, client.client_id),
+            )
+        else:
+            _, count = self._run(
+                what,
+                "UPDATE upstream_clients SET sealed = ?, client_id = ?, claimed_at = NULL "
+                f"WHERE tenant = ? AND server = ? AND issuer = ? AND {_SAME_CLIENT}",
+                (sealed, client.client_id, client.tenant, client.server, client.issuer, previous),
+            )
+        return count == 1
+
+    def claim_client(self, client: ClientRegistration, *, lease_s: float) -> bool:
+        """One UPDATE conditional on the client_id and on no live claim."""
+        now = self._clock()
+        _, count = self._run(
+            f"claim the client of {client.tenant}/{client.server}",
+            "UPDATE upstream_clients SET claimed_at = ? "
+            f"WHERE tenant = ? AND server = ? AND issuer = ? AND {_SAME_CLIENT} "
+            "AND (claimed_at IS NULL OR claimed_at <= ?)",
+            (now, client.tenant, client.server, client.issuer, client.client_id, now - lease_s),
+        )
+        return count == 1
 
     def put_pending(self, pending: PendingConsent) -> None:
         """Remember the consent (ConflictError if its state is taken); expired ones are purged here,

@@ -4,8 +4,13 @@
 :class:`PendingConsent` keyed by a random ``state`` (the connect request and the callback may reach
 different Lambda instances); it answers the authorization URL. :func:`finish_consent` takes that
 pending consent exactly once, checks the RFC 9207 ``iss`` parameter, exchanges the code and stores the
-grant with a conditional write. :func:`disconnect` forgets a grant and revokes it (RFC 7009) where the
-authorization server offers revocation.
+grant with a conditional write (an ``invalid_client`` answer means the authorization server forgot
+foldgate's registered client: foldgate registers again and asks for a new connect).
+:func:`disconnect` forgets a grant and revokes it (RFC 7009) where the authorization server offers
+revocation.
+
+Before a consent, a client foldgate registered itself is checked at the token endpoint
+(:func:`_known_client`): a forgotten one would strand the person on the server's error page.
 
 PKCE comes from the SDK's ``PKCEParameters`` (``secrets``-generated verifier); ``state`` from
 ``secrets.token_urlsafe``.
@@ -23,11 +28,13 @@ from urllib.parse import urlencode
 
 from foldgate.config.tenant import ServerConfig
 from foldgate.errors import ConfigError, FoldgateError, NotFoundError, UpstreamError
-from foldgate.store.grants.base import PendingConsent, UpstreamGrant
+from foldgate.store.grants.base import ClientRegistration, PendingConsent, UpstreamGrant
 from foldgate.upstream.oauth.context import OAuthContext
+from foldgate.upstream.oauth.discovery import Discovered
 from foldgate.upstream.oauth.http import checked_endpoint
 from foldgate.upstream.oauth.registration import client_auth
-from foldgate.upstream.oauth.tokens import grant_from, request_token, revoke
+from foldgate.upstream.oauth.renewal import FORGOTTEN_REASON, self_registered
+from foldgate.upstream.oauth.tokens import TokenRefusedError, grant_from, request_token, revoke
 
 __all__ = ["CONSENT_SECONDS", "disconnect", "finish_consent", "start_consent", "store_grant"]
 
@@ -62,7 +69,7 @@ async def start_consent(
     if server.auth.kind not in ("oauth", "per_user"):
         raise ConfigError(f"server {server.name!r} has auth kind {server.auth.kind!r}: nothing to connect")
     found = await ctx.discovered(server)
-    client = await ctx.client(tenant, server, found)
+    client = await _known_client(ctx, server, found, await ctx.client(tenant, server, found))
     endpoint = checked_endpoint(
         found.endpoint("authorization_endpoint"), "authorization_endpoint", allow_loopback=ctx.allow_private
     )
@@ -96,6 +103,37 @@ async def start_consent(
     if scope:
         query["scope"] = scope
     return f"{endpoint}{'&' if '?' in endpoint else '?'}{urlencode(query)}"
+
+
+async def _known_client(
+    ctx: OAuthContext, server: ServerConfig, found: Discovered, client: ClientRegistration
+) -> ClientRegistration:
+    """``client``, or a new registration when the authorization server has forgotten the stored one.
+
+    A person sent to an authorization endpoint that no longer knows the client_id sees the server's
+    error page, and foldgate never hears of it. So before a consent, a client foldgate registered
+    itself (the only kind that can be forgotten this way) is checked at the token endpoint with a
+    refresh token that cannot exist: a server that knows the client answers ``invalid_grant``, one
+    that forgot it ``invalid_client`` (RFC 6749 5.2: the client is authenticated first).
+    """
+    if not self_registered(client):  # pre-registered or CIMD: not foldgate's to renew
+        return client
+    token_url = checked_endpoint(
+        found.endpoint("token_endpoint"), "token_endpoint", allow_loopback=ctx.allow_private
+    )
+    form = {"grant_type": "refresh_token", "refresh_token": "foldgate-probe-" + secrets.token_urlsafe(16)}
+    try:
+        await request_token(
+            token_url, form, client_auth(client), issuer=found.issuer, allow_private=ctx.allow_private
+        )
+    except TokenRefusedError as exc:
+        if exc.error == "invalid_client":
+            renewed = await ctx.forget_client(server, found, client)
+            return renewed if renewed is not None else client
+    except UpstreamError as exc:
+        # The probe is a courtesy: an unreachable token endpoint will show in the consent itself.
+        log.info("%s: client check skipped: %s", server.name, exc.message)
+    return client
 
 
 def store_grant(ctx: OAuthContext, grant: UpstreamGrant) -> UpstreamGrant:
@@ -149,9 +187,16 @@ async def finish_consent(
     }
     if pending.resource:
         form["resource"] = pending.resource
-    token = await request_token(
-        token_url, form, client_auth(client), issuer=found.issuer, allow_private=ctx.allow_private
-    )
+    try:
+        token = await request_token(
+            token_url, form, client_auth(client), issuer=found.issuer, allow_private=ctx.allow_private
+        )
+    except TokenRefusedError as exc:
+        if exc.error != "invalid_client":
+            raise
+        # The authorization server forgot foldgate's client between the authorize step and now.
+        await ctx.forget_client(server, found, client)
+        raise UpstreamError(f"{server.name}: {FORGOTTEN_REASON}") from None
     grant = grant_from(
         token,
         tenant=pending.tenant,
@@ -159,6 +204,7 @@ async def finish_consent(
         subject=pending.subject,
         issuer=found.issuer,
         resource=pending.resource,
+        client_id=client.client_id,
     )
     if grant.scope is None and pending.scope:
         grant = replace(grant, scope=pending.scope)  # RFC 6749 5.1: omitted scope means as requested

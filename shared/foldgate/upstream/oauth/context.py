@@ -9,6 +9,7 @@ connect request never touched) discovers again, which is what makes the flow sta
 from __future__ import annotations
 
 import time
+from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -17,7 +18,8 @@ from foldgate.config.upstream_auth import ClientCredentialsAuth, CodeFlowAuth
 from foldgate.errors import ConfigError
 from foldgate.store.grants.base import ClientRegistration, GrantStore, UpstreamGrant
 from foldgate.upstream.oauth.discovery import Challenge, Discovered, discover
-from foldgate.upstream.oauth.registration import CALLBACK_PATH, SecretReader, client_for
+from foldgate.upstream.oauth.registration import CALLBACK_PATH, SecretReader, client_for, register
+from foldgate.upstream.oauth.renewal import RenewalPolicy, forget
 
 __all__ = ["DISCOVERY_SECONDS", "GRANT_SECONDS", "OAuthContext"]
 
@@ -37,6 +39,7 @@ class OAuthContext:
     read_secret: SecretReader
     public_url: str | None
     allow_private: bool
+    renewal: RenewalPolicy = field(default_factory=RenewalPolicy)
     _found: dict[str, tuple[float, Discovered]] = field(default_factory=dict)
     _grants: dict[GrantKey, tuple[float, UpstreamGrant]] = field(default_factory=dict)
 
@@ -92,7 +95,23 @@ class OAuthContext:
             public_url=self.public_url,
             read_secret=self.read_secret,
             allow_private=self.allow_private,
+            renewal=self.renewal,
         )
+
+    async def forget_client(
+        self, server: ServerConfig, found: Discovered, refused: ClientRegistration
+    ) -> ClientRegistration | None:
+        """The token endpoint said ``invalid_client`` for ``refused``: register again if it was
+        foldgate's stored DCR client (``renewal.forget``); None when nothing was renewed."""
+        redirect_uri = self.redirect_uri
+
+        def new() -> Awaitable[ClientRegistration]:
+            return register(
+                found, tenant=refused.tenant, server=server.name, redirect_uri=redirect_uri,
+                allow_private=self.allow_private,
+            )  # fmt: skip
+
+        return await forget(self.store, refused, new, self.renewal)
 
     async def machine_secret(self, auth: ClientCredentialsAuth) -> tuple[str | None, str | None]:
         """(client secret, PEM private key) of a client_credentials server; exactly one is set."""

@@ -10,6 +10,10 @@ once more with a fresh token:
   refresh token, so it must not overwrite the winner's).
 * **Expiry mid-call.** A 401 for the token just sent forces a refresh; the caller retries once (the
   upstream refused before running anything).
+* **Forgotten client.** ``invalid_client`` on refresh means the authorization server forgot foldgate's
+  registration: the grant becomes ``needs_consent`` (its refresh token was bound to that client) and
+  foldgate registers again (``renewal``), so the next connect works. A grant issued to another client
+  than the one in use now is ``needs_consent`` without a request.
 * **Revoked grant.** ``invalid_grant`` on refresh marks the grant ``needs_consent`` and raises
   :class:`UpstreamConsentError` naming the connect route, unless the stored grant moved on meanwhile
   (another instance rotated it). No retry loop: a ``needs_consent`` grant is never refreshed again.
@@ -33,13 +37,14 @@ from typing import Final
 from foldgate.auth.connect_links import LINK_SECONDS, sign_connect_link
 from foldgate.config.tenant import ServerConfig
 from foldgate.config.upstream_auth import ClientCredentialsAuth, PerUserAuth
-from foldgate.errors import UpstreamConsentError, UpstreamError
+from foldgate.errors import FoldgateError, UpstreamConsentError, UpstreamError
 from foldgate.model.caller import SHARED_SUBJECT, UpstreamCaller
-from foldgate.store.grants.base import UpstreamGrant
+from foldgate.store.grants.base import ClientRegistration, UpstreamGrant
 from foldgate.upstream.oauth.context import OAuthContext
-from foldgate.upstream.oauth.discovery import authorization_server_metadata, challenge_of
+from foldgate.upstream.oauth.discovery import Discovered, authorization_server_metadata, challenge_of
 from foldgate.upstream.oauth.http import checked_endpoint
 from foldgate.upstream.oauth.registration import client_auth
+from foldgate.upstream.oauth.renewal import FORGOTTEN_REASON, self_registered
 from foldgate.upstream.oauth.tokens import ClientAuth, TokenRefusedError, grant_from, request_token
 
 __all__ = [
@@ -53,6 +58,15 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 SKEW_SECONDS: Final = 60.0
+# Why a grant needs consent, as /api/v1/status shows it (foldgate's words, never the server's).
+REVOKED_REASON: Final = "the authorization server refused the refresh token (revoked or expired)"
+NO_REFRESH_REASON: Final = "the access token expired and the upstream gave no refresh token"
+SCOPE_REASON: Final = "the upstream needs more scope"
+REFUSED_CLIENT_REASON: Final = (
+    "the authorization server refused the configured client (invalid_client): check the client_id and "
+    "secret in the server's auth: block"
+)
+OTHER_CLIENT_REASON: Final = "the grant was issued to a client registration foldgate no longer uses"
 
 ConnectHint = Callable[[str, str, str], str]
 """``hint(tenant, server, subject)`` -> how a person connects (a route or a signed link)."""
@@ -178,14 +192,16 @@ class TokenProvider:
                 # The challenge's scope, else what the upstream's metadata lists (the spec's order).
                 named = challenge.scope or (await self.ctx.discovered(server)).scope
                 wanted = union_scopes(grant.scope, named)
-                self._mark_needs_consent(grant, scope=wanted)
+                self._mark_needs_consent(grant, SCOPE_REASON, scope=wanted)
                 raise self._consent_error(*key, f"the upstream needs more scope ({wanted})")
             if status == 403:
                 raise UpstreamError(f"{server.name}: the upstream refused the request (HTTP 403)")
             await self._refresh(server, grant)
 
-    def _mark_needs_consent(self, grant: UpstreamGrant, *, scope: str | None = None) -> None:
-        marked = replace(grant, state="needs_consent", scope=scope or grant.scope, updated_at=time.time())
+    def _mark_needs_consent(self, grant: UpstreamGrant, reason: str, *, scope: str | None = None) -> None:
+        marked = replace(
+            grant, state="needs_consent", scope=scope or grant.scope, reason=reason, updated_at=time.time()
+        )
         stored = self.ctx.store.put_grant(marked)
         self.ctx.remember((grant.tenant, grant.server, grant.subject), stored)  # None: re-read next time
         if stored is None:
@@ -199,13 +215,18 @@ class TokenProvider:
         """A fresh access token for ``grant`` (called under its lock)."""
         key = (grant.tenant, grant.server, grant.subject)
         if not grant.refresh_token:
-            self._mark_needs_consent(grant)
-            raise self._consent_error(*key, "the access token expired and the upstream gave no refresh token")
+            self._mark_needs_consent(grant, NO_REFRESH_REASON)
+            raise self._consent_error(*key, NO_REFRESH_REASON)
         found = await self.ctx.discovered(server)
         token_url = checked_endpoint(
             found.endpoint("token_endpoint"), "token_endpoint", allow_loopback=self.ctx.allow_private
         )
-        client = client_auth(await self.ctx.client(grant.tenant, server, found))
+        registration = await self.ctx.client(grant.tenant, server, found)
+        if grant.client_id is not None and grant.client_id != registration.client_id:
+            # A refresh token is bound to its client (RFC 6749 6): sending it with another is futile.
+            self._mark_needs_consent(grant, OTHER_CLIENT_REASON)
+            raise self._consent_error(*key, OTHER_CLIENT_REASON)
+        client = client_auth(registration)
         form = {"grant_type": "refresh_token", "refresh_token": grant.refresh_token}
         if grant.resource:
             form["resource"] = grant.resource
@@ -224,7 +245,14 @@ class TokenProvider:
                 and current.state == "connected"
             ):
                 return current  # another instance rotated it first: its tokens are the good ones
-            self._mark_needs_consent(current or grant)
+            if exc.error == "invalid_client":
+                ours = self_registered(registration)  # only those are renewed
+                reason = FORGOTTEN_REASON if ours else REFUSED_CLIENT_REASON
+                self._mark_needs_consent(current or grant, reason)
+                if ours:
+                    await self._register_again(server, found, registration)
+                raise self._consent_error(*key, reason) from None
+            self._mark_needs_consent(current or grant, REVOKED_REASON)
             raise self._consent_error(*key, "the upstream revoked the grant") from None
         fresh = grant_from(
             token,
@@ -234,6 +262,7 @@ class TokenProvider:
             issuer=found.issuer,
             resource=grant.resource,
             previous=grant,
+            client_id=registration.client_id,
         )
         stored = self.ctx.store.put_grant(fresh)
         if stored is not None:
@@ -242,6 +271,16 @@ class TokenProvider:
         # Lost the race to another writer: its grant is the one the store (and the server) keeps.
         winner = self.ctx.grant(*key, fresh=True)
         return winner if winner is not None and winner.state == "connected" else fresh
+
+    async def _register_again(
+        self, server: ServerConfig, found: Discovered, refused: ClientRegistration
+    ) -> None:
+        """Best effort: the consent error is what the caller gets, registered again or not (capped,
+        another instance at it, the authorization server down: the next connect tries again)."""
+        try:
+            await self.ctx.forget_client(server, found, refused)
+        except FoldgateError as exc:
+            log.warning("%s/%s: not registered again yet: %s", refused.tenant, server.name, exc.message)
 
     async def _machine_token(self, server: ServerConfig, auth: ClientCredentialsAuth, tenant: str) -> str:
         key = (tenant, server.name, server.url or "", auth.client_id)

@@ -6,7 +6,8 @@
    the URL of foldgate's own document (:func:`client_metadata_document`, served at
    ``/oauth/client-metadata.json``): nothing to register, nothing to store.
 3. Dynamic Client Registration (RFC 7591) at the advertised ``registration_endpoint``; the answer is
-   kept in the grant store per (tenant, server, issuer) and reused while its redirect URI still fits.
+   kept in the grant store per (tenant, server, issuer) and reused while its redirect URI still fits,
+   its secret has not expired and no instance found it forgotten (``renewal``).
 
 Reused from the SDK: its client metadata models, the CIMD eligibility checks and
 ``check_registration_usable`` (refuses an authentication method this client cannot apply).
@@ -14,6 +15,7 @@ Reused from the SDK: its client metadata models, the CIMD eligibility checks and
 
 from __future__ import annotations
 
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
@@ -22,6 +24,7 @@ from foldgate.errors import UpstreamError
 from foldgate.store.grants.base import ClientRegistration, GrantStore
 from foldgate.upstream.oauth.discovery import Discovered
 from foldgate.upstream.oauth.http import checked_endpoint, post_json
+from foldgate.upstream.oauth.renewal import RenewalPolicy, first_registration, renew, usable
 from foldgate.upstream.oauth.tokens import ClientAuth
 
 __all__ = [
@@ -31,6 +34,7 @@ __all__ = [
     "client_auth",
     "client_for",
     "client_metadata_document",
+    "register",
 ]
 
 CALLBACK_PATH: Final = "/oauth/callback"
@@ -68,9 +72,10 @@ def _secret_method(found: Discovered) -> str:
     return "client_secret_basic" if "client_secret_basic" in supported else "client_secret_post"
 
 
-async def _register(
+async def register(
     found: Discovered, *, tenant: str, server: str, redirect_uri: str, allow_private: bool
 ) -> ClientRegistration:
+    """Register foldgate as a public client (RFC 7591) at ``found``'s authorization server."""
     # The SDK's registration models load with the first registration.
     from mcp.client.auth.oauth2 import check_registration_usable
     from mcp.shared.auth import OAuthClientInformationFull
@@ -112,6 +117,7 @@ async def _register(
         registration={
             k: v for k, v in body.items() if k not in ("client_secret", "registration_access_token")
         },
+        registered_at=time.time(),
     )
 
 
@@ -126,8 +132,10 @@ async def client_for(
     public_url: str | None,
     read_secret: SecretReader,
     allow_private: bool,
+    renewal: RenewalPolicy | None = None,
 ) -> ClientRegistration:
-    """The client to use at ``found``'s authorization server (registering one when needed)."""
+    """The client to use at ``found``'s authorization server (registering one when needed, or again
+    when the stored one is expired or was found forgotten)."""
     # The SDK's CIMD checks load with the first registration.
     from mcp.client.auth.utils import is_valid_client_metadata_url, should_use_client_metadata_url
 
@@ -160,11 +168,17 @@ async def client_for(
             client_id=cimd_url,
             redirect_uris=(redirect_uri,),
         )
+
+    def new() -> Awaitable[ClientRegistration]:
+        return register(
+            found, tenant=tenant, server=server, redirect_uri=redirect_uri, allow_private=allow_private
+        )
+
     known = store.get_client(tenant, server, found.issuer)
-    if known is not None and redirect_uri in known.redirect_uris:
+    if known is None:
+        return await first_registration(store, new)
+    if usable(known, redirect_uri, time.time()):
         return known
-    registered = await _register(
-        found, tenant=tenant, server=server, redirect_uri=redirect_uri, allow_private=allow_private
-    )
-    store.put_client(registered)
-    return registered
+    # A new redirect URI (foldgate's public URL changed) is the operator's doing: not capped.
+    moved = known.claimed_at is None and redirect_uri not in known.redirect_uris
+    return await renew(store, known, new, renewal or RenewalPolicy(), capped=not moved)

@@ -117,9 +117,11 @@ def grant_from(
     issuer: str,
     resource: str | None,
     previous: UpstreamGrant | None = None,
+    client_id: str | None = None,
 ) -> UpstreamGrant:
     """The grant to store for a token answer; a refresh answer without a new refresh token keeps the
-    old one (RFC 6749 section 6: rotation is the server's choice)."""
+    old one (RFC 6749 section 6: rotation is the server's choice). ``client_id``: the client it was
+    issued to."""
     now = time.time()
     expires_at = now + token.expires_in if token.expires_in else None
     refresh = token.refresh_token or (previous.refresh_token if previous is not None else None)
@@ -136,6 +138,7 @@ def grant_from(
         resource=resource,
         state="connected",
         updated_at=now,
+        client_id=client_id or (previous.client_id if previous is not None else None),
     )
     return replace(fresh, version=previous.version) if previous is not None else fresh
 

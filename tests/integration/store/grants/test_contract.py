@@ -1,5 +1,6 @@
 """The GrantStore contract, run over every backend: round trips, the conditional write two instances
-race on, disconnect, token-free summaries, client registrations and single-use, expiring consents."""
+race on, disconnect, token-free summaries, client registrations (and the conditional writes that
+re-register a forgotten one) and single-use, expiring consents."""
 
 from __future__ import annotations
 
@@ -211,6 +212,60 @@ def test_client_registrations_round_trip_and_overwrite(store: GrantStore) -> Non
     public = ClientRegistration("acme", "github", "https://auth.example.com", "client-2")
     store.put_client(public)
     assert store.get_client("acme", "github", "https://auth.example.com") == public
+
+
+def test_a_reason_and_the_client_of_a_grant_round_trip_and_the_reason_is_listed(store: GrantStore) -> None:
+    why = "the authorization server no longer knows foldgate's client registration"
+    stored = store.put_grant(grant(state="needs_consent", reason=why, client_id="client-1"))
+    assert stored is not None
+    held = store.get_grant("acme", "github", SHARED)
+    assert held is not None
+    assert (held.reason, held.client_id) == (why, "client-1")
+    assert [s.reason for s in store.list_grants("acme")] == [why]
+    cleared = store.put_grant(replace(held, state="connected", reason=None))
+    assert cleared is not None
+    assert [s.reason for s in store.list_grants("acme")] == [None]
+
+
+def registered(client_id: str, at: float = 5.0) -> ClientRegistration:
+    return ClientRegistration("acme", "github", "https://auth.example.com", client_id, client_secret="s3cret",
+                              redirect_uris=("https://gw.example.com/oauth/callback",), registered_at=at,
+                              registration={"client_id": client_id})  # fmt: skip
+
+
+def test_a_first_registration_never_overwrites_and_a_replacement_needs_the_old_client_id(
+    make_store: MakeStore,
+) -> None:
+    one, two = make_store(), make_store()
+    assert one.replace_client(registered("client-1"), previous=None)
+    assert not two.replace_client(registered("client-x"), previous=None)  # the first stored wins
+    assert not two.replace_client(registered("client-x"), previous="client-0")  # not the stored one
+    assert two.replace_client(registered("client-2", at=9.0), previous="client-1")
+    assert not one.replace_client(registered("client-3"), previous="client-1")  # the loser re-reads
+    assert one.get_client("acme", "github", "https://auth.example.com") == registered("client-2", at=9.0)
+
+
+def test_of_many_instances_claiming_a_forgotten_client_exactly_one_wins(
+    make_store: MakeStore, clock: Clock
+) -> None:
+    stores = [make_store() for _ in range(6)]
+    assert stores[0].replace_client(registered("client-1"), previous=None)
+    old = stores[0].get_client("acme", "github", "https://auth.example.com")
+    assert old is not None
+    with ThreadPoolExecutor(6) as pool:
+        won = list(pool.map(lambda s: s.claim_client(old, lease_s=60.0), stores))
+    assert won.count(True) == 1
+    claimed = stores[1].get_client("acme", "github", "https://auth.example.com")
+    assert claimed is not None
+    assert claimed.claimed_at == clock.now
+    assert replace(claimed, claimed_at=None) == old  # the registration itself is unchanged
+    clock.now += 61.0
+    assert stores[2].claim_client(old, lease_s=60.0)  # a lapsed claim (its claimer died) is taken over
+    assert stores[3].replace_client(registered("client-2"), previous="client-1")
+    fresh = stores[4].get_client("acme", "github", "https://auth.example.com")
+    assert fresh is not None
+    assert fresh.claimed_at is None  # the new registration starts unclaimed
+    assert not stores[5].claim_client(old, lease_s=60.0)  # the old client is no longer stored
 
 
 def consent(state: str = "st-1", expires_at: float = 1_000_600.0) -> PendingConsent:

@@ -145,3 +145,38 @@ def test_the_key_file_comes_from_the_environment(tmp_path: Path) -> None:
 def test_the_cloud_store_without_a_key_is_refused() -> None:
     with pytest.raises(ConfigError, match="FOLDGATE_GRANT_KMS_KEY_ID"):
         open_grant_cipher(Settings(store="dynamodb"))
+
+
+def test_a_file_from_before_re_registration_gets_the_new_columns_and_its_rows_stay_usable(db: Path) -> None:
+    cipher = LocalKeyCipher([os.urandom(32)])
+    first = SqliteGrantStore(db, cipher)
+    first.put_grant(grant())
+    first.put_client(ClientRegistration("acme", "github", "https://a.example", "cid"))
+    first.close()
+    # Back to the first release's schema: the columns re-registration added are gone.
+    with sqlite3.connect(db) as conn:
+        for table, column in (("upstream_grants", "reason"), ("upstream_clients", "client_id"),
+                              ("upstream_clients", "claimed_at")):  # fmt: skip
+            conn.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
+    reopened = SqliteGrantStore(db, cipher)
+    held = reopened.get_grant("acme", "github", SHARED)
+    assert held is not None
+    assert held.reason is None
+    assert [s.reason for s in reopened.list_grants("acme")] == [None]
+    old = reopened.get_client("acme", "github", "https://a.example")
+    assert old is not None
+    assert old.claimed_at is None
+    # A row stored without its clear client_id can still be claimed and replaced (once).
+    assert reopened.claim_client(old, lease_s=60.0)
+    assert reopened.replace_client(
+        ClientRegistration("acme", "github", "https://a.example", "cid-2"), previous="cid"
+    )
+    assert not reopened.replace_client(
+        ClientRegistration("acme", "github", "https://a.example", "x"), previous="cid"
+    )
+    reopened.close()
+    again = SqliteGrantStore(db, cipher)  # a file already upgraded opens as it is
+    renewed = again.get_client("acme", "github", "https://a.example")
+    again.close()
+    assert renewed is not None
+    assert renewed.client_id == "cid-2"
