@@ -122,9 +122,12 @@ async def test_a_refresh_refused_as_invalid_client_registers_again_and_connectin
     renewed = stored_client_id(store, auth_server.provider.issuer)
     assert renewed != first  # registered again, at once
 
-    # No retry loop: a grant needing consent is not refreshed again.
-    with pytest.raises(UpstreamConsentError):
+    # No retry loop: a grant needing consent is not refreshed again, and later calls (on this or
+    # another instance) repeat the reason it was marked with.
+    with pytest.raises(UpstreamConsentError, match="no longer knows foldgate's client"):
         await whoami(provider, server)
+    with pytest.raises(UpstreamConsentError, match="no longer knows foldgate's client"):
+        await whoami(TokenProvider(context(store)), server)
     assert provider.refreshes == 1
 
     second = await connect(ctx, server)

@@ -153,7 +153,9 @@ class TokenProvider:
             if grant is None:
                 raise self._consent_error(*key, "not connected")
             if grant.state == "needs_consent":
-                raise self._consent_error(*key, "needs consent again (revoked, expired or more scope needed)")
+                # The reason recorded when it was marked (by this or another call), else the usual ones.
+                why = grant.reason or "needs consent again (revoked, expired or more scope needed)"
+                raise self._consent_error(*key, why)
             if grant.expires_at is not None and grant.expires_at - self.skew_s <= time.time():
                 grant = await self._refresh(server, grant)
             return f"Bearer {grant.access_token}"
