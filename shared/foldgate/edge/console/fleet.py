@@ -38,8 +38,12 @@ def _when(epoch: float | None) -> str:
 def _auth_state(server: ServerConfig, states: Mapping[str, Mapping[str, Any]]) -> str:
     """How the gateway authenticates to this upstream, with an OAuth connection's state."""
     if server.auth.kind != "static":
-        state = states.get(server.name, {}).get("state")
-        return f"{server.auth.kind}: {state}" if state else server.auth.kind
+        found = states.get(server.name, {})
+        state, reason = found.get("state"), found.get("reason")
+        if not state:
+            return server.auth.kind
+        # Why it needs consent (revoked, forgotten client, more scope) tells the operator what to do.
+        return f"{server.auth.kind}: {state} ({reason})" if reason else f"{server.auth.kind}: {state}"
     if server.headers_secret:
         return "headers (secret)"
     if server.headers:

@@ -256,7 +256,14 @@ async def test_the_connect_button_appears_only_with_a_connector_and_redirects_to
         asked.append((tenant, server))
         return "https://auth.example/authorize?x=1" if server == "crm" else "javascript:alert(1)"
 
-    states = {"crm": {"kind": "oauth", "state": "needs_consent"}}
+    states = {
+        "crm": {"kind": "oauth", "state": "needs_consent"},
+        "tickets": {
+            "kind": "per_user",
+            "state": "needs_consent",
+            "reason": "the upstream needs <more> scope",
+        },
+    }
     async for c in make_console(config=_oauth_fleet(), connector=connector, auth_states=lambda t: states):
         csrf = await c.login()
         fleet = (await c.client.get("/console/fleet")).text
@@ -264,7 +271,7 @@ async def test_the_connect_button_appears_only_with_a_connector_and_redirects_to
         assert "Connect tickets" in fleet
         assert "Connect docs" not in fleet  # static headers: nothing to connect
         assert "oauth: needs_consent" in fleet
-        assert "per_user" in fleet
+        assert "per_user: needs_consent (the upstream needs &lt;more&gt; scope)" in fleet  # escaped
         go = await c.client.post(
             "/console/fleet/connect", data={"csrf": csrf, "tenant": "default", "server": "crm"}
         )
