@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -109,3 +109,34 @@ def test_hostile_requests_never_raise_and_keep_the_page_bounded(tiny_catalog: li
     assert len({h.key for h in page}) == len(page)
     # A single-need request keeps the inner scores; a split one gets fused scores in (0, 1].
     assert all(h.score > 0 for h in page)
+
+
+class BatchRecorder(CountingSearcher):
+    """A searcher with the hybrid searcher's batched entry point, recording what it was asked."""
+
+    def __init__(self, table: dict[str, list[str]]) -> None:
+        super().__init__(table)
+        self.batches: list[tuple[list[str], set[int]]] = []
+
+    def search_many(
+        self,
+        queries: list[str],
+        *,
+        limit: int = 10,
+        allowed: Callable[[str], bool] | None = None,
+        lexical_only: Collection[int] = (),
+    ) -> list[list[SearchHit]]:
+        self.batches.append((list(queries), set(lexical_only)))
+        return [self.search(q, limit=limit, allowed=allowed) for q in queries]
+
+
+def test_the_whole_request_is_searched_lexically_by_default() -> None:
+    """Each need is searched hybrid; the whole request (last, at half weight) only lexically: its
+    embedding was the longest encode of a request and measured worse than BM25 for this role."""
+    query = "create a branch and open a pull request"
+    default = BatchRecorder({})
+    MultiIntentSearcher(default).search(query)
+    assert default.batches == [(["create a branch", "open a pull request", query], {2})]
+    embedded = BatchRecorder({})
+    MultiIntentSearcher(embedded, whole_dense=True).search(query)
+    assert embedded.batches == [(["create a branch", "open a pull request", query], set())]
