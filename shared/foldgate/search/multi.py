@@ -27,6 +27,7 @@ __all__ = [
     "DEFAULT_K",
     "DEFAULT_WHOLE_DENSE",
     "DEFAULT_WHOLE_WEIGHT",
+    "INTENT_TOOLS",
     "IntentHits",
     "MultiIntentSearcher",
     "Searcher",
@@ -49,6 +50,8 @@ DEFAULT_WHOLE_WEIGHT = 0.5
 # 0.300 / 0.356 → 0.324 / 0.408 (top 5 0.068 → 0.048: five tasks); golden unchanged (0.911, nDCG@10
 # 0.861), MCPToolBench++ 0.973 → 0.974. Dropping the whole request instead lost on the 11k set (R@5 0.255).
 DEFAULT_WHOLE_DENSE = False
+# A need names at most this many page positions (its own best tools) in a retrieve_tools answer.
+INTENT_TOOLS = 5
 # Each need's list is searched this deep (at least the page size): deep enough for the fusion, small
 # enough that a 4-need request costs 4 cheap searches.
 _MIN_DEPTH = 10
@@ -150,12 +153,20 @@ def search_with_intents(
     return searcher.search(query, limit=limit, allowed=allowed), []
 
 
-def intent_ranks(page: list[SearchHit], groups: list[IntentHits]) -> list[tuple[str, list[int]]]:
-    """Each need with the 1-based positions in ``page`` of the tools its own search found.
+def intent_ranks(
+    page: list[SearchHit], groups: list[IntentHits], per_need: int = INTENT_TOOLS
+) -> list[tuple[str, list[int]]]:
+    """Each need with the 1-based positions in ``page`` of its own best tools (at most ``per_need``).
 
-    This is what lets an agent see which returned tool serves which part of its request. A page
+    This is what lets an agent see which returned tool serves which part of its request. Only a
+    need's own first ``per_need`` hits are named: on a page of 60-100 tools every need's deeper hits
+    would list most of the page again (~130 tokens a request) and tell the agent nothing more. A page
     tool that only the whole request found is in no group. A need with no page tool is kept with an
     empty list: it tells the agent to search that need again with other words.
     """
     order = {hit.key: i for i, hit in enumerate(page, 1)}
-    return [(group.intent, sorted({order[h.key] for h in group.hits if h.key in order})) for group in groups]
+    out: list[tuple[str, list[int]]] = []
+    for group in groups:
+        found = [order[h.key] for h in group.hits if h.key in order]
+        out.append((group.intent, sorted(set(found[:per_need]))))
+    return out

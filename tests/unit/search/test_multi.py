@@ -84,6 +84,15 @@ def test_intent_ranks_give_each_need_the_positions_of_its_page_tools() -> None:
     assert intent_ranks(page, groups) == [("first need", [1, 2]), ("second need", [])]
 
 
+def test_intent_ranks_name_only_each_needs_own_best_tools() -> None:
+    """On a long page each need names only its own first few tools: its deeper hits would list most
+    of the page again and cost tokens without telling the agent anything."""
+    page = [SearchHit(f"s:t{i}", 1.0) for i in range(12)]
+    own = [SearchHit(f"s:t{i}", 1.0) for i in (11, 9, 7, 5, 3, 1, 0)]
+    assert intent_ranks(page, [IntentHits("need", own)], per_need=3) == [("need", [8, 10, 12])]
+    assert intent_ranks(page, [IntentHits("need", own)]) == [("need", [4, 6, 8, 10, 12])]
+
+
 def test_search_with_intents_on_a_plain_searcher_shows_no_needs() -> None:
     inner = CountingSearcher({"create a branch and open a pull request": ["git:branch"]})
     page, groups = search_with_intents(inner, "create a branch and open a pull request", limit=3)
