@@ -38,7 +38,7 @@ from foldgate.search.multi import MultiIntentSearcher, Searcher
 
 __all__ = ["DEFAULT_LIMITS", "format_context_report", "run_context_bench"]
 
-DEFAULT_LIMITS = (5, 10, 20, 30, 40)
+DEFAULT_LIMITS = (5, 10, 20, 30, 40, 50, 60)
 
 
 def _published(tool: Tool) -> str:
