@@ -3,8 +3,8 @@
 Querying is two steps so that a second signal can join later without changing either:
 :meth:`SearchIndex.scores` gives every matching tool (by doc number) its lexical score, and
 :meth:`SearchIndex.rank` turns any such score map — this one, or a fusion of it with a dense one —
-into a visibility-filtered page of hits. :meth:`SearchIndex.search` is the two together, without
-materialising the score map.
+into a visibility-filtered page of hits. :meth:`SearchIndex.search` is the two together, on numpy
+arrays (:meth:`SearchIndex.score_vector`, which the hybrid searcher shares) instead of a score map.
 """
 
 from __future__ import annotations

@@ -72,10 +72,11 @@ _FILTERS: Final = ("read_only_only", "exclude_destructive", "exclude_open_world"
 
 CALL_INSTRUCTIONS: Final = (
     "This gateway fronts many MCP tools behind a search. Find tools with retrieve_tools(query=...), "
-    "then call one with the call_tool_* variant its `call_with` names: call_tool_read(name=..., "
-    "arguments={...}) and likewise call_tool_write / call_tool_destructive. describe_tool(tool_ids=[...]) "
-    "returns a tool's full input schema. A call with invalid arguments is answered with the real schema: "
-    "fix the arguments and retry. A cut result says how to read the rest with read_cache."
+    "then call one with the call_tool_* variant its `call_with` (or its `more` line's tier) names: "
+    "call_tool_read(name=..., arguments={...}) and likewise call_tool_write / call_tool_destructive. "
+    "describe_tool(tool_ids=[...]) returns a tool's full input schema. A call with invalid arguments is "
+    "answered with the real schema: fix the arguments and retry. A cut result says how to read the rest "
+    "with read_cache."
 )
 
 
