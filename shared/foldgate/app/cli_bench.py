@@ -183,7 +183,7 @@ def add_bench_commands(sub: Any) -> None:
     ctx.add_argument("--tools", required=True, help="tools.jsonl, a corpus folder, or an mcpproxy file")
     ctx.add_argument("--queries", required=True, help='tasks: {"query","expected"} jsonl or golden JSON')
     ctx.add_argument(
-        "--limit", type=int, action="append", help="retrieve_tools limit (repeat; default 5, 10, 20, 30, 40)"
+        "--limit", type=int, action="append", help="retrieve_tools limit (repeat; default 5 to 60)"
     )
     ctx.add_argument("--engine", choices=["lexical", "dense", "hybrid"], default="hybrid")
     ctx.add_argument("--model-dir", help="local model dir (default: .model/all-MiniLM-L6-v2-int8)")

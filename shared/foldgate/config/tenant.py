@@ -145,10 +145,9 @@ class TenantConfig(Strict):
         gt=0,
         description="In auto mode, defer the biggest savers first until the listing fits this many tokens.",
     )
-    # retrieve_tools' default page: 30 compact hits (the tail without signatures) cost fewer tokens than
-    # 10 hits did before they were compacted, and one answer with the listing stays under 3,000 tokens
-    # at p95 on every tuning task set (`foldgate bench context`, see the README).
-    tools_limit: int = Field(default=30, ge=1, le=100)
+    # retrieve_tools' default page: 50 hits (ten signed, the tail one line each) with the listing stay
+    # under 3,000 tokens at p95 on every tuning task set (`foldgate bench context`, see the README).
+    tools_limit: int = Field(default=50, ge=1, le=100)
     tool_response_limit: int = Field(default=50_000, ge=1_000)
     instructions: str | None = None
     code_execution: CodeExecutionConfig = Field(default_factory=CodeExecutionConfig)

@@ -28,8 +28,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable, Sequence
-from functools import cached_property
+from collections.abc import Callable, Collection, Sequence
 from typing import Literal
 
 import numpy as np
@@ -173,7 +172,12 @@ class HybridSearcher:
         return self.search_many([query], limit=limit, allowed=allowed)[0]
 
     def search_many(
-        self, queries: Sequence[str], *, limit: int = 10, allowed: Callable[[str], bool] | None = None
+        self,
+        queries: Sequence[str],
+        *,
+        limit: int = 10,
+        allowed: Callable[[str], bool] | None = None,
+        lexical_only: Collection[int] = (),
     ) -> list[list[SearchHit]]:
         """:meth:`search` for several queries of one request (the needs of a multi-need request).
 
@@ -186,7 +190,10 @@ class HybridSearcher:
             return [[] for _ in texts]
         if self._matrix is None:
             return [self._lexical.search(t, limit=limit, allowed=allowed) for t in texts]
-        vectors = [self._encode(t) if _WORDY.search(t) else None for t in texts]
+        vectors = [
+            None if i in lexical_only or not _WORDY.search(t) else self._encode(t)
+            for i, t in enumerate(texts)
+        ]
         encoded = [v for v in vectors if v is not None]
         # One row per query: (n x dim) @ (dim x m), transposed.
         columns = iter((self._matrix @ np.stack(encoded, axis=1)).T if encoded else ())
@@ -223,43 +230,12 @@ class HybridSearcher:
             fused = self._minmax(dense, lex, visible)
         return self._page(fused, limit, visible)
 
-    @cached_property
-    def _postings(self) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float64]]:
-        """Every posting's doc number and saturation as arrays, decoded once per catalog version.
-
-        Doc numbers are stored as gaps within each term's slice: a cumulative sum over all postings,
-        less the sum reached before each slice, gives them back (~10 ms on 11k tools, first query).
-        """
-        offsets, gaps, sats = self._lexical.postings
-        starts = np.asarray(offsets, dtype=np.intp)
-        total = np.cumsum(np.asarray(gaps, dtype=np.intp))
-        before = np.concatenate(([0], total))[starts[:-1]]
-        docs = total - np.repeat(before, np.diff(starts))
-        return docs, np.asarray(sats, dtype=np.float64)
-
     def _lexical_vector(
         self, text: str, visible: _Visible
     ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.intp]]:
         """BM25F score of every doc (as :meth:`SearchIndex.scores`, name boosts included) and the
-        docs that matched, term at a time in numpy rather than posting at a time in Python."""
-        docs, sats = self._postings
-        n = len(self._keys)
-        acc = np.zeros(n, dtype=np.float64)
-        touched = np.zeros(n, dtype=bool)
-        for lo, hi, weight in self._lexical.weighted_terms(text):
-            slice_docs = docs[lo:hi]
-            acc[slice_docs] += sats[lo:hi] * weight
-            touched[slice_docs] = True
-        boosts = self._lexical.name_matches(text)
-        if boosts:
-            # Sized on the tools the caller may see: a hidden tool must not move a visible tool's score.
-            matched = np.flatnonzero(touched)
-            best = self._best_visible(acc, matched, visible) or 1.0
-            for boost, boosted in boosts:
-                if boosted:
-                    acc[boosted] += boost * best
-                    touched[boosted] = True
-        return acc, np.flatnonzero(touched)
+        docs that matched, with the name boosts sized on the tools this caller may see."""
+        return self._lexical.score_vector(text, lambda acc, docs: self._best_visible(acc, docs, visible))
 
     @staticmethod
     def _best_visible(

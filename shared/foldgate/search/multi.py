@@ -7,8 +7,8 @@ straight through: same hits, same cost plus one regex scan. A request that
 ranked lists are merged by reciprocal rank fusion (RRF): a tool's merged value is the sum over lists of
 ``weight / (k + rank)``. With a small ``k`` the first hits of every need come before the second hits of
 any need, which is what "a page of k covers each intent" asks; the whole request is searched too, at a
-lower weight, so a tool that matches the request as a whole (or a need the splitter cut badly) still
-ranks. The parameters were measured on the tuning sets (see :data:`DEFAULT_K`).
+lower weight and lexically only, so a tool that matches the request as a whole (or a need the splitter
+cut badly) still ranks. The parameters were measured on the tuning sets (see :data:`DEFAULT_K`).
 
 Visibility is the inner searcher's: ``allowed`` goes to every inner search, so nothing invisible is
 ever scored into a page, and the merged value depends only on ranks among visible tools.
@@ -25,7 +25,9 @@ from foldgate.search.intents import split_intents
 
 __all__ = [
     "DEFAULT_K",
+    "DEFAULT_WHOLE_DENSE",
     "DEFAULT_WHOLE_WEIGHT",
+    "INTENT_TOOLS",
     "IntentHits",
     "MultiIntentSearcher",
     "Searcher",
@@ -41,6 +43,15 @@ __all__ = [
 # 0.974 → 0.973. Lexical: multi-intent 0.842 → 0.905, golden 0.809 → 0.798 (one two-verb query).
 DEFAULT_K = 0.5
 DEFAULT_WHOLE_WEIGHT = 0.5
+# The whole request is searched lexically only: its embedding was the longest encode of a request
+# (~40% of a multi-need request's time) and measured worse than BM25 alone for this role. Hybrid, as
+# served, whole request embedded → lexical (limit 40): multi-intent R@5 0.923 → 0.934, all needs in
+# top 20 0.988 → 0.992; the 11k cross-catalog multi-need set R@5 0.269 → 0.291, all in top 30 / 40
+# 0.300 / 0.356 → 0.324 / 0.408 (top 5 0.068 → 0.048: five tasks); golden unchanged (0.911, nDCG@10
+# 0.861), MCPToolBench++ 0.973 → 0.974. Dropping the whole request instead lost on the 11k set (R@5 0.255).
+DEFAULT_WHOLE_DENSE = False
+# A need names at most this many page positions (its own best tools) in a retrieve_tools answer.
+INTENT_TOOLS = 5
 # Each need's list is searched this deep (at least the page size): deep enough for the fusion, small
 # enough that a 4-need request costs 4 cheap searches.
 _MIN_DEPTH = 10
@@ -68,10 +79,17 @@ class MultiIntentSearcher:
     """A searcher that splits multi-need requests, searches each need and fuses the ranked lists."""
 
     def __init__(
-        self, inner: Searcher, *, k: float = DEFAULT_K, whole_weight: float = DEFAULT_WHOLE_WEIGHT
+        self,
+        inner: Searcher,
+        *,
+        k: float = DEFAULT_K,
+        whole_weight: float = DEFAULT_WHOLE_WEIGHT,
+        whole_dense: bool = DEFAULT_WHOLE_DENSE,
     ) -> None:
-        """Wrap ``inner``; ``k`` is the RRF constant, ``whole_weight`` the whole request's share."""
+        """Wrap ``inner``; ``k`` is the RRF constant, ``whole_weight`` the whole request's share and
+        ``whole_dense`` whether the whole request is embedded too (else it is searched lexically)."""
         self.inner = inner
+        self.whole_dense = whole_dense
         self.k = max(0.0, float(k))
         self.whole_weight = max(0.0, float(whole_weight))
 
@@ -102,7 +120,8 @@ class MultiIntentSearcher:
         many = getattr(self.inner, "search_many", None)
         if callable(many):
             # One request, several queries: the hybrid searcher reads its vector matrix once for all.
-            pages: list[list[SearchHit]] = many(texts, limit=depth, allowed=allowed)
+            lexical = () if self.whole_dense else (len(intents),)
+            pages: list[list[SearchHit]] = many(texts, limit=depth, allowed=allowed, lexical_only=lexical)
         else:
             pages = [self.inner.search(text, limit=depth, allowed=allowed) for text in texts]
         groups = [IntentHits(i, hits) for i, hits in zip(intents, pages, strict=False)]
@@ -134,12 +153,20 @@ def search_with_intents(
     return searcher.search(query, limit=limit, allowed=allowed), []
 
 
-def intent_ranks(page: list[SearchHit], groups: list[IntentHits]) -> list[tuple[str, list[int]]]:
-    """Each need with the 1-based positions in ``page`` of the tools its own search found.
+def intent_ranks(
+    page: list[SearchHit], groups: list[IntentHits], per_need: int = INTENT_TOOLS
+) -> list[tuple[str, list[int]]]:
+    """Each need with the 1-based positions in ``page`` of its own best tools (at most ``per_need``).
 
-    This is what lets an agent see which returned tool serves which part of its request. A page
+    This is what lets an agent see which returned tool serves which part of its request. Only a
+    need's own first ``per_need`` hits are named: on a page of 60-100 tools every need's deeper hits
+    would list most of the page again (~130 tokens a request) and tell the agent nothing more. A page
     tool that only the whole request found is in no group. A need with no page tool is kept with an
     empty list: it tells the agent to search that need again with other words.
     """
     order = {hit.key: i for i, hit in enumerate(page, 1)}
-    return [(group.intent, sorted({order[h.key] for h in group.hits if h.key in order})) for group in groups]
+    out: list[tuple[str, list[int]]] = []
+    for group in groups:
+        found = [order[h.key] for h in group.hits if h.key in order]
+        out.append((group.intent, sorted(set(found[:per_need]))))
+    return out

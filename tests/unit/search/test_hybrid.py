@@ -292,3 +292,16 @@ def test_search_many_answers_each_query_as_search_does(tiny_catalog: list[Tool])
         pages = searcher.search_many(queries, limit=4, allowed=allowed)
         assert pages == [searcher.search(q, limit=4, allowed=allowed) for q in queries]
     assert searcher.search_many(["x"], limit=0) == [[]]
+
+
+def test_search_many_answers_lexical_only_queries_without_encoding_them(tiny_catalog: list[Tool]) -> None:
+    """A query marked lexical-only is never encoded and gets exactly the lexical index's page; the
+    others are hybrid as usual (the multi-intent wrapper marks the whole request so)."""
+    provider = FakeEmbedder()
+    searcher, lexical, _ = _searcher(tiny_catalog, provider)
+    queries = ["read the contents of a file", "commit the changes and open a pull request"]
+    expected_hybrid = searcher.search(queries[0], limit=4)
+    provider.calls.clear()
+    pages = searcher.search_many(queries, limit=4, lexical_only={1})
+    assert provider.calls == [queries[0]]
+    assert pages == [expected_hybrid, lexical.search(queries[1], limit=4)]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -84,6 +84,15 @@ def test_intent_ranks_give_each_need_the_positions_of_its_page_tools() -> None:
     assert intent_ranks(page, groups) == [("first need", [1, 2]), ("second need", [])]
 
 
+def test_intent_ranks_name_only_each_needs_own_best_tools() -> None:
+    """On a long page each need names only its own first few tools: its deeper hits would list most
+    of the page again and cost tokens without telling the agent anything."""
+    page = [SearchHit(f"s:t{i}", 1.0) for i in range(12)]
+    own = [SearchHit(f"s:t{i}", 1.0) for i in (11, 9, 7, 5, 3, 1, 0)]
+    assert intent_ranks(page, [IntentHits("need", own)], per_need=3) == [("need", [8, 10, 12])]
+    assert intent_ranks(page, [IntentHits("need", own)]) == [("need", [4, 6, 8, 10, 12])]
+
+
 def test_search_with_intents_on_a_plain_searcher_shows_no_needs() -> None:
     inner = CountingSearcher({"create a branch and open a pull request": ["git:branch"]})
     page, groups = search_with_intents(inner, "create a branch and open a pull request", limit=3)
@@ -109,3 +118,34 @@ def test_hostile_requests_never_raise_and_keep_the_page_bounded(tiny_catalog: li
     assert len({h.key for h in page}) == len(page)
     # A single-need request keeps the inner scores; a split one gets fused scores in (0, 1].
     assert all(h.score > 0 for h in page)
+
+
+class BatchRecorder(CountingSearcher):
+    """A searcher with the hybrid searcher's batched entry point, recording what it was asked."""
+
+    def __init__(self, table: dict[str, list[str]]) -> None:
+        super().__init__(table)
+        self.batches: list[tuple[list[str], set[int]]] = []
+
+    def search_many(
+        self,
+        queries: list[str],
+        *,
+        limit: int = 10,
+        allowed: Callable[[str], bool] | None = None,
+        lexical_only: Collection[int] = (),
+    ) -> list[list[SearchHit]]:
+        self.batches.append((list(queries), set(lexical_only)))
+        return [self.search(q, limit=limit, allowed=allowed) for q in queries]
+
+
+def test_the_whole_request_is_searched_lexically_by_default() -> None:
+    """Each need is searched hybrid; the whole request (last, at half weight) only lexically: its
+    embedding was the longest encode of a request and measured worse than BM25 for this role."""
+    query = "create a branch and open a pull request"
+    default = BatchRecorder({})
+    MultiIntentSearcher(default).search(query)
+    assert default.batches == [(["create a branch", "open a pull request", query], {2})]
+    embedded = BatchRecorder({})
+    MultiIntentSearcher(embedded, whole_dense=True).search(query)
+    assert embedded.batches == [(["create a branch", "open a pull request", query], set())]

@@ -132,3 +132,24 @@ def test_postings_budget_skips_only_the_commonest_terms(monkeypatch: pytest.Monk
     assert [h.key for h in hits] == ["s:needle"]
     # A query of common terms only still gets its first (rarest) term scored.
     assert len(index.search("common words", limit=5)) == 5
+
+
+def test_vectorised_search_equals_a_brute_force_ranking_past_the_pool() -> None:
+    """Lexical search scores in numpy and partially sorts only a pool of the matched docs; the page
+    must be exactly the score map sorted by (score desc, doc), also when the pool grows because
+    visibility hides most of it, and when the limit exceeds the pool."""
+    words = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta"]
+    tools = [
+        Tool(f"srv{i % 7}", f"tool_{i}", " ".join(words[j] for j in range(6) if (i >> j) & 1) + f" item {i}")
+        for i in range(400)
+    ]
+    index = build_search_index(tools)
+    keys = index.keys
+    for allowed in (None, lambda key: key.endswith(("3", "7"))):
+        for query, limit in (("alpha gamma item", 10), ("beta epsilon", 120), ("zeta", 400)):
+            scores = index.scores(query, allowed=allowed)
+            visible = [d for d in scores if allowed is None or allowed(keys[d])]
+            expected = sorted(visible, key=lambda d: (-scores[d], d))[:limit]
+            hits = index.search(query, limit=limit, allowed=allowed)
+            assert [h.key for h in hits] == [keys[d] for d in expected]
+            assert [h.score for h in hits] == [scores[d] for d in expected]

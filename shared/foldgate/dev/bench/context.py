@@ -38,7 +38,7 @@ from foldgate.search.multi import MultiIntentSearcher, Searcher
 
 __all__ = ["DEFAULT_LIMITS", "format_context_report", "run_context_bench"]
 
-DEFAULT_LIMITS = (5, 10, 20, 30, 40)
+DEFAULT_LIMITS = (5, 10, 20, 30, 40, 50, 60)
 
 
 def _published(tool: Tool) -> str:
@@ -136,14 +136,11 @@ class _Costs:
         """Tokens of the retrieve_tools answer for ``query`` and the rank of each key it returned."""
         # The serving modules load only when this bench counts an answer.
         from foldgate.search.multi import intent_ranks, search_with_intents
-        from foldgate.serve.surfaces.call import hit_entry, retrieve_answer, text_result
+        from foldgate.serve.surfaces.call import page_entries, retrieve_answer, text_result
 
         hits, groups = search_with_intents(searcher, query, limit=limit)
-        entries = [
-            hit_entry(self._indexed[h.key], self._indexed[h.key].tier, rank, full=False)
-            for rank, h in enumerate(hits, 1)
-        ]
-        body = retrieve_answer(entries, intent_ranks(hits, groups) if groups else None)
+        entries, more = page_entries([self._indexed[h.key] for h in hits], lambda t: t.tier, full=False)
+        body = retrieve_answer(entries, intent_ranks(hits, groups) if groups else None, more)
         return self.count(compact(text_result(body))), {h.key: rank for rank, h in enumerate(hits, 1)}
 
 

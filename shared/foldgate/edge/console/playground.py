@@ -15,7 +15,7 @@ from foldgate.model.principal import Principal
 from foldgate.serve.gateway import Gateway
 from foldgate.serve.views import TenantView
 
-__all__ = ["EngineScores", "run_playground"]
+__all__ = ["EngineScores", "run_playground", "tail_entry"]
 
 _MAX_QUERY: Final = 500
 
@@ -110,6 +110,13 @@ def _principal(authority: TokenAuthority | None, tenant: str, token_id: str) -> 
     return Principal(tenant, servers, grant.tier, grant.token_id)
 
 
+def tail_entry(line: object) -> dict[str, str]:
+    """A compact page's tail line (``name (tier): description``, serve.surfaces.call.tail_line) as a hit."""
+    name, _, rest = str(line).partition(" (")
+    tier, _, description = rest.partition("): ")
+    return {"name": name, "call_with": f"call_tool_{tier}", "description": description}
+
+
 async def run_playground(
     gateway: Gateway,
     engines: EngineScores,
@@ -146,7 +153,8 @@ async def run_playground(
         return {**out, "error": str((result.get("content") or [{}])[0].get("text", "search failed"))}
     view = gateway.view(who)
     hits = []
-    for entry in body.get("tools", []):
+    entries = [*body.get("tools", []), *map(tail_entry, body.get("more", []))]
+    for entry in entries:
         tool = view.resolve(str(entry.get("name")))
         hits.append({**entry, "key": tool.tool.key if tool is not None else ""})
     scores = engines.scores(view, query, [h["key"] for h in hits if h["key"]])

@@ -34,11 +34,13 @@ __all__ = [
     "compact_signature",
     "hit_entry",
     "needs_describe",
+    "page_entries",
     "parse_call_arguments",
     "parse_read_cache_arguments",
     "parse_retrieve_arguments",
     "retrieve_answer",
     "retrieve_tool",
+    "tail_line",
     "text_result",
 ]
 
@@ -54,6 +56,8 @@ VARIANT_OF: Final[dict[Tier, str]] = {tier: name for name, tier in CALL_VARIANTS
 # A compact hit's description: the first sentence, cut here. Measured with `foldgate bench context`
 # (cl100k, hybrid) together with the rest of the compact answer, see hit_entry.
 _SUMMARY_CHARS: Final = 120
+# A tail line's description is cut shorter: it is there to recognise the tool, not to call it.
+_TAIL_SUMMARY_CHARS: Final = 80
 # Signatures longer than this are cut in a compact hit (ending in "…)"): the tool is then described
 # before it is called, like a lossy one.
 _SIGNATURE_CHARS: Final = 160
@@ -68,10 +72,11 @@ _FILTERS: Final = ("read_only_only", "exclude_destructive", "exclude_open_world"
 
 CALL_INSTRUCTIONS: Final = (
     "This gateway fronts many MCP tools behind a search. Find tools with retrieve_tools(query=...), "
-    "then call one with the call_tool_* variant its `call_with` names: call_tool_read(name=..., "
-    "arguments={...}) and likewise call_tool_write / call_tool_destructive. describe_tool(tool_ids=[...]) "
-    "returns a tool's full input schema. A call with invalid arguments is answered with the real schema: "
-    "fix the arguments and retry. A cut result says how to read the rest with read_cache."
+    "then call one with the call_tool_* variant its `call_with` (or its `more` line's tier) names: "
+    "call_tool_read(name=..., arguments={...}) and likewise call_tool_write / call_tool_destructive. "
+    "describe_tool(tool_ids=[...]) returns a tool's full input schema. A call with invalid arguments is "
+    "answered with the real schema: fix the arguments and retry. A cut result says how to read the rest "
+    "with read_cache."
 )
 
 
@@ -80,41 +85,27 @@ def retrieve_tool(default_limit: int) -> dict[str, Any]:
     return {
         "name": RETRIEVE_TOOLS_NAME,
         "description": (
-            "Search this gateway's tools by what you want to do; pass your whole task. Returns the best "
-            "matches, best first, each with `call_with` (the call_tool_* variant to use); the first ten "
-            "with a compact signature (callable from it alone unless it has a ~ or ends in …; else "
-            "describe_tool first). A "
-            'task naming several needs ("find X, then email Y") is searched need by need; `intents` then '
-            "gives each need with the 1-based positions in `tools` that serve it. Search again with other "
-            "words if nothing fits."
+            "Find tools for a task (pass the whole task), best first. tools[]: call_with is the "
+            "call_tool_* to use; call from signature unless it has ~ or ends in … (then describe_tool). "
+            'more[]: "name (tier): description"; describe_tool, then call_tool_<tier>. Several needs: '
+            "intents gives each need's 1-based positions (tools, then more). Nothing fits: other words."
         ),
         "inputSchema": {
             "type": "object",
             "properties": {
-                "query": {"type": "string", "minLength": 1, "description": "What you want to do."},
-                "limit": {
-                    "type": "integer",
-                    "minimum": 1,
-                    "maximum": MAX_LIMIT,
-                    "default": default_limit,
-                    "description": "How many tools to return.",
-                },
+                "query": {"type": "string", "minLength": 1},
+                "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "default": default_limit},
                 "detail": {
                     "type": "string",
                     "enum": ["compact", "full"],
                     "default": "compact",
-                    "description": "full adds each tool's input schema and whole description.",
+                    "description": "full: whole descriptions and input schemas, all in tools.",
                 },
-                "read_only_only": {
-                    "type": "boolean",
-                    "default": False,
-                    "description": "Only read-only tools.",
-                },
-                "exclude_destructive": {"type": "boolean", "default": False},
+                "read_only_only": {"type": "boolean"},
+                "exclude_destructive": {"type": "boolean"},
                 "exclude_open_world": {
                     "type": "boolean",
-                    "default": False,
-                    "description": "Skip tools that reach outside systems (openWorldHint not false).",
+                    "description": "Skip tools not marked closed-world.",
                 },
             },
             "required": ["query"],
@@ -125,23 +116,16 @@ def retrieve_tool(default_limit: int) -> dict[str, Any]:
 
 
 def _call_tool(name: str, tier: Tier) -> dict[str, Any]:
-    what = {
-        "read": "a read-only tool (call_with: call_tool_read)",
-        "write": "a tool that changes state but is not destructive (call_with: call_tool_write)",
-        "destructive": "a destructive tool (call_with: call_tool_destructive)",
-    }[tier]
+    what = {"read": "a read-only", "write": "a non-destructive write", "destructive": "a destructive"}[tier]
     annotations: dict[str, Any] = {"readOnlyHint": tier == "read", "openWorldHint": True}
     if tier != "read":
         annotations["destructiveHint"] = tier == "destructive"
     return {
         "name": name,
-        "description": f"Call {what} found by retrieve_tools. Arguments are validated before the call.",
+        "description": f"Call {what} tool whose call_with is {name}. Arguments are validated first.",
         "inputSchema": {
             "type": "object",
-            "properties": {
-                "name": {"type": "string", "description": "The tool's name as retrieve_tools returned it."},
-                "arguments": {"type": "object", "description": "The tool's arguments."},
-            },
+            "properties": {"name": {"type": "string"}, "arguments": {"type": "object"}},
             "required": ["name"],
             "additionalProperties": False,
         },
@@ -151,20 +135,13 @@ def _call_tool(name: str, tier: Tier) -> dict[str, Any]:
 
 READ_CACHE_TOOL: Final[dict[str, Any]] = {
     "name": READ_CACHE_NAME,
-    "description": (
-        "Read more of a tool result that was too long and was cut: pass the key from the truncation "
-        "note and the offset to continue from."
-    ),
+    "description": "Read on in a cut tool result: the key from its note, the offset to continue from.",
     "inputSchema": {
         "type": "object",
         "properties": {
             "key": {"type": "string", "minLength": 1},
             "offset": {"type": "integer", "minimum": 0, "default": 0},
-            "limit": {
-                "type": "integer",
-                "minimum": 1,
-                "description": "Characters to return (at most the gateway's response limit).",
-            },
+            "limit": {"type": "integer", "minimum": 1},
         },
         "required": ["key"],
         "additionalProperties": False,
@@ -257,11 +234,11 @@ def parse_read_cache_arguments(arguments: Any, default_limit: int) -> tuple[str,
     return key, offset, min(limit, default_limit)  # a page is never longer than the response limit
 
 
-def _summary(text: str) -> str:
-    """The first sentence of the first line, at most ``_SUMMARY_CHARS`` characters."""
+def _summary(text: str, chars: int = _SUMMARY_CHARS) -> str:
+    """The first sentence of the first line, at most ``chars`` characters."""
     first = text.strip().split("\n", 1)[0]
     first = _SENTENCE_END.split(first, 1)[0].rstrip()
-    return first if len(first) <= _SUMMARY_CHARS else first[: _SUMMARY_CHARS - 1].rstrip() + "…"
+    return first if len(first) <= chars else first[: chars - 1].rstrip() + "…"
 
 
 def compact_signature(tool: IndexedTool) -> str:
@@ -307,15 +284,40 @@ def hit_entry(tool: IndexedTool, tier: Tier, rank: int, *, full: bool) -> dict[s
     return entry
 
 
-def retrieve_answer(
-    entries: list[dict[str, Any]], intents: Sequence[tuple[str, Sequence[int]]] | None = None
-) -> dict[str, Any]:
-    """The retrieve_tools body: the hits, and for a multi-need request each need with its positions.
+def page_entries(
+    tools: Sequence[IndexedTool], tier: Callable[[IndexedTool], Tier], *, full: bool
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """A page's ``tools`` entries and ``more`` lines: compact pages sign their first ``_SIGNED_HITS``
+    hits and put the rest on one line each; a full page has every hit as a whole entry."""
+    head = tools if full else tools[:_SIGNED_HITS]
+    entries = [hit_entry(t, tier(t), rank, full=full) for rank, t in enumerate(head, 1)]
+    return entries, [tail_line(t, tier(t)) for t in tools[len(head) :]]
 
-    The query is not echoed (the agent wrote it) and a need names its tools by 1-based position in
-    ``tools`` rather than repeating their names: on a long task text both were a third of the answer.
+
+def tail_line(tool: IndexedTool, tier: Tier) -> str:
+    """A compact hit past the signed head, as one line: ``name (tier): first sentence``.
+
+    The tail of a page is there to be found, not called as is (it is described first), so it carries
+    no signature and no JSON keys: on the tuning tasks (cl100k) a tail hit costs ~30 tokens instead
+    of ~48 as an object, and a 3,000-token answer holds about twice the tools.
+    """
+    return f"{tool.published} ({tier}): {_summary(tool.tool.description, _TAIL_SUMMARY_CHARS)}"
+
+
+def retrieve_answer(
+    entries: list[dict[str, Any]],
+    intents: Sequence[tuple[str, Sequence[int]]] | None = None,
+    more: Sequence[str] = (),
+) -> dict[str, Any]:
+    """The retrieve_tools body: the hits, the tail lines, and for a multi-need request each need with
+    its positions (1-based over ``tools``, then ``more``).
+
+    The query is not echoed (the agent wrote it) and a need names its tools by 1-based position
+    rather than repeating their names: on a long task text both were a third of the answer.
     """
     body: dict[str, Any] = {"tools": entries}
+    if more:
+        body["more"] = list(more)
     if intents:
         body["intents"] = [{"need": need, "tools": list(ranks)} for need, ranks in intents]
     if not entries:
@@ -352,9 +354,9 @@ async def _retrieve(ctx: CallContext, name: str, arguments: Any) -> dict[str, An
     hits, groups = search_with_intents(ctx.searcher(), request.query, limit=request.limit, allowed=allowed)
     resolved = [(hit, tool) for hit in hits if (tool := view.resolve(hit.key)) is not None]
     # Ranks, not scores: a raw score carries corpus statistics of tools this caller cannot see.
-    entries = [hit_entry(t, view.tier(t), rank, full=request.full) for rank, (_, t) in enumerate(resolved, 1)]
+    entries, more = page_entries([t for _, t in resolved], view.tier, full=request.full)
     intents = intent_ranks([hit for hit, _ in resolved], groups) if groups else None
-    return text_result(retrieve_answer(entries, intents))
+    return text_result(retrieve_answer(entries, intents, more))
 
 
 async def _call_variant(ctx: CallContext, variant: str, arguments: Any) -> dict[str, Any]:

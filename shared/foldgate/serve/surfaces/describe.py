@@ -32,9 +32,9 @@ MAX_CHECK_IDS: Final = 50
 DESCRIBE_TOOL: Final[dict[str, Any]] = {
     "name": DESCRIBE_TOOL_NAME,
     "description": (
-        "Full definition of tools listed by this gateway: input schema, untruncated description, "
-        f"annotations and output schema. Pass up to {MAX_DEFINE_IDS} ids (server__tool or server:tool). "
-        f'With "check": true, pass up to {MAX_CHECK_IDS} ids to learn whether each is ready to call.'
+        "Full definitions of listed tools (input schema, whole description, annotations, output schema): "
+        f"up to {MAX_DEFINE_IDS} ids (server__tool or server:tool). With check: true, up to "
+        f"{MAX_CHECK_IDS} ids: whether each is ready to call, or why not."
     ),
     "inputSchema": {
         "type": "object",
@@ -44,13 +44,8 @@ DESCRIBE_TOOL: Final[dict[str, Any]] = {
                 "items": {"type": "string"},
                 "minItems": 1,
                 "maxItems": MAX_CHECK_IDS,
-                "description": "Tool ids as listed (server__tool) or canonical (server:tool).",
             },
-            "check": {
-                "type": "boolean",
-                "default": False,
-                "description": "Only report readiness (ready / unavailable with a reason).",
-            },
+            "check": {"type": "boolean", "default": False},
         },
         "required": ["tool_ids"],
         "additionalProperties": False,

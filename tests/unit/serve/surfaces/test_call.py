@@ -11,8 +11,15 @@ import pytest
 
 from foldgate.index.indexer import catalog_from_tools
 from foldgate.model.catalog import IndexedTool
+from foldgate.model.token_count import get_counter
 from foldgate.model.tool import tool_from_wire
-from foldgate.serve.surfaces.call import hit_entry, needs_describe
+from foldgate.serve.surfaces.call import (
+    call_surface_listing,
+    hit_entry,
+    needs_describe,
+    page_entries,
+    tail_line,
+)
 from tests.gateway_fixture import demo_config, demo_tools, gateway_client
 from tests.helpers import error_of
 
@@ -278,13 +285,13 @@ def test_a_compact_hit_is_one_sentence_and_a_bounded_signature() -> None:
     }
     assert not needs_describe(short)
     # Past the tenth hit the signature is left to describe_tool: the tail is there to be found.
-    tail = hit_entry(short, "read", 11, full=False)
-    assert tail == {
-        "name": "srv__web_search",
-        "call_with": "call_tool_read",
-        "description": entry["description"],
-    }
+    assert tail_line(short, "read") == "srv__web_search (read): Search the web for pages."
     assert needs_describe(short, 11)
+    wordy = _indexed("crawl", "Crawl " + "every linked page " * 10 + "of a site.", {})
+    line = tail_line(wordy, "destructive")
+    assert line.startswith("srv__crawl (destructive): Crawl every linked page")
+    assert line.endswith("…")
+    assert len(line) <= len("srv__crawl (destructive): ") + 80
     # A Chinese sentence ends at its full stop, with no space after it.
     chinese = _indexed("weather", "\u83b7\u53d6\u5929\u6c14\u3002\u8fd4\u56de\u7ed3\u679c", {})
     assert hit_entry(chinese, "read", 1, full=False)["description"] == "\u83b7\u53d6\u5929\u6c14\u3002"
@@ -297,3 +304,52 @@ def test_a_compact_hit_is_one_sentence_and_a_bounded_signature() -> None:
     whole = hit_entry(wide, "write", 1, full=True)
     assert whole["signature"] == "configure" + wide.signature
     assert whole["description"] == "Set it."
+
+
+def test_a_compact_page_signs_its_head_and_lists_its_tail_one_line_each() -> None:
+    """Ten signed hits as objects (callable from the answer), the rest as ``more`` lines; a full page
+    has every hit whole. The tier each tail line names is the tool's own."""
+    tools = [_indexed(f"tool_{i}", f"Does thing {i}. More.", {"x": {"type": "string"}}) for i in range(13)]
+    tiers = {t.published: ("read" if i % 2 else "write") for i, t in enumerate(tools)}
+
+    def tier(tool: IndexedTool) -> Any:
+        return tiers[tool.published]
+
+    entries, more = page_entries(tools, tier, full=False)
+    assert [e["name"] for e in entries] == [f"srv__tool_{i}" for i in range(10)]
+    assert all("signature" in e for e in entries)
+    assert more == [
+        "srv__tool_10 (write): Does thing 10.",
+        "srv__tool_11 (read): Does thing 11.",
+        "srv__tool_12 (write): Does thing 12.",
+    ]
+    whole, none = page_entries(tools, tier, full=True)
+    assert [e["rank"] for e in whole] == list(range(1, 14))
+    assert none == []
+
+
+def test_the_surface_listing_stays_small() -> None:
+    """The listing is paid on every session before any search: it must leave most of a 3,000-token
+    budget to the answer (it was 899 cl100k tokens before the descriptions were tightened)."""
+    assert get_counter("cl100k")(call_surface_listing(50)) <= 700
+
+
+async def test_a_long_page_answers_its_tail_in_more() -> None:
+    extra = [
+        tool_from_wire("notes", {"name": f"contact_note_{i}", "description": f"Note {i} about a contact."})
+        for i in range(20)
+    ]
+    config = demo_config()
+    servers = [*config.servers, config.servers[0].model_copy(update={"name": "notes"})]
+    async with gateway_client(config.model_copy(update={"servers": servers}), tools=demo_tools() + extra) as (
+        client,
+        *_,
+    ):
+        body = answer(await call(client, "retrieve_tools", {"query": "contact note", "limit": 100}))
+        assert len(body["tools"]) == 10
+        assert len(body["more"]) >= 10
+        assert all(" (" in line and "): " in line for line in body["more"])
+        names = {h["name"] for h in body["tools"]} | {line.split(" (", 1)[0] for line in body["more"]}
+        assert len(names) == len(body["tools"]) + len(body["more"])
+        short = answer(await call(client, "retrieve_tools", {"query": "contact note", "limit": 3}))
+        assert "more" not in short
