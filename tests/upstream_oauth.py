@@ -16,11 +16,40 @@ from pathlib import Path
 from typing import Any
 
 from foldgate.dev.procs import free_port, stop_process
+from foldgate.errors import ConfigError
+from foldgate.store.grants.base import GrantStore
+from foldgate.store.grants.cipher import LocalKeyCipher
+from foldgate.store.grants.sqlite import SqliteGrantStore
+from foldgate.upstream.oauth.context import OAuthContext
 from tests.oauth_provider import Provider, oidc_provider
 from tests.procs import wait_http
 
 SERVER = Path(__file__).resolve().parents[1] / "demo" / "oauth" / "protected_mcp.py"
 UPSTREAM_SCOPE = "files:read"
+PUBLIC = "http://127.0.0.1:1"  # foldgate's public URL: the browser stops at the redirect, never dials it
+REDIRECT = PUBLIC + "/oauth/callback"
+
+
+@contextlib.contextmanager
+def grant_store(tmp: Path) -> Iterator[SqliteGrantStore]:
+    """A sealed SQLite grant store under ``tmp`` (its key file beside it), closed afterwards."""
+    grants = SqliteGrantStore(tmp / "grants.sqlite3", LocalKeyCipher.from_file(tmp / "grants.key"))
+    try:
+        yield grants
+    finally:
+        grants.close()
+
+
+def oauth_context(store: GrantStore, secrets: dict[str, str] | None = None, **options: Any) -> OAuthContext:
+    """foldgate's upstream OAuth context at ``PUBLIC``, loopback allowed; ``secrets`` are the only
+    secret names it can read (anything else is a ConfigError, as a missing parameter would be)."""
+
+    async def read_secret(name: str) -> str:
+        if secrets is None or name not in secrets:
+            raise ConfigError(f"no secret {name}")
+        return secrets[name]
+
+    return OAuthContext(store, read_secret, PUBLIC, allow_private=True, **options)
 
 
 @dataclass

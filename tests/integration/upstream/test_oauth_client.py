@@ -21,9 +21,8 @@ import httpx2
 import pytest
 
 from foldgate.config.tenant import ServerConfig, parse_tenant_config
-from foldgate.errors import ConfigError, UpstreamConsentError, UpstreamError
+from foldgate.errors import UpstreamConsentError, UpstreamError
 from foldgate.model.caller import SHARED_SUBJECT, calling_as
-from foldgate.store.grants.cipher import LocalKeyCipher
 from foldgate.store.grants.sqlite import SqliteGrantStore
 from foldgate.upstream.client import UpstreamClient
 from foldgate.upstream.oauth.consent import disconnect, finish_consent, start_consent
@@ -31,10 +30,15 @@ from foldgate.upstream.oauth.context import OAuthContext
 from foldgate.upstream.oauth.discovery import discover, probe_challenge
 from foldgate.upstream.oauth.provider import TokenProvider
 from tests.oauth_provider import consent
-from tests.upstream_oauth import Protected, protected_server, protected_upstream
+from tests.upstream_oauth import (
+    REDIRECT,
+    Protected,
+    grant_store,
+    oauth_context,
+    protected_server,
+    protected_upstream,
+)
 
-PUBLIC = "http://127.0.0.1:1"  # foldgate's public URL: the browser stops at the redirect, never dials it
-REDIRECT = PUBLIC + "/oauth/callback"
 TENANT = "acme"
 
 
@@ -50,18 +54,12 @@ def server_config(url: str, auth: dict[str, Any]) -> ServerConfig:
 
 @pytest.fixture
 def store(tmp_path: Path) -> Iterator[SqliteGrantStore]:
-    grants = SqliteGrantStore(tmp_path / "grants.sqlite3", LocalKeyCipher.from_file(tmp_path / "grants.key"))
-    yield grants
-    grants.close()
+    with grant_store(tmp_path) as grants:
+        yield grants
 
 
 def context(store: SqliteGrantStore, secrets: dict[str, str] | None = None) -> OAuthContext:
-    async def read_secret(name: str) -> str:
-        if secrets is None or name not in secrets:
-            raise ConfigError(f"no secret {name}")
-        return secrets[name]
-
-    return OAuthContext(store, read_secret, PUBLIC, allow_private=True)
+    return oauth_context(store, secrets)
 
 
 async def connect(

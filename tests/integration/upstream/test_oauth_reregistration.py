@@ -20,10 +20,9 @@ from typing import Any
 import pytest
 
 from foldgate.config.tenant import ServerConfig, parse_tenant_config
-from foldgate.errors import ConfigError, UpstreamConsentError, UpstreamError
+from foldgate.errors import UpstreamConsentError, UpstreamError
 from foldgate.model.caller import SHARED_SUBJECT, calling_as
 from foldgate.store.grants.base import UpstreamGrant
-from foldgate.store.grants.cipher import LocalKeyCipher
 from foldgate.store.grants.sqlite import SqliteGrantStore
 from foldgate.upstream.client import UpstreamClient
 from foldgate.upstream.oauth.consent import finish_consent, start_consent
@@ -31,10 +30,14 @@ from foldgate.upstream.oauth.context import OAuthContext
 from foldgate.upstream.oauth.provider import TokenProvider
 from foldgate.upstream.oauth.renewal import FORGOTTEN_REASON, RenewalPolicy
 from tests.oauth_provider import consent
-from tests.upstream_oauth import RestartableProvider, protected_server
+from tests.upstream_oauth import (
+    REDIRECT,
+    RestartableProvider,
+    grant_store,
+    oauth_context,
+    protected_server,
+)
 
-PUBLIC = "http://127.0.0.1:1"  # foldgate's public URL: the browser stops at the redirect, never dials it
-REDIRECT = PUBLIC + "/oauth/callback"
 TENANT = "acme"
 
 
@@ -55,19 +58,13 @@ def upstream(auth_server: RestartableProvider, tmp_path: Path) -> Iterator[tuple
 
 @pytest.fixture
 def store(tmp_path: Path) -> Iterator[SqliteGrantStore]:
-    grants = SqliteGrantStore(tmp_path / "grants.sqlite3", LocalKeyCipher.from_file(tmp_path / "grants.key"))
-    yield grants
-    grants.close()
+    with grant_store(tmp_path) as grants:
+        yield grants
 
 
 def context(store: SqliteGrantStore, secrets: dict[str, str] | None = None) -> OAuthContext:
-    async def read_secret(name: str) -> str:
-        if secrets is None or name not in secrets:
-            raise ConfigError(f"no secret {name}")
-        return secrets[name]
-
     # No cap between registrations: the test restarts the server seconds after the first one.
-    return OAuthContext(store, read_secret, PUBLIC, allow_private=True, renewal=RenewalPolicy(every_s=0))
+    return oauth_context(store, secrets, renewal=RenewalPolicy(every_s=0))
 
 
 def server_config(url: str, auth: dict[str, Any]) -> ServerConfig:

@@ -12,7 +12,7 @@ import httpx2
 import pytest
 
 from foldgate.config.source import StaticConfigSource
-from foldgate.config.tenant import ServerConfig, parse_tenant_config
+from foldgate.config.tenant import parse_tenant_config
 from foldgate.edge.admin import admin_router
 from foldgate.edge.app import create_app
 from foldgate.index.indexer import Indexer
@@ -20,22 +20,11 @@ from foldgate.index.triggers import local_reindexer
 from foldgate.serve.gateway import Gateway
 from foldgate.store.approvals.sqlite import SqliteApprovalStore
 from foldgate.store.catalog.sqlite import SqliteStore
-from foldgate.upstream.client import Listing, UpstreamClient
+from tests.upstreams.listing import ListingUpstream
 
 OPERATOR = "operator-key-for-tests"
 OP = {"authorization": f"Bearer {OPERATOR}"}
 SCHEMA = {"type": "object"}
-
-
-class ListingUpstream(UpstreamClient):
-    """Lists whatever the test sets (an upstream that changes its tools between runs)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.tools: list[dict[str, Any]] = []
-
-    async def list_tools(self, server: ServerConfig) -> Listing:
-        return Listing(tools=[dict(t) for t in self.tools])
 
 
 @dataclass
