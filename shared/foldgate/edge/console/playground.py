@@ -154,9 +154,10 @@ async def run_playground(
     view = gateway.view(who)
     hits = []
     entries = [*body.get("tools", []), *map(tail_entry, body.get("more", []))]
-    for entry in entries:
+    # A compact hit's rank is its position in the answer (agents are not sent it): shown here all the same.
+    for rank, entry in enumerate(entries, 1):
         tool = view.resolve(str(entry.get("name")))
-        hits.append({**entry, "key": tool.tool.key if tool is not None else ""})
+        hits.append({"rank": rank, **entry, "key": tool.tool.key if tool is not None else ""})
     scores = engines.scores(view, query, [h["key"] for h in hits if h["key"]])
     out["hits"] = [{**h, "scores": scores.get(h["key"], {})} for h in hits]
     out["intents"] = body.get("intents") or []

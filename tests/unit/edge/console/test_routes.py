@@ -294,6 +294,10 @@ async def test_the_search_playground_runs_as_the_chosen_token_would(make_console
         _, scoped = c.tokens.issue("default", servers=["tickets"], tier="read", expires_in=None)
         everyone = (await c.client.get("/console/search?query=contact")).text
         assert "crm__find_contact" in everyone
+        # Compact hits carry no rank for agents (their position is it): the table numbers them 1, 2, …
+        ranks = re.findall(r'<tr><td class="num">(\d+)</td><th scope="row">', everyone)
+        assert ranks
+        assert ranks == [str(i) for i in range(1, len(ranks) + 1)]
         scoped_page = (await c.client.get(f"/console/search?query=contact&token={scoped.token_id}")).text
         assert "crm__find_contact" not in scoped_page
         c.tokens.revoke(scoped.token_id)
