@@ -1,9 +1,10 @@
 """Query time of hybrid search: the lexical (BM25F) and dense (embedding) signals fused into one page.
 
 Per query: encode it once with the provider, take the dot product with every tool vector (numpy,
-~1 ms on 11k tools), normalise both signals into [0, 1] over the tools the caller may see, fuse
-them with a weight and return the best ``limit`` visible tools as :class:`SearchHit` (the same shape
-as :meth:`SearchIndex.search`).
+~0.7 ms on 11k tools; the needs of one request are encoded side by side and multiplied together, see
+:meth:`HybridSearcher.search_many`), normalise both signals into [0, 1] over the tools the caller may
+see, fuse them with a weight and return the best ``limit`` visible tools as :class:`SearchHit` (the
+same shape as :meth:`SearchIndex.search`).
 
 Normalisation (each chosen on the tuning sets, see the README's search section):
 
@@ -207,9 +208,11 @@ class HybridSearcher:
     ) -> list[list[SearchHit]]:
         """:meth:`search` for several queries of one request (the needs of a multi-need request).
 
-        Each query is encoded on its own (see :class:`~foldgate.search.embed.LocalEmbedder`), then all
-        are scored against the tool vectors together (:func:`similarities`): the 11k x 384 matrix is
-        read once per request instead of once per need. ``allowed`` is asked once per tool for the request.
+        Each query is encoded on its own (see :class:`~foldgate.search.embed.LocalEmbedder`), several
+        side by side (:func:`~foldgate.search.queryvec.encode_side_by_side`) while this thread scores
+        them lexically; then all are scored against the tool vectors together (:func:`similarities`):
+        the 11k x 384 matrix is read once per request instead of once per need. ``allowed`` is asked
+        once per tool for the request.
         """
         texts = [q[:_MAX_QUERY_CHARS] if isinstance(q, str) else "" for q in queries]
         if limit <= 0:
