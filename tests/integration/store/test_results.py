@@ -14,16 +14,12 @@ import pytest
 from foldgate.store.results.base import CachedResult, ResultStore
 from foldgate.store.results.dynamodb import DynamoResultStore
 from foldgate.store.results.sqlite import SqliteResultStore
+from tests.integration.store.backends import BACKENDS, open_backend
 
 
-@pytest.fixture(params=["sqlite", "dynamodb"])
+@pytest.fixture(params=BACKENDS)
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ResultStore]:
-    if request.param == "sqlite":
-        s: ResultStore = SqliteResultStore(tmp_path / "r.sqlite3")
-    else:
-        s = DynamoResultStore(request.getfixturevalue("dynamo_table"))
-    yield s
-    s.close()
+    yield from open_backend(request, tmp_path, SqliteResultStore, DynamoResultStore)
 
 
 def test_round_trip_and_unknown_keys(store: ResultStore) -> None:

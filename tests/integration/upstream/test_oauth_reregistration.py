@@ -57,6 +57,12 @@ def upstream(auth_server: RestartableProvider, tmp_path: Path) -> Iterator[tuple
 
 
 @pytest.fixture
+def server(upstream: tuple[str, Path]) -> ServerConfig:
+    """The protected upstream as an ``auth: oauth`` server (foldgate registers itself: DCR)."""
+    return server_config(upstream[0], {"kind": "oauth"})
+
+
+@pytest.fixture
 def store(tmp_path: Path) -> Iterator[SqliteGrantStore]:
     with grant_store(tmp_path) as grants:
         yield grants
@@ -99,11 +105,9 @@ def stored_client_id(store: SqliteGrantStore, issuer: str) -> str:
 
 
 async def test_a_refresh_refused_as_invalid_client_registers_again_and_connecting_works_again(
-    auth_server: RestartableProvider, upstream: tuple[str, Path], store: SqliteGrantStore
+    auth_server: RestartableProvider, server: ServerConfig, store: SqliteGrantStore
 ) -> None:
-    url, _ = upstream
     ctx = context(store)
-    server = server_config(url, {"kind": "oauth"})
     first = await connect(ctx, server)
     assert stored_client_id(store, auth_server.provider.issuer) == first
     assert (await whoami(TokenProvider(ctx), server))["client"] == first
@@ -137,11 +141,9 @@ async def test_a_refresh_refused_as_invalid_client_registers_again_and_connectin
 
 
 async def test_a_connect_after_a_restart_checks_the_stored_client_and_registers_anew(
-    auth_server: RestartableProvider, upstream: tuple[str, Path], store: SqliteGrantStore
+    auth_server: RestartableProvider, server: ServerConfig, store: SqliteGrantStore
 ) -> None:
-    url, _ = upstream
     ctx = context(store)
-    server = server_config(url, {"kind": "oauth"})
     first = await connect(ctx, server)
     auth_server.restart()
     # Without the check, this consent would end on the server's "unknown client" page.
@@ -178,11 +180,9 @@ async def test_a_refused_preregistered_client_is_never_replaced(
 
 
 async def test_a_grant_of_the_replaced_client_needs_consent_without_a_refresh_request(
-    auth_server: RestartableProvider, upstream: tuple[str, Path], store: SqliteGrantStore
+    auth_server: RestartableProvider, server: ServerConfig, store: SqliteGrantStore
 ) -> None:
-    url, _ = upstream
     ctx = context(store)
-    server = server_config(url, {"kind": "oauth"})
     first = await connect(ctx, server)
     auth_server.restart()
     await start_consent(ctx, TENANT, server, SHARED_SUBJECT)  # the connect's check registers anew ...
@@ -197,11 +197,9 @@ async def test_a_grant_of_the_replaced_client_needs_consent_without_a_refresh_re
 
 
 async def test_a_code_exchange_refused_as_invalid_client_registers_again(
-    auth_server: RestartableProvider, upstream: tuple[str, Path], store: SqliteGrantStore
+    auth_server: RestartableProvider, server: ServerConfig, store: SqliteGrantStore
 ) -> None:
-    url, _ = upstream
     ctx = context(store)
-    server = server_config(url, {"kind": "oauth"})
     authorize = await start_consent(ctx, TENANT, server, SHARED_SUBJECT)
     first = stored_client_id(store, auth_server.provider.issuer)
     answer = await consent(authorize, REDIRECT)

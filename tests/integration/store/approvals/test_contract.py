@@ -12,18 +12,14 @@ import pytest
 from foldgate.store.approvals.base import ApprovalStore
 from foldgate.store.approvals.dynamodb import DynamoApprovalStore
 from foldgate.store.approvals.sqlite import SqliteApprovalStore
+from tests.integration.store.backends import BACKENDS, open_backend
 
 A, B, C = "a" * 64, "b" * 64, "c" * 64
 
 
-@pytest.fixture(params=["sqlite", "dynamodb"])
+@pytest.fixture(params=BACKENDS)
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ApprovalStore]:
-    if request.param == "sqlite":
-        s: ApprovalStore = SqliteApprovalStore(tmp_path / "a.sqlite3")
-    else:
-        s = DynamoApprovalStore(request.getfixturevalue("dynamo_table"))
-    yield s
-    s.close()
+    yield from open_backend(request, tmp_path, SqliteApprovalStore, DynamoApprovalStore)
 
 
 def test_approvals_and_rejections_are_separate_and_per_tenant(store: ApprovalStore) -> None:

@@ -34,6 +34,7 @@ from foldgate.store.catalog.base import CatalogStore, encode_catalog
 from foldgate.store.catalog.dynamodb import DynamoStore
 from foldgate.store.catalog.sqlite import SqliteStore
 from tests.conftest import corpus_path
+from tests.integration.store.backends import BACKENDS, open_backend
 
 REPO = Path(__file__).resolve().parents[4]
 TENANT = "acme"
@@ -121,15 +122,9 @@ def dynamo(dynamo_table: str) -> DynamoStore:
     return store
 
 
-@pytest.fixture(params=["sqlite", "dynamodb"])
+@pytest.fixture(params=BACKENDS)
 def any_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[CatalogStore]:
-    store: CatalogStore
-    if request.param == "sqlite":
-        store = SqliteStore(tmp_path / "store.sqlite3")
-    else:
-        store = DynamoStore(request.getfixturevalue("dynamo_table"))
-    yield store
-    store.close()
+    yield from open_backend(request, tmp_path, SqliteStore, DynamoStore)
 
 
 # -- the contract both stores honour ---------------------------------------------------------------

@@ -13,16 +13,12 @@ from foldgate.errors import AuthError, ConflictError
 from foldgate.store.tokens.base import TokenStore
 from foldgate.store.tokens.dynamodb import DynamoTokenStore
 from foldgate.store.tokens.sqlite import SqliteTokenStore
+from tests.integration.store.backends import BACKENDS, open_backend
 
 
-@pytest.fixture(params=["sqlite", "dynamodb"])
+@pytest.fixture(params=BACKENDS)
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[TokenStore]:
-    if request.param == "sqlite":
-        s: TokenStore = SqliteTokenStore(tmp_path / "t.sqlite3")
-    else:
-        s = DynamoTokenStore(request.getfixturevalue("dynamo_table"))
-    yield s
-    s.close()
+    yield from open_backend(request, tmp_path, SqliteTokenStore, DynamoTokenStore)
 
 
 def grant(token_id: str, tenant: str = "acme", created_at: float = 1000.0, **kw: object) -> AgentToken:
