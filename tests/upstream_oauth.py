@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import httpx2
+
 from foldgate.dev.procs import free_port, stop_process
 from foldgate.errors import ConfigError
 from foldgate.store.grants.base import GrantStore
@@ -28,6 +30,25 @@ SERVER = Path(__file__).resolve().parents[1] / "demo" / "oauth" / "protected_mcp
 UPSTREAM_SCOPE = "files:read"
 PUBLIC = "http://127.0.0.1:1"  # foldgate's public URL: the browser stops at the redirect, never dials it
 REDIRECT = PUBLIC + "/oauth/callback"
+
+
+@dataclass
+class OperatorAdmin:
+    """The operator's side of a running gateway: the admin API with the operator key."""
+
+    base: str
+    operator: dict[str, str]
+
+    def admin(self, method: str, path: str, **kwargs: Any) -> httpx2.Response:
+        """A request to the admin API (``path`` under the gateway's base URL) as the operator."""
+        return httpx2.request(method, self.base + path, headers=self.operator, timeout=30, **kwargs)
+
+    def auth_state(self, server: str = "files") -> dict[str, Any]:
+        """``server``'s OAuth connection as ``/api/v1/status`` reports it for the default tenant."""
+        status = self.admin("GET", "/api/v1/status", params={"tenant": "default"})
+        assert status.status_code == 200, status.text
+        state: dict[str, Any] = status.json()["auth"][server]
+        return state
 
 
 @contextlib.contextmanager

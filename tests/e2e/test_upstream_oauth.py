@@ -25,26 +25,15 @@ from mcp import Client
 
 from tests.oauth_provider import consent
 from tests.procs import foldgate_serve
-from tests.upstream_oauth import Protected, protected_upstream
+from tests.upstream_oauth import OperatorAdmin, Protected, protected_upstream
 
 pytestmark = pytest.mark.e2e
 
 
 @dataclass
-class Setup:
-    base: str
+class Setup(OperatorAdmin):
     upstream: Protected
-    operator: dict[str, str]
     operator_db: str  # the gateway's SQLite file: the operator key lives beside it
-
-    def admin(self, method: str, path: str, **kwargs: Any) -> httpx2.Response:
-        return httpx2.request(method, self.base + path, headers=self.operator, timeout=30, **kwargs)
-
-    def auth_state(self) -> dict[str, Any]:
-        status = self.admin("GET", "/api/v1/status", params={"tenant": "default"})
-        assert status.status_code == 200, status.text
-        state: dict[str, Any] = status.json()["auth"]["files"]
-        return state
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +44,7 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
                   "servers": [{"name": "files", "url": upstream.url, "auth": {"kind": "oauth"}}]}  # fmt: skip
         with foldgate_serve(config, tmp, "--interval", "600") as base:
             key = (Path(tmp) / "operator.key").read_text().strip()
-            yield Setup(base, upstream, {"authorization": f"Bearer {key}"}, str(tmp / "store.sqlite3"))
+            yield Setup(base, {"authorization": f"Bearer {key}"}, upstream, str(tmp / "store.sqlite3"))
 
 
 async def call(base: str, name: str, arguments: dict[str, Any]) -> Any:

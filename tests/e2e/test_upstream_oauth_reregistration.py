@@ -22,7 +22,7 @@ from mcp import Client
 
 from tests.oauth_provider import consent
 from tests.procs import foldgate_serve
-from tests.upstream_oauth import RestartableProvider, protected_server
+from tests.upstream_oauth import OperatorAdmin, RestartableProvider, protected_server
 
 pytestmark = pytest.mark.e2e
 
@@ -30,20 +30,9 @@ FORGOTTEN = "no longer knows foldgate's client registration"
 
 
 @dataclass
-class Setup:
-    base: str
+class Setup(OperatorAdmin):
     auth_server: RestartableProvider
     calls_file: Path
-    operator: dict[str, str]
-
-    def admin(self, method: str, path: str, **kwargs: Any) -> httpx2.Response:
-        return httpx2.request(method, self.base + path, headers=self.operator, timeout=30, **kwargs)
-
-    def auth_state(self) -> dict[str, Any]:
-        status = self.admin("GET", "/api/v1/status", params={"tenant": "default"})
-        assert status.status_code == 200, status.text
-        state: dict[str, Any] = status.json()["auth"]["files"]
-        return state
 
     async def connect(self) -> str:
         """The operator connects ``files`` and alice consents; the client_id she was sent with."""
@@ -74,7 +63,7 @@ def setup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Setup]:
                       "servers": [{"name": "files", "url": url, "auth": {"kind": "oauth"}}]}  # fmt: skip
             with foldgate_serve(config, tmp_path, "--interval", "600") as base:
                 key = (tmp_path / "operator.key").read_text().strip()
-                yield Setup(base, auth_server, calls, {"authorization": f"Bearer {key}"})
+                yield Setup(base, {"authorization": f"Bearer {key}"}, auth_server, calls)
     finally:
         auth_server.close()
 
