@@ -31,7 +31,7 @@ MODEL_TOOLS := transformers==5.24.0 onnx==1.23.2 onnxruntime==1.32.0 tokenizers=
 MODEL_TEXTS := $(wildcard $(CORPORA)/mcp-flow/tools.jsonl $(CORPORA)/mcptoolbench-pp/tools.jsonl)
 
 .PHONY: venv demo-deps oauth-deps conformance-deps run lint format typecheck unit test bench bench-holdout bench-tuning tuning-sets clean model
-.PHONY: sam-cli sam-validate sam-build chromium docs-screenshot
+.PHONY: sam-cli sam-validate sam-build chromium docs-screenshot test-under-load
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -122,6 +122,11 @@ unit: venv
 test: lint typecheck model demo-deps oauth-deps conformance-deps sam-validate sam-build chromium
 	@$(BIN)/pytest -q; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing"; exit 1; fi; exit $$rc
+
+# The suite under contention: `make test` three times in a row beside two CPU-bound busy loops
+# (tools/under_load.sh; logs in test-output/). Not part of `make test`: it is a check of the tests.
+test-under-load:
+	bash tools/under_load.sh -n 3 -l 2 -- $(MAKE) test
 
 # SAM: lint the template offline, then build the functions and the dependency layer (Lambda arm64
 # wheels via layers/deps/Makefile: no Docker, no local python3.13) and check the 250 MB limit.
