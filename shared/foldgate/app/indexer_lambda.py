@@ -41,6 +41,7 @@ def _record(metrics: Any, result: JobResult, elapsed_ms: float) -> None:
     metrics.add_metric("CatalogBytes", MetricUnit.Bytes, sum(r.catalog_bytes for r in reports))
     metrics.add_metric("PublishErrors", MetricUnit.Count, sum(1 for r in reports if r.error))
     metrics.add_metric("ConfigErrors", MetricUnit.Count, len(result.errors))
+    metrics.add_metric("ConfigFindings", MetricUnit.Count, sum(len(f) for f in result.findings.values()))
     metrics.add_metric("IndexDuration", MetricUnit.Milliseconds, elapsed_ms)
 
 
@@ -63,7 +64,7 @@ def build_indexer_handler(settings: Settings | None = None) -> LambdaHandler:
         approvals=open_approvals(settings),
         embedder=open_embedder(settings),
     )
-    job = IndexJob(indexer, open_configs(settings))
+    job = IndexJob(indexer, open_configs(settings), serve_timeout_s=settings.serve_timeout_s)
     # One loop per instance, reused by warm invocations, never installed as the thread's current loop
     # (asyncio.run would close it and leave the thread without one).
     loop = asyncio.new_event_loop()

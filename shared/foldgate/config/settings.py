@@ -80,6 +80,11 @@ class Settings(Strict):
     # Whether this process runs agent code (/mcp/code). The cloud serves it from its own function.
     serve_code: bool = True
     indexer_function: str | None = None
+    # The timeout of the functions that serve agents (McpFunction, CodeFunction; template.yaml sets it
+    # to theirs). Server timeouts above what it leaves for a request are reported by the indexer
+    # (foldgate.config.limits); None (local): no such limit. Requests read their own deadline from the
+    # Lambda context, not from here.
+    serve_timeout_s: float | None = Field(default=None, gt=0, le=900)
     index_concurrency: int = 8
     catalog_cache_seconds: float = 10.0
     max_body_bytes: int = 1_048_576

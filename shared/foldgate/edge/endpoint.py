@@ -28,10 +28,11 @@ from foldgate.edge.oauth import challenge_headers
 from foldgate.edge.plain_rpc import answer
 from foldgate.edge.protocol import jsonrpc_error
 from foldgate.errors import AuthError, FoldgateError, InsufficientScopeError, StoreError
+from foldgate.model.deadline import answering_by, request_deadline
 from foldgate.model.principal import Principal
 from foldgate.serve.gateway import Gateway
 
-__all__ = ["STORE_RETRY_AFTER_S", "McpEndpoint"]
+__all__ = ["STORE_RETRY_AFTER_S", "McpEndpoint", "invocation_deadline"]
 
 log = logging.getLogger(__name__)
 
@@ -86,8 +87,10 @@ class McpEndpoint:
         return sdk
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        # Nothing escapes to the server or Mangum: an unexpected error is a logged JSON-RPC -32603.
-        await shielded(self._serve)(scope, receive, send)
+        # Upstream work ends in time for a tool error to reach the agent before the function's deadline.
+        with answering_by(invocation_deadline(scope)):
+            # Nothing escapes to the server or Mangum: an unexpected error is a logged JSON-RPC -32603.
+            await shielded(self._serve)(scope, receive, send)
 
     async def _serve(self, scope: Scope, receive: Receive, send: Send) -> None:
         request = Request(scope, receive)
@@ -197,6 +200,19 @@ class McpEndpoint:
             return False
         await answer(req, self.app.state.gateway, principal, self.surface, send)
         return True
+
+
+def invocation_deadline(scope: Scope) -> float | None:
+    """By when this request's upstream work must end, on Lambda (Mangum puts the invocation's context
+    in the scope as ``aws.context``); None without one (local serve: the servers' timeouts only)."""
+    remaining = getattr(scope.get("aws.context"), "get_remaining_time_in_millis", None)
+    if not callable(remaining):
+        return None
+    try:
+        ms = float(remaining())
+    except (TypeError, ValueError):
+        return None
+    return request_deadline(ms)
 
 
 def _content_refusal(request: Request) -> Response | None:

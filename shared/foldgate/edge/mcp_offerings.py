@@ -16,7 +16,7 @@ import mcp_types as types
 from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, ValidationError
 
-from foldgate.errors import FoldgateError, NotFoundError, UpstreamError
+from foldgate.errors import FoldgateError, NotFoundError, UpstreamError, UpstreamTimeoutError
 from foldgate.model.offerings import Kind
 from foldgate.serve.gateway import Gateway
 from foldgate.serve.offerings import Offered
@@ -47,6 +47,13 @@ async def _proxied(run: Awaitable[dict[str, Any]], not_found: int) -> dict[str, 
         return await run
     except NotFoundError as exc:
         raise MCPError(not_found, exc.message) from None
+    except UpstreamTimeoutError as exc:
+        # As on a tool call: the bound that ended the wait and what to do, set by foldgate itself.
+        data: dict[str, Any] = {
+            "error_type": exc.code,
+            **{k: exc.details[k] for k in ("timeout_s", "hint") if k in exc.details},
+        }
+        raise MCPError(UPSTREAM_FAILED, exc.message, data) from None
     except UpstreamError as exc:
         raise MCPError(UPSTREAM_FAILED, exc.message) from None
     except FoldgateError as exc:

@@ -6,8 +6,11 @@ of the listing (each tool's canonical key and content hash) with what the curren
 recorded for that server: the published tools' hashes, and for held tools the held content's hash (a
 rug pull waiting for approval is not a change again every five minutes). Only servers that differ,
 that are new, or whose health flipped get a server-scoped reindex; nothing else is published. The
-warm instance keeps each tenant's current version, so an unchanged tenant costs one pointer read (one
-strongly consistent GetItem of a small item: 1 read request unit) per run besides the listings.
+warm instance keeps each tenant's current version, so an unchanged tenant costs one pointer read and
+one read of that version's manifest (two strongly consistent GetItems of small items: 2 read request
+units) per run besides the listings; the manifest read notices a version that vanished or expired
+under the pointer, which is then rebuilt whole rather than left for serving instances that cannot
+load it.
 
 An upstream's ``ttlMs`` hint on its listing is honoured: the server is not listed again until it
 expires (capped at a day). The memory of hints is the warm instance's own; a cold instance lists
@@ -17,6 +20,7 @@ everything once, which is always safe.
 from __future__ import annotations
 
 import hashlib
+import logging
 import time
 from collections.abc import Callable
 from typing import Final
@@ -29,6 +33,8 @@ from foldgate.model.tool import tool_from_wire
 from foldgate.upstream.client import Listing
 
 __all__ = ["FreshnessCheck", "listed_fingerprint", "recorded_fingerprint"]
+
+log = logging.getLogger(__name__)
 
 _MAX_TTL_S: Final = 86_400.0
 _MAX_HINTS: Final = 100_000
@@ -94,8 +100,12 @@ class FreshnessCheck:
         try:
             pointer = store.current_version(tenant)
             cached = self._catalogs.get(tenant)
+            # The kept copy serves only while the version behind the pointer still exists: serving
+            # instances load it from the store, so one that vanished (TTL, a hand clean-up) is rebuilt.
             if pointer is not None and cached is not None and cached.version == pointer:
-                return cached
+                if store.has_version(tenant, pointer):
+                    return cached
+                log.error("tenant %s: current catalog %s is gone from the store", tenant, pointer)
             current = store.load_version(tenant, pointer) if pointer is not None else None
         except StoreError:
             current = None

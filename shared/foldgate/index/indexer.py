@@ -255,18 +255,28 @@ class Indexer:
         return holds
 
     def _load_previous(self, tenant: str) -> tuple[CatalogVersion | None, str | None, str | None]:
-        """(current catalog, the pointer to publish against, a problem to report). An unreadable current
-        version is treated as absent: the run rebuilds from the listings and publishes over it, instead
-        of stalling on a version nobody can read."""
+        """(current catalog, the pointer to publish against, a problem to report). A current version
+        that cannot be loaded (unreadable, or missing, incomplete or expired) is treated as absent: the
+        run rebuilds from the listings and publishes over its pointer, instead of stalling on a version
+        nobody can read (publishing against no pointer would lose the compare-and-set every run)."""
+        problem: str | None = None
         try:
-            return self.store.load_current(tenant), None, None
+            previous = self.store.load_current(tenant)
         except StoreError as exc:
             log.error("tenant %s: last catalog unreadable, indexing from scratch: %s", tenant, exc.message)
             problem = f"current catalog unreadable, rebuilt from scratch: {exc.message}"
+        else:
+            if previous is not None:
+                return previous, None, None
+        # No catalog: the tenant's first run, or a pointer to a version that is gone. One more small read
+        # (the pointer) tells them apart; it costs nothing on the path of a loadable catalog.
         try:
             pointer = self.store.current_version(tenant)
         except StoreError as exc:
-            return None, None, f"{problem}; pointer unreadable: {exc.message}"
+            return None, None, f"{problem or 'current catalog not loaded'}; pointer unreadable: {exc.message}"
+        if pointer is not None and problem is None:
+            log.error("tenant %s: current catalog %s not loadable, indexing from scratch", tenant, pointer)
+            problem = f"current catalog {pointer} is missing, incomplete or expired, rebuilt from scratch"
         return None, pointer, problem
 
     def _holds(

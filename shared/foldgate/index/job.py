@@ -16,6 +16,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from foldgate.config.limits import deadline_findings
 from foldgate.config.source import ConfigSource
 from foldgate.config.ssm import tenant_of_parameter
 from foldgate.config.tenant import MAX_SERVER_NAME, SERVER_NAME_RE, TenantConfig
@@ -83,6 +84,8 @@ class JobResult:
     trigger: str
     reports: list[IndexReport] = field(default_factory=list)
     errors: dict[str, str] = field(default_factory=dict)
+    # Per tenant, what its config asks that the serving functions cannot honour (indexed all the same).
+    findings: dict[str, list[str]] = field(default_factory=dict)
 
     def to_doc(self) -> dict[str, Any]:
         """JSON-ready summary (the invoke response and the run's log line)."""
@@ -106,16 +109,26 @@ class JobResult:
                 for r in self.reports
             },
             "errors": self.errors,
+            "config_findings": self.findings,
         }
 
 
 class IndexJob:
     """Runs index requests against one store and config source, tenants ``concurrency`` at a time."""
 
-    def __init__(self, indexer: Indexer, configs: ConfigSource, *, concurrency: int = 4) -> None:
+    def __init__(
+        self,
+        indexer: Indexer,
+        configs: ConfigSource,
+        *,
+        concurrency: int = 4,
+        serve_timeout_s: float | None = None,
+    ) -> None:
         self.indexer = indexer
         self.configs = configs
         self.concurrency = max(1, concurrency)
+        # The serving functions' timeout: configs are checked against it (None: not checked, local).
+        self.serve_timeout_s = serve_timeout_s
         self.freshness = FreshnessCheck(indexer)
 
     def _config(self, tenant: str, force: bool) -> TenantConfig:
@@ -160,12 +173,17 @@ class IndexJob:
         async def one(tenant: str) -> None:
             async with gate:
                 try:
-                    config = self._within(self._config(tenant, request.force_config), deadline)
+                    asked = self._config(tenant, request.force_config)
+                    config = self._within(asked, deadline)
                 except (ConfigError, NotFoundError) as exc:
                     # Nothing is published: the tenant's last good catalog keeps serving.
                     result.errors[tenant] = exc.message
                     log.error("tenant %s not indexed: %s", tenant, exc.message)
                     return
+                findings = deadline_findings(asked, self.serve_timeout_s)
+                if findings:
+                    result.findings[tenant] = findings
+                    log.warning("tenant %s: %s", tenant, "; ".join(findings))
                 problem = self.configs.problem(tenant)
                 if problem is not None:
                     result.errors[tenant] = f"indexed with the last good config: {problem}"

@@ -17,6 +17,7 @@ from foldgate.errors import (
     ToolPendingApprovalError,
     UpstreamConsentError,
     UpstreamError,
+    UpstreamTimeoutError,
 )
 from foldgate.model.caller import calling_as
 from foldgate.model.catalog import IndexedTool
@@ -109,4 +110,7 @@ class ToolCaller:
                 # it as a URL elicitation (never taking a link from a result: results are hostile).
                 extra = {"server": server.name, "connect_url": exc.details["connect_url"]}
                 note_consent_link(server.name, exc.details["connect_url"])
+            elif isinstance(exc, UpstreamTimeoutError):
+                # The bound that ended the wait and what to do: set by foldgate, never by the upstream.
+                extra = {k: exc.details[k] for k in ("timeout_s", "hint") if k in exc.details}
             return error_result(exc, tool=tool.published, **extra)

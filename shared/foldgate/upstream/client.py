@@ -13,15 +13,16 @@ import asyncio
 import contextlib
 import logging
 import sys
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final, TypeVar
 
 import anyio
 from pydantic import TypeAdapter, ValidationError
 
 from foldgate.config.tenant import ServerConfig
 from foldgate.errors import UpstreamError, UpstreamTimeoutError
+from foldgate.model.deadline import time_left
 from foldgate.upstream.changes import ChangeListener, change_handler, listen_for_changes
 from foldgate.upstream.credentials import UpstreamAuth, after_refusal, raise_if_refused, resolve_headers
 from foldgate.upstream.net_guard import check_upstream_url_async
@@ -38,6 +39,20 @@ MAX_PAGES = 200
 _RAW = TypeAdapter(dict[str, Any])
 
 HeaderSource = Callable[[ServerConfig], Mapping[str, str]]
+T = TypeVar("T")
+
+# What an agent (or its user) can do about an upstream_timeout: which one depends on the bound that ended
+# the wait, the server's own timeout or the request's deadline (the function's limit on the cloud path).
+TIMEOUT_HINT: Final = (
+    "The upstream did not answer within its server's timeout_s. Retry later, or make a narrower request "
+    "so it answers sooner; the operator can raise the server's timeout_s."
+)
+DEADLINE_HINT: Final = (
+    "The gateway stopped waiting so that it could still answer before its own time limit (on the cloud "
+    "path a request gets at most about 27 s, time spent before this call included). Retry later, or make "
+    "a narrower request so the tool answers sooner; the operator can raise the function's timeout (API "
+    "Gateway caps it at 30 s) or, once long-running calls are available, use them for this tool."
+)
 
 
 @dataclass
@@ -221,17 +236,17 @@ class UpstreamClient:
         refused it before running it). A call lost in transit is sent again only when ``annotations``
         mark the tool read-only or idempotent: it may already have run. Waiting for one of the
         server's ``max_concurrency`` slots longer than its ``queue_timeout_s`` raises UpstreamBusyError.
+        On Lambda the request's deadline bounds the whole call, retry and slot wait included (see
+        ``_bounded``).
         """
+
+        async def work() -> dict[str, Any]:
+            if server.transport == "stdio":
+                return await _send_call(await self._stdio_session(server), name, arguments)
+            return await self._call_http(server, name, arguments, retry_safe(annotations))
+
         try:
-            async with self._pool.slot(server):
-                with anyio.fail_after(server.timeout_s):
-                    if server.transport == "stdio":
-                        return await _send_call(await self._stdio_session(server), name, arguments)
-                    return await self._call_http(server, name, arguments, retry_safe(annotations))
-        except TimeoutError as exc:
-            raise UpstreamTimeoutError(
-                f"{server.name}: {name} did not answer within {server.timeout_s:g}s"
-            ) from exc
+            return await self._bounded(server, work, f"{name} did not answer within")
         except UpstreamError:
             raise  # raised by foldgate itself (refused URL, stdio start, busy): already names the server
         except Exception as exc:
@@ -296,33 +311,33 @@ class UpstreamClient:
         failure_text: str | None = None,
         rpc_errors: bool = True,
     ) -> Any:
-        """Run ``run(session)`` under the server's concurrency slot and timeout. A session the upstream
-        expired is replaced and the work sent once more; with ``retry`` (read-only work) also when the
-        request was lost in transit. ``rpc_errors`` re-raises an upstream JSON-RPC error as the SDK's
-        MCPError (the client may act on its code); otherwise every failure is an UpstreamError."""
-        try:
-            async with self._pool.slot(server):
-                with anyio.fail_after(server.timeout_s):
-                    if server.transport == "stdio":
-                        return await run(await self._stdio_session(server))
-                    for attempt in (1, 2):
+        """Run ``run(session)`` under the server's concurrency slot and timeout and the request's
+        deadline (see ``_bounded``). A session the upstream expired is replaced and the work sent once
+        more; with ``retry`` (read-only work) also when the request was lost in transit. ``rpc_errors``
+        re-raises an upstream JSON-RPC error as the SDK's MCPError (the client may act on its code);
+        otherwise every failure is an UpstreamError."""
+
+        async def work() -> Any:
+            if server.transport == "stdio":
+                return await run(await self._stdio_session(server))
+            for attempt in (1, 2):
+                try:
+                    async with self._pooled(server) as pooled:
                         try:
-                            async with self._pooled(server) as pooled:
-                                try:
-                                    return await run(await pooled.ready())
-                                except Exception as exc:
-                                    raise_if_refused(self._pool, pooled, exc)
-                                    lost = _lost_in_transit(exc)
-                                    if pooled.expired or lost:
-                                        self._pool.discard(pooled)
-                                    if attempt == 2 or not (pooled.expired or (lost and retry)):
-                                        raise
-                        except AuthRefusedError as exc:
-                            await after_refusal(server, self._auth, exc, attempt)
-                    raise AssertionError("unreachable")  # the second attempt returns or raises
-        except TimeoutError as exc:
-            waited = timeout_text or f"{what} did not answer within"
-            raise UpstreamTimeoutError(f"{server.name}: {waited} {server.timeout_s:g}s") from exc
+                            return await run(await pooled.ready())
+                        except Exception as exc:
+                            raise_if_refused(self._pool, pooled, exc)
+                            lost = _lost_in_transit(exc)
+                            if pooled.expired or lost:
+                                self._pool.discard(pooled)
+                            if attempt == 2 or not (pooled.expired or (lost and retry)):
+                                raise
+                except AuthRefusedError as exc:
+                    await after_refusal(server, self._auth, exc, attempt)
+            raise AssertionError("unreachable")  # the second attempt returns or raises
+
+        try:
+            return await self._bounded(server, work, timeout_text or f"{what} did not answer within")
         except UpstreamError:
             raise
         except Exception as exc:
@@ -331,6 +346,34 @@ class UpstreamClient:
                 raise _as_mcp_error(leaf) from exc
             failed = failure_text or f"{what} failed"
             raise UpstreamError(f"{server.name}: {failed}: {_describe(exc)}") from exc
+
+    async def _bounded(self, server: ServerConfig, work: Callable[[], Awaitable[T]], waited: str) -> T:
+        """``work()`` under the server's concurrency slot and ``timeout_s``, and the running request's
+        deadline (:mod:`foldgate.model.deadline`), which also bounds the wait for a slot: past it an
+        answer could no longer be delivered. Either bound ends in UpstreamTimeoutError saying which,
+        with the bound (``timeout_s``) and what to do (``hint``). A retry inside ``work`` shares both
+        bounds; a request cut off mid-flight leaves its pooled session as any timeout does (see
+        ``foldgate.upstream.pool``)."""
+        left = time_left()  # None locally: only the server's own timeout applies
+        try:
+            with anyio.move_on_after(left):
+                async with self._pool.slot(server):
+                    with anyio.fail_after(server.timeout_s):
+                        return await work()
+        except TimeoutError as exc:
+            raise UpstreamTimeoutError(
+                f"{server.name}: {waited} {server.timeout_s:g}s",
+                timeout_s=round(server.timeout_s, 1),
+                hint=TIMEOUT_HINT,
+            ) from exc
+        # Only the request's deadline leaves the block without an answer or an error.
+        assert left is not None
+        raise UpstreamTimeoutError(
+            f"{server.name}: {waited} {left:.1f}s, the time this request had left before the "
+            "gateway's own deadline",
+            timeout_s=round(left, 1),
+            hint=DEADLINE_HINT,
+        )
 
     async def aclose(self) -> None:
         """Close pooled HTTP sessions and stop long-lived stdio sessions."""

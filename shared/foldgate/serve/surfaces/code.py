@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Final
 from foldgate.code.hardening import make_not_dumpable
 from foldgate.config.tenant import CodeExecutionConfig
 from foldgate.errors import FoldgateError, InvalidRequestError
+from foldgate.model.deadline import time_left
 from foldgate.model.jsonutil import compact
 from foldgate.model.listing import join_fragments
 from foldgate.serve.results import error_body, error_result, json_result, unknown_tool
@@ -28,12 +29,30 @@ from foldgate.serve.views import TenantView
 if TYPE_CHECKING:
     from foldgate.code.sandbox import Sandbox
 
-__all__ = ["CODE_INSTRUCTIONS", "CODE_TOOL_NAME", "CodeSurface", "code_tool", "parse_code_arguments"]
+__all__ = [
+    "CODE_INSTRUCTIONS",
+    "CODE_TOOL_NAME",
+    "RUN_DEADLINE_HINT",
+    "CodeSurface",
+    "code_tool",
+    "parse_code_arguments",
+]
 
 
 CODE_TOOL_NAME: Final = "code_execution"
 _MEMO: Final = "code.listing"
 _MAX_CODE_CHARS: Final = 100_000
+# A run cut by the request's deadline ends this much before it: its clock starts once a warm worker is
+# ready (a few ms), and it must stop before its own tool calls reach the same deadline, so that the agent
+# gets the run's timeout with its console and finished calls rather than a call's error inside the run.
+_RUN_SLACK_S: Final = 0.25
+# A run cut short by the request's deadline (the function's time limit on the cloud path), not its own.
+RUN_DEADLINE_HINT: Final = (
+    "The run was stopped early so that the gateway could still answer before its own time limit (on the "
+    "cloud path a request gets at most about 27 s). Retry later, or do less per run (fewer or narrower "
+    "tool calls, split across several runs); the operator can raise the function's timeout (API Gateway "
+    "caps it at 30 s) or, once long-running calls are available, use them."
+)
 CODE_INSTRUCTIONS: Final = (
     "This gateway runs JavaScript for you: send one program to code_execution that calls tools with "
     "await call_tool(server, tool, args), combines the results and returns only the answer — many "
@@ -181,6 +200,13 @@ class CodeSurface:
         view = ctx.view
         config = view.config.code_execution
         code, timeout_ms = parse_code_arguments(arguments, config)
+        # On Lambda the run ends in time for its answer to reach the agent before the function's deadline.
+        left = time_left()
+        if left is not None:
+            left -= _RUN_SLACK_S
+        cut = left is not None and left * 1000 < timeout_ms
+        if left is not None and cut:
+            timeout_ms = max(1, int(left * 1000))
 
         async def call_tool(server: str, tool: str, args: Any) -> tuple[bool, Any]:
             target = (
@@ -208,6 +234,8 @@ class CodeSurface:
         if run.ok:
             return json_result(body)
         error = dict(run.error or {"type": "internal", "message": "the run failed"})
+        if cut and error.get("type") == "timeout":
+            error.update(timeout_ms=timeout_ms, hint=RUN_DEADLINE_HINT)
         return json_result(
             {"error": error.pop("message"), "error_type": error.pop("type"), **error, **body}, is_error=True
         )

@@ -43,6 +43,14 @@ class CatalogStore(ABC):
         """A stored version, None if absent or expired."""
 
     @abstractmethod
+    def has_version(self, tenant: str, version: str) -> bool:
+        """Whether a stored version looks loadable, without reading it whole (cheap: one small read).
+
+        False for a version that is absent, expired or was never finished writing; True does not
+        promise every byte is intact (only :meth:`load_version` checks that).
+        """
+
+    @abstractmethod
     def publish(self, catalog: CatalogVersion, *, expected_current: str | None) -> None:
         """Store ``catalog`` and make it current if the pointer still equals ``expected_current``."""
 

@@ -165,6 +165,26 @@ class DynamoStore(CatalogStore):
             raise StoreError(f"stored catalog {where} is corrupt: size or sha256 does not match")
         return decode_catalog(blob)
 
+    def has_version(self, tenant: str, version: str) -> bool:
+        """Whether the version's manifest is there, finished and not marked expired: one GetItem of that
+        small item, never of the chunks (a sweep marks the manifest before its chunks, so an expiring
+        version shows here; a chunk lost on its own is found by the next full load)."""
+        try:
+            resp = self.client.get_item(
+                TableName=self.table_name,
+                Key=_manifest_key(tenant, version),
+                ConsistentRead=True,
+                ProjectionExpression="#s, expires_at",
+                ExpressionAttributeNames={"#s": "state"},
+            )
+        except self._aws_errors as exc:
+            where = f"{tenant!r}/{version}"
+            raise StoreError(f"cannot read catalog {where}: {_describe(exc)}") from exc
+        manifest = resp.get("Item")
+        if manifest is None or _expired(manifest, time.time()):
+            return False
+        return manifest.get("state", {}).get("S") in (_PENDING, _CURRENT)
+
     def tenants(self) -> list[str]:
         """Tenants that have a current version.
 

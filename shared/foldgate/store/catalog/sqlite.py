@@ -49,6 +49,14 @@ class SqliteStore(CatalogStore):
             ).fetchone()
         return None if row is None else decode_catalog(bytes(row[0]))
 
+    def has_version(self, tenant: str, version: str) -> bool:
+        """Whether the version's row exists (a version and its pointer are written in one transaction)."""
+        with self._lock:
+            row = self._db.execute(
+                "SELECT 1 FROM versions WHERE tenant = ? AND version = ?", (tenant, version)
+            ).fetchone()
+        return row is not None
+
     def publish(self, catalog: CatalogVersion, *, expected_current: str | None) -> None:
         """Insert the version and flip the pointer in one transaction (compare-and-set)."""
         blob = encode_catalog(catalog)
