@@ -26,6 +26,7 @@ report: an upstream validating with a backtracking engine stalls on them too.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextvars
 import functools
 import itertools
@@ -55,6 +56,7 @@ if TYPE_CHECKING:
 
 __all__ = ["TOO_DEEP", "ValidatorCache", "format_error", "unsafe_patterns"]
 
+_WORKERS: Final = 2  # threads validating heavy or slow arguments
 _MAX_ERRORS: Final = 50  # errors collected before the first five (by path) are reported
 TOO_DEEP: Final = "the arguments nest too deeply to be validated against the tool's schema; flatten them"
 _VALUE_BUDGET_S: Final = 0.05  # one pattern against one value
@@ -210,6 +212,20 @@ def _bounded(cls: Any) -> Any:
     return _BOUNDED[cls]
 
 
+_pool: concurrent.futures.ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+def _workers() -> concurrent.futures.ThreadPoolExecutor:
+    """Validation's own threads: slow validations queue behind each other, never behind (or in front
+    of) the default executor's work. More threads would not validate faster under the GIL."""
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = concurrent.futures.ThreadPoolExecutor(_WORKERS, thread_name_prefix="foldgate-validate")
+        return _pool
+
+
 class ValidatorCache:
     """Compiled validators keyed by the tool's content hash (bounded LRU)."""
 
@@ -274,7 +290,8 @@ class ValidatorCache:
                 return self._errors(key, schema, arguments, INLINE_SECONDS)
             except Expired:
                 pass  # slow under this schema: start over off the loop (validation has no side effects)
-        return await asyncio.to_thread(self.errors, key, schema, arguments)
+        call = functools.partial(self.errors, key, schema, arguments)
+        return await asyncio.get_running_loop().run_in_executor(_workers(), call)
 
     def _errors(self, key: str, schema: Any, arguments: Any, seconds: float) -> list[str] | None:
         validator = self.get(key, schema)

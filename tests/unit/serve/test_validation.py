@@ -217,7 +217,8 @@ class ThreadNotingValidators(ValidatorCache):
 
     def get(self, key: str, schema: Any) -> Any:
         on_loop = threading.get_ident() == self.loop_thread
-        self.threads.append("loop" if on_loop else "worker")
+        # Validation's own threads, not the default executor's (others' work never queues behind it).
+        self.threads.append("loop" if on_loop else threading.current_thread().name.split("_")[0])
         if not on_loop:
             self.loop.call_soon_threadsafe(self.moved.set)
         return super().get(key, schema)
@@ -235,7 +236,7 @@ async def test_small_arguments_are_validated_inline_and_heavy_ones_on_a_worker_t
     assert await cache.errors_async("small", SMALL, {"n": 1}) == []
     assert cache.threads == ["loop"]  # no thread hop for a small call
     assert await cache.errors_async("small", SMALL, {"n": 1, "xs": list(range(5000))}) == []
-    assert cache.threads == ["loop", "worker"]  # heavy: straight to a worker thread
+    assert cache.threads == ["loop", "foldgate-validate"]  # heavy: straight to a worker thread
 
 
 async def test_a_slow_validation_moves_off_the_event_loop_and_other_calls_are_answered() -> None:
@@ -246,7 +247,7 @@ async def test_a_slow_validation_moves_off_the_event_loop_and_other_calls_are_an
     hostile = asyncio.create_task(cache.errors_async("stall", schema, {"x": x}))
     moved = asyncio.create_task(cache.moved.wait())
     await asyncio.wait({hostile, moved}, return_when=asyncio.FIRST_COMPLETED)
-    assert cache.threads == ["loop", "worker"]  # tried inline, then started over off the loop
+    assert cache.threads == ["loop", "foldgate-validate"]  # tried inline, then started over off the loop
     assert await cache.errors_async("small", SMALL, {"n": "one"}) == [
         "at 'n': 'one' is not of type 'integer'"
     ]
