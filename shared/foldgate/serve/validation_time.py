@@ -23,7 +23,6 @@ __all__ = [
     "VALIDATION_SECONDS",
     "VALIDATION_SECONDS_PER_WEIGHT",
     "Expired",
-    "check_deadline",
     "timed",
     "too_slow",
     "until",
@@ -54,18 +53,11 @@ def too_slow(seconds: float) -> str:
     )
 
 
-def check_deadline() -> None:
-    """Raise :class:`Expired` when the current call's validation deadline has passed."""
-    stop = until.get()
-    if stop and time.monotonic() > stop:
-        raise Expired
-
-
 def timed(keyword: Any) -> Any:
     """A jsonschema keyword function that first checks the call's validation deadline."""
 
     def checked(validator: Any, value: Any, instance: Any, schema: Any) -> Any:
-        stop = until.get()  # check_deadline, inlined: this runs for every keyword of every call
+        stop = until.get()  # runs for every keyword of every call: kept to two lookups
         if stop and time.monotonic() > stop:
             raise Expired
         return keyword(validator, value, instance, schema)
