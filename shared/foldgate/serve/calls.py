@@ -57,23 +57,33 @@ class ToolCaller:
         self.validators = ValidatorCache()
 
     def check_arguments(self, tool: IndexedTool, arguments: Any) -> dict[str, Any] | None:
-        """The self-healing error result when arguments fail the real schema, None when they pass."""
-        if arguments is None:
-            arguments = {}
-        schema = tool.tool.input_schema
-        if not isinstance(arguments, dict):
-            detail = f"arguments must be a JSON object, got {type(arguments).__name__}"
-        else:
-            errors = self.validators.errors(tool.tool.content_hash, schema, arguments)
-            if not errors:
-                return None  # valid, or the schema is uncompilable (fail-open, counted)
-            detail = "; ".join(errors)
+        """The self-healing error result when arguments fail the real schema, None when they pass.
+
+        Validates on this thread (the call path uses :meth:`check_arguments_async`)."""
+        if not isinstance(arguments, dict | None):
+            return self._invalid(tool, [_not_an_object(arguments)])
+        return self._invalid(
+            tool, self.validators.errors(tool.tool.content_hash, tool.tool.input_schema, arguments or {})
+        )
+
+    async def check_arguments_async(self, tool: IndexedTool, arguments: Any) -> dict[str, Any] | None:
+        """:meth:`check_arguments` without holding the event loop for heavy or slow arguments: other
+        callers are answered while they are validated (bounded in time either way)."""
+        if not isinstance(arguments, dict | None):
+            return self._invalid(tool, [_not_an_object(arguments)])
+        key, schema = tool.tool.content_hash, tool.tool.input_schema
+        return self._invalid(tool, await self.validators.errors_async(key, schema, arguments or {}))
+
+    @staticmethod
+    def _invalid(tool: IndexedTool, errors: list[str] | None) -> dict[str, Any] | None:
+        if not errors:
+            return None  # valid, or the schema is uncompilable (fail-open, counted)
         return json_result(
             {
-                "error": f"invalid arguments for {tool.published}: {detail}",
+                "error": f"invalid arguments for {tool.published}: {'; '.join(errors)}",
                 "error_type": "invalid_params",
                 "tool": tool.published,
-                "input_schema": schema,
+                "input_schema": tool.tool.input_schema,
                 "hint": HINT,
             },
             is_error=True,
@@ -89,7 +99,7 @@ class ToolCaller:
             return error_result(
                 unavailable(f"{tool.published} {what} an operator's approval before it can be called")
             )
-        invalid = self.check_arguments(tool, arguments)
+        invalid = await self.check_arguments_async(tool, arguments)
         if invalid is not None:
             return invalid
         server = view.config.server(tool.server)
@@ -114,3 +124,7 @@ class ToolCaller:
                 # The bound that ended the wait and what to do: set by foldgate, never by the upstream.
                 extra = {k: exc.details[k] for k in ("timeout_s", "hint") if k in exc.details}
             return error_result(exc, tool=tool.published, **extra)
+
+
+def _not_an_object(arguments: Any) -> str:
+    return f"arguments must be a JSON object, got {type(arguments).__name__}"

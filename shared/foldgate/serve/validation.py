@@ -10,7 +10,14 @@ are not left to chance, because the schema comes from an upstream and the argume
   per value and per call, not by ``re``, which cannot be interrupted and holds the event loop for as
   long as a catastrophic pattern backtracks. A value that exhausts the budget is rejected. A schema
   whose patterns could only be evaluated by jsonschema's own ``re`` calls (``unevaluatedProperties``
-  together with a pattern :func:`unsafe_patterns` flags) is skipped like an uncompilable one.
+  together with a pattern :func:`unsafe_patterns` flags) is skipped like an uncompilable one;
+- time: every keyword of every draft checks the call's deadline before it runs
+  (:mod:`foldgate.serve.validation_time`), so no combination of keywords (``anyOf``/``oneOf`` over a
+  recursive ``$ref``, ``if``/``then``, ``contains``, ``unevaluated*``, ...) can hold validation longer;
+  arguments not checked in time are refused, never waved through. ``uniqueItems`` is n·log n
+  (:mod:`foldgate.serve.unique`), not jsonschema's pairwise comparison;
+- the event loop: :meth:`ValidatorCache.errors_async` validates small arguments inline for a few
+  milliseconds at most and everything else on a worker thread, so other callers are answered meanwhile.
 
 :func:`unsafe_patterns` lists a schema's patterns that backtrack catastrophically, for the indexer to
 report: an upstream validating with a backtracking engine stalls on them too.
@@ -18,8 +25,11 @@ report: an upstream validating with a backtracking engine stalls on them too.
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import contextvars
 import functools
+import itertools
 import threading
 import time
 from collections import OrderedDict
@@ -29,12 +39,25 @@ from typing import TYPE_CHECKING, Any, Final
 import regex
 
 from foldgate.model.pattern_probe import MAX_PATTERN, patterns_of, schema_items, unsafe_patterns
+from foldgate.serve.unique import duplicate_pair
+from foldgate.serve.validation_time import (
+    INLINE_SECONDS,
+    INLINE_WEIGHT,
+    Expired,
+    timed,
+    too_slow,
+    until,
+    validation_seconds,
+    weight,
+)
 
 if TYPE_CHECKING:
     from jsonschema.protocols import Validator
 
-__all__ = ["ValidatorCache", "format_error", "unsafe_patterns"]
+__all__ = ["TOO_DEEP", "ValidatorCache", "format_error", "unsafe_patterns"]
 
+_WORKERS: Final = 2  # threads validating heavy or slow arguments
+_MAX_ERRORS: Final = 50  # errors collected before the first five (by path) are reported
 TOO_DEEP: Final = "the arguments nest too deeply to be validated against the tool's schema; flatten them"
 _VALUE_BUDGET_S: Final = 0.05  # one pattern against one value
 _CALL_BUDGET_S: Final = 0.25  # every pattern evaluation of one call together
@@ -70,14 +93,21 @@ def _search(pattern: str, text: str) -> bool:
     compiled = _compiled(pattern)
     if compiled is None:
         raise _PatternTimeout(pattern)
-    deadline = _deadline.get()
-    left = min(_VALUE_BUDGET_S, deadline - time.monotonic()) if deadline else _VALUE_BUDGET_S
-    if left <= 0:
-        raise _PatternTimeout(pattern)
+    now = time.monotonic()
+    deadline, stop = _deadline.get(), until.get()
+    left = min(_VALUE_BUDGET_S, deadline - now) if deadline else _VALUE_BUDGET_S
+    # Which budget runs out first decides: the whole validation's refuses the call (or, inline, moves
+    # it off the event loop); the patterns' rejects this value.
+    expires = bool(stop) and stop - now <= left
+    left = min(left, stop - now) if expires else left
     try:
-        return compiled.search(text, timeout=left) is not None
-    except TimeoutError as exc:
-        raise _PatternTimeout(pattern) from exc
+        if left > 0:
+            return compiled.search(text, timeout=left) is not None
+    except TimeoutError:
+        pass
+    if expires:
+        raise Expired
+    raise _PatternTimeout(pattern)
 
 
 def _too_slow(pattern: str) -> str:
@@ -150,19 +180,50 @@ def _additional_properties(validator: Any, ap: Any, instance: Any, schema: Any) 
             yield ValidationError(f"Additional properties are not allowed ({names} unexpected)")
 
 
+def _unique_items(validator: Any, unique: Any, instance: Any, schema: Any) -> Iterator[Any]:
+    """jsonschema's uniqueItems in n·log n (its own compares every pair of objects)."""
+    # jsonschema loads with the first validator compiled, not at init.
+    from jsonschema.exceptions import ValidationError
+
+    if not unique or not validator.is_type(instance, "array"):
+        return
+    pair = duplicate_pair(instance)
+    if pair is not None:
+        yield ValidationError(f"items {pair[0]} and {pair[1]} are equal; the items must be unique")
+
+
 _BOUNDED: dict[Any, Any] = {}
 
 
 def _bounded(cls: Any) -> Any:
-    """The validator class with every pattern keyword evaluated by the bounded engine."""
+    """The validator class with pattern keywords evaluated by the bounded engine, uniqueItems in
+    n·log n, and every keyword checking the call's validation deadline."""
     # jsonschema loads with the first validator compiled, not at init.
     from jsonschema import validators
 
     if cls not in _BOUNDED:
-        keywords = {"pattern": _pattern, "patternProperties": _pattern_properties}
+        keywords = dict(cls.VALIDATORS)
+        keywords.update(pattern=_pattern, patternProperties=_pattern_properties)
         keywords["additionalProperties"] = _additional_properties
-        _BOUNDED[cls] = validators.extend(cls, keywords)  # type: ignore[no-untyped-call]
+        if "uniqueItems" in keywords:
+            keywords["uniqueItems"] = _unique_items
+        checked = {name: timed(fn) for name, fn in keywords.items()}
+        _BOUNDED[cls] = validators.extend(cls, checked)  # type: ignore[no-untyped-call]
     return _BOUNDED[cls]
+
+
+_pool: concurrent.futures.ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+def _workers() -> concurrent.futures.ThreadPoolExecutor:
+    """Validation's own threads: slow validations queue behind each other, never behind (or in front
+    of) the default executor's work. More threads would not validate faster under the GIL."""
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = concurrent.futures.ThreadPoolExecutor(_WORKERS, thread_name_prefix="foldgate-validate")
+        return _pool
 
 
 class ValidatorCache:
@@ -211,13 +272,41 @@ class ValidatorCache:
         return validator
 
     def errors(self, key: str, schema: Any, arguments: Any) -> list[str] | None:
-        """Validation errors for arguments (empty when valid); None when the schema is skipped."""
+        """Validation errors for arguments (empty when valid); None when the schema is skipped.
+
+        Validates on this thread within :func:`validation_seconds`; past them the arguments are refused
+        (:func:`too_slow`), never waved through."""
+        seconds = validation_seconds(arguments)
+        try:
+            return self._errors(key, schema, arguments, seconds)
+        except Expired:
+            return [too_slow(seconds)]
+
+    async def errors_async(self, key: str, schema: Any, arguments: Any) -> list[str] | None:
+        """:meth:`errors` without holding the event loop: small arguments are validated inline for at
+        most ``INLINE_SECONDS``; heavy ones, and any that take longer, on a worker thread."""
+        if weight(arguments, INLINE_WEIGHT) <= INLINE_WEIGHT:
+            try:
+                return self._errors(key, schema, arguments, INLINE_SECONDS)
+            except Expired:
+                pass  # slow under this schema: start over off the loop (validation has no side effects)
+        call = functools.partial(self.errors, key, schema, arguments)
+        return await asyncio.get_running_loop().run_in_executor(_workers(), call)
+
+    def _errors(self, key: str, schema: Any, arguments: Any, seconds: float) -> list[str] | None:
         validator = self.get(key, schema)
         if validator is None:
             return None
-        token = _deadline.set(time.monotonic() + _CALL_BUDGET_S)
+        now = time.monotonic()
+        stop = until.set(now + seconds)
+        patterns = _deadline.set(now + _CALL_BUDGET_S)
         try:
-            found = sorted(validator.iter_errors(arguments), key=lambda e: list(e.absolute_path))
+            found = sorted(
+                itertools.islice(validator.iter_errors(arguments), _MAX_ERRORS),
+                key=lambda e: list(e.absolute_path),
+            )
+        except Expired:
+            raise
         except RecursionError:
             # A self-referencing schema follows the arguments down: too deep to check is not valid.
             return [TOO_DEEP]
@@ -225,5 +314,6 @@ class ValidatorCache:
             self.skipped += 1
             return None
         finally:
-            _deadline.reset(token)
+            _deadline.reset(patterns)
+            until.reset(stop)
         return [format_error(e) for e in found[:5]]

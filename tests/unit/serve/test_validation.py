@@ -3,14 +3,24 @@ and upstream regular expressions are evaluated within a time budget, never stall
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from foldgate.serve.validation import TOO_DEEP, ValidatorCache, unsafe_patterns
+from foldgate.serve.validation_time import (
+    VALIDATION_MAX_SECONDS,
+    VALIDATION_SECONDS,
+    too_slow,
+    validation_seconds,
+)
 
 SHARED = str(Path(__file__).resolve().parents[2] / "shared")
 
@@ -121,3 +131,140 @@ def test_unsafe_patterns_lists_the_catastrophic_ones_anywhere_in_the_schema() ->
     assert sorted(found) == sorted([r"^([a-zA-Z0-9]+[._-]?)*@example\.com$", "^(a+)+$", r"^(\w+\s?)*$"])
     assert unsafe_patterns({"type": "object", "properties": {"p": {"pattern": "^[a-z]+$"}}}) == []
     assert unsafe_patterns("not a schema") == []
+
+
+def test_unique_items_over_thousands_of_distinct_objects_is_quick_and_exact() -> None:
+    # jsonschema compares every pair of objects: this 77 KB array held a gateway for about a minute.
+    code = (
+        "import json, time; from foldgate.serve.validation import ValidatorCache; "
+        "schema = {'type': 'object', 'properties': {'xs': {'type': 'array', 'uniqueItems': True}}}; "
+        "xs = [{'id': i, 'v': 'ab'} for i in range(3100)] + [[i] for i in range(300)]; "
+        "xs += ['1', 1, True, None]; "
+        "size = len(json.dumps(xs)); cache = ValidatorCache(); cache.errors('k', schema, {}); "
+        "t = time.monotonic(); ok = cache.errors('k', schema, {'xs': xs}); seconds = time.monotonic() - t; "
+        "dup = cache.errors('k', schema, {'xs': xs + [{'v': 'ab', 'id': 7.0}]}); "
+        "print(json.dumps([size, ok, dup, seconds]))"
+    )
+    size, ok, dup, seconds = _run_isolated(code)
+    assert size > 77_000
+    assert ok == []
+    # Key order is irrelevant and 7 == 7.0: the appended object repeats item 7.
+    assert dup == ["at 'xs': items 7 and 3404 are equal; the items must be unique"]
+    assert seconds < 1
+
+
+def test_many_invalid_items_are_reported_without_collecting_every_error() -> None:
+    # 200,000 invalid items fit the 1 MiB body cap; collecting (and sorting) an error for each took
+    # 10+ s and most of a gigabyte. The first errors by path are reported, as before.
+    code = (
+        "import json, time; from foldgate.serve.validation import ValidatorCache; "
+        "schema = {'type': 'object', 'properties': {'xs': {'type': 'array', 'items': {'type': 'integer'}}}}; "
+        "cache = ValidatorCache(); cache.errors('k', schema, {}); "
+        "t = time.monotonic(); errors = cache.errors('k', schema, {'xs': ['a'] * 200_000}); "
+        "print(json.dumps([errors, time.monotonic() - t]))"
+    )
+    errors, seconds = _run_isolated(code)
+    assert errors == [f"at 'xs/{i}': 'a' is not of type 'integer'" for i in range(5)]
+    assert seconds < 2
+
+
+def _recursive(node: dict[str, Any]) -> dict[str, Any]:
+    return {"$defs": {"node": node}, "type": "object", "properties": {"x": {"$ref": "#/$defs/node"}}}
+
+
+_ARRAY_OF_NODES = {"type": "array", "items": {"$ref": "#/$defs/node"}}
+# Each level evaluates the rest of the arguments twice: 2^depth keyword calls for a few bytes of input.
+# The innermost value: anyOf tries its second branch only when the first fails; the others always
+# evaluate both (if: whether it holds, then: the same again).
+EXPONENTIAL: dict[str, tuple[dict[str, Any], Any]] = {
+    "anyOf": (_recursive({"anyOf": [_ARRAY_OF_NODES, {**_ARRAY_OF_NODES, "minItems": 0}]}), "leaf"),
+    "oneOf": (_recursive({"oneOf": [_ARRAY_OF_NODES, {**_ARRAY_OF_NODES, "maxItems": 5}]}), []),
+    "allOf": (_recursive({"allOf": [_ARRAY_OF_NODES, {**_ARRAY_OF_NODES, "minItems": 0}]}), []),
+    "if/then": (_recursive({"if": _ARRAY_OF_NODES, "then": _ARRAY_OF_NODES}), []),
+}
+
+
+@pytest.mark.parametrize("combinator", sorted(EXPONENTIAL))
+def test_exponential_work_over_a_recursive_ref_is_refused_at_the_deadline(combinator: str) -> None:
+    schema, x = EXPONENTIAL[combinator]
+    for _ in range(40):
+        x = [x]
+    code = (
+        "import json, time; from foldgate.serve.validation import ValidatorCache; "
+        f"schema, x = json.loads({json.dumps(json.dumps([schema, x]))}); "
+        "t = time.monotonic(); errors = ValidatorCache().errors('k', schema, {'x': x}); "
+        "print(json.dumps([errors, time.monotonic() - t]))"
+    )
+    errors, seconds = _run_isolated(code)
+    assert validation_seconds({"x": x}) < 1.01
+    assert errors == [too_slow(validation_seconds({"x": x}))]
+    assert "took longer than 1 s" in errors[0]
+    assert seconds < 10  # the deadline is about 1 s; generous for a loaded machine
+
+
+def test_the_deadline_grows_with_the_arguments_up_to_a_ceiling() -> None:
+    # Work linear in the arguments fits whatever their size; super-linear work does not.
+    assert validation_seconds({}) == VALIDATION_SECONDS
+    rows = [{"id": i, "name": f"row {i}", "tags": ["a", "b"]} for i in range(6000)]
+    assert validation_seconds({"rows": rows}) > VALIDATION_SECONDS + 1
+    assert validation_seconds({"rows": rows * 100}) == VALIDATION_MAX_SECONDS
+    record = {
+        "type": "object",
+        "properties": {
+            "id": {"type": "integer"},
+            "name": {"type": "string"},
+            "tags": {"items": {"type": "string"}},
+        },
+        "required": ["id", "name"],
+    }
+    schema = {"type": "object", "properties": {"rows": {"type": "array", "items": record}}}
+    assert ValidatorCache().errors("k", schema, {"rows": rows}) == []
+
+
+class ThreadNotingValidators(ValidatorCache):
+    """Notes the thread each validation runs on, and when one runs off the event loop's thread."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.loop = asyncio.get_running_loop()
+        self.threads: list[str] = []
+        self.moved = asyncio.Event()
+
+    def get(self, key: str, schema: Any) -> Any:
+        on_loop = threading.get_ident() == self.loop_thread
+        # Validation's own threads, not the default executor's (others' work never queues behind it).
+        self.threads.append("loop" if on_loop else threading.current_thread().name.split("_")[0])
+        if not on_loop:
+            self.loop.call_soon_threadsafe(self.moved.set)
+        return super().get(key, schema)
+
+    @property
+    def loop_thread(self) -> int:
+        return threading.main_thread().ident or 0
+
+
+SMALL = {"type": "object", "properties": {"n": {"type": "integer"}}}
+
+
+async def test_small_arguments_are_validated_inline_and_heavy_ones_on_a_worker_thread() -> None:
+    cache = ThreadNotingValidators()
+    assert await cache.errors_async("small", SMALL, {"n": 1}) == []
+    assert cache.threads == ["loop"]  # no thread hop for a small call
+    assert await cache.errors_async("small", SMALL, {"n": 1, "xs": list(range(5000))}) == []
+    assert cache.threads == ["loop", "foldgate-validate"]  # heavy: straight to a worker thread
+
+
+async def test_a_slow_validation_moves_off_the_event_loop_and_other_calls_are_answered() -> None:
+    cache = ThreadNotingValidators()
+    schema, x = EXPONENTIAL["anyOf"]
+    for _ in range(40):
+        x = [x]
+    hostile = asyncio.create_task(cache.errors_async("stall", schema, {"x": x}))
+    moved = asyncio.create_task(cache.moved.wait())
+    await asyncio.wait({hostile, moved}, return_when=asyncio.FIRST_COMPLETED)
+    assert cache.threads == ["loop", "foldgate-validate"]  # tried inline, then started over off the loop
+    assert await cache.errors_async("small", SMALL, {"n": "one"}) == [
+        "at 'n': 'one' is not of type 'integer'"
+    ]
+    assert not hostile.done()  # answered while the slow one is still being validated
+    assert await hostile == [too_slow(validation_seconds({"x": x}))]

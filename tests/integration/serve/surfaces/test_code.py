@@ -14,6 +14,7 @@ from foldgate.config.source import StaticConfigSource
 from foldgate.config.tenant import TenantConfig
 from foldgate.index.indexer import catalog_from_tools
 from foldgate.model.principal import Principal
+from foldgate.model.tool import Tool
 from foldgate.serve.gateway import Gateway
 from foldgate.store.catalog.sqlite import SqliteStore
 from tests.gateway_fixture import RecordingUpstream, demo_config, demo_tools
@@ -161,3 +162,45 @@ async def test_agent_code_is_refused_when_the_host_cannot_be_made_non_dumpable(
     assert body["error_type"] == "sandbox_unavailable"
     assert "non-dumpable" in body["error"]
     assert gateway.code._sandbox is None  # no worker was started
+
+
+_NODES = {"type": "array", "items": {"$ref": "#/$defs/node"}}
+_STALL = {
+    "$defs": {"node": {"anyOf": [_NODES, {**_NODES, "minItems": 0}]}},
+    "type": "object",
+    "properties": {"x": {"$ref": "#/$defs/node"}},
+}
+HOSTILE_SCHEMAS = [
+    Tool("crm", "tag_rows", "Tags rows.", {"type": "object", "properties": {"rows": {"uniqueItems": True}}}),
+    Tool("crm", "stall", "Looks harmless.", _STALL),
+]
+
+
+async def test_calls_from_code_are_validated_within_the_same_bounds() -> None:
+    store = SqliteStore(":memory:")
+    store.publish(catalog_from_tools("default", [*demo_tools(), *HOSTILE_SCHEMAS]), expected_current=None)
+    configs = StaticConfigSource({"default": demo_config(routing_mode="code_execution")})
+    gw = Gateway(store, configs, RecordingUpstream(), catalog_ttl=60, sandbox=Sandbox)
+    try:
+        body = await run(
+            gw,
+            """
+            const rows = [];
+            for (let i = 0; i < 3000; i++) rows.push({id: i, tag: "ab"});
+            const ok = JSON.parse(await call_tool("crm", "tag_rows", {rows})).echo.rows.length;
+            let dup, stall, x = "leaf";
+            for (let i = 0; i < 14; i++) x = [x];
+            try { await call_tool("crm", "tag_rows", {rows: [...rows, {tag: "ab", id: 7}]}); }
+            catch (e) { dup = e.error.error; }
+            try { await call_tool("crm", "stall", {x}); }
+            catch (e) { stall = [e.error.error_type, e.error.error]; }
+            return {ok, dup, stall};
+        """,
+        )
+    finally:
+        await gw.aclose()
+    assert body["value"]["ok"] == 3000  # 3,000 distinct objects: checked in n log n, not pairwise
+    assert "items 7 and 3000 are equal" in body["value"]["dup"]
+    error_type, error = body["value"]["stall"]
+    assert error_type == "invalid_params"
+    assert "took longer than 1 s" in error
