@@ -119,3 +119,28 @@ def test_wrong_keys_are_limited_by_api_gateways_source_ip_not_a_forwarded_for_he
         assert not limited.get("cookies")
     # Another source address still gets its own attempts.
     assert login("198.51.100.8", KEY)["statusCode"] == 303
+
+
+def test_the_admin_api_and_the_sign_in_form_spend_one_budget_of_wrong_keys_per_source_ip(
+    handler: Handler,
+) -> None:
+    def at(source: str, method: str, target: str, headers: list[tuple[str, str]], body: bytes = b"") -> int:
+        event = v2_event(method, target, [("Host", HOST), *headers], body)
+        event["requestContext"]["http"]["sourceIp"] = source
+        status: int = handler(event, LambdaContext())["statusCode"]
+        return status
+
+    def admin(source: str, key: str) -> int:
+        return at(source, "GET", "/api/v1/status?tenant=default", [("Authorization", f"Bearer {key}")])
+
+    def login(source: str, key: str) -> int:
+        origin = ("Origin", f"https://{HOST}")
+        return at(source, "POST", "/console/login", [FORM, origin], f"operator_key={key}".encode())
+
+    assert admin("198.51.100.20", KEY) == 200
+    # Five wrong keys a minute per address, whichever door they knock on.
+    assert [admin("198.51.100.20", "wrong") for _ in range(3)] == [401] * 3
+    assert [login("198.51.100.20", "wrong") for _ in range(2)] == [401] * 2
+    assert admin("198.51.100.20", KEY) == 429
+    assert login("198.51.100.20", KEY) == 429
+    assert admin("198.51.100.21", KEY) == 200
