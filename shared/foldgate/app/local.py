@@ -19,6 +19,7 @@ from foldgate.app.wiring import (
     open_hook_secrets,
     open_results,
     open_sandbox,
+    open_signouts,
     open_upstream,
     open_upstream_oauth,
     operator_login_limit,
@@ -161,6 +162,7 @@ def build_local(
             auth_states=lambda tenant: auth_states(oauth, gateway, tenant),
             config_file=str(configs.path) if isinstance(configs, FileConfigSource) else None,
             login_limit=operator_limit,
+            signouts=open_signouts(settings),
         )
     )
     app = create_app(

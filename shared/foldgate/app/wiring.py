@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from foldgate.serve.paging import ResultPager
     from foldgate.store.approvals.base import ApprovalStore
     from foldgate.store.grants.base import GrantCipher, GrantStore
+    from foldgate.store.signouts.base import SignOutStore
     from foldgate.store.tokens.base import TokenStore
     from foldgate.upstream.client import UpstreamClient
     from foldgate.upstream.oauth.context import OAuthContext
@@ -50,6 +51,7 @@ __all__ = [
     "open_hook_secrets",
     "open_results",
     "open_sandbox",
+    "open_signouts",
     "open_store",
     "open_token_store",
     "open_upstream",
@@ -169,6 +171,19 @@ def open_approvals(settings: Settings) -> ApprovalStore:
     from foldgate.store.approvals.sqlite import SqliteApprovalStore
 
     return SqliteApprovalStore(settings.sqlite_path)
+
+
+def open_signouts(settings: Settings) -> SignOutStore:
+    """Signed-out console sessions, on the same backend as the catalog (shared by every instance)."""
+    if settings.store == "dynamodb":
+        # Loaded only where the settings pick this part: a cold start pays for nothing else.
+        from foldgate.store.signouts.dynamodb import DynamoSignOutStore
+
+        return DynamoSignOutStore(settings.table_name)
+    # Loaded only where the settings pick this part: a cold start pays for nothing else.
+    from foldgate.store.signouts.sqlite import SqliteSignOutStore
+
+    return SqliteSignOutStore(settings.sqlite_path)
 
 
 def open_token_store(settings: Settings) -> TokenStore:
@@ -416,6 +431,7 @@ def build_mcp_app(settings: Settings, *, reindex: Reindexer | None = None, admin
                     connector=console_connector(gateway, oauth) if oauth is not None else None,
                     auth_states=lambda tenant: auth_states(oauth, gateway, tenant),
                     login_limit=operator_limit,
+                    signouts=open_signouts(settings),
                 )
             )
 
