@@ -9,6 +9,8 @@ from typing import Any
 import boto3
 import pytest
 
+from foldgate.app.wiring import open_signouts
+from foldgate.config.settings import Settings
 from foldgate.errors import StoreError
 from foldgate.store.signouts.dynamodb import SIGNOUT_PREFIX, DynamoSignOutStore
 
@@ -61,3 +63,10 @@ def test_an_unreachable_table_is_a_store_error_not_a_session(moto_endpoint: str)
         store.signed_out(SID)
     with pytest.raises(StoreError):
         store.sign_out(SID, 4_000_000_000)
+
+
+def test_the_cloud_wiring_keeps_sign_outs_on_the_catalog_table(dynamo_table: str) -> None:
+    store = open_signouts(Settings(store="dynamodb", table_name=dynamo_table))
+    assert isinstance(store, DynamoSignOutStore)
+    store.sign_out(SID, 4_000_000_000)
+    assert DynamoSignOutStore(dynamo_table).signed_out(SID)
