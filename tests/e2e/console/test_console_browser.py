@@ -297,23 +297,27 @@ def test_state_changes_without_the_cookie_with_a_forged_csrf_token_or_from_anoth
     assert page.request.post(url, form={**form, "label": "same-site"}).status == 200
 
 
-def test_sign_out_ends_the_session_so_a_cookie_copied_before_it_opens_nothing(served: Served) -> None:
-    with chromium_browser() as browser:
-        signed = browser.new_context(base_url=served.base)
-        page = signed.new_page()
-        page.goto("/console/login")
-        page.get_by_label("Operator key").fill(served.operator_key)
-        page.get_by_role("button", name="Sign in").click()
-        page.wait_for_url("**/console/fleet")
-        copied = signed.cookies()
-        page.get_by_role("button", name="Sign out").click()
-        page.wait_for_url("**/console/login")
-        # Another browser given the copy (a stolen cookie) is sent to the login form.
-        thief = browser.new_context(base_url=served.base)
-        thief.add_cookies(copied)
-        stolen = thief.new_page()
-        stolen.goto("/console/approvals")
-        assert stolen.url.endswith("/console/login")
-        assert stolen.request.post(f"{served.base}/console/tokens", form={"tenant": "default"}).status == 403
-        thief.close()
-        signed.close()
+def test_sign_out_ends_the_session_so_a_cookie_copied_before_it_opens_nothing(ui: Ui) -> None:
+    # Contexts of the module's browser (one Playwright per thread), apart from the signed-in ui page.
+    browser, base = ui.page.context.browser, ui.served.base
+    signed = browser.new_context(base_url=base)
+    page = signed.new_page()
+    page.goto("/console/login")
+    page.get_by_label("Operator key").fill(ui.served.operator_key)
+    page.get_by_role("button", name="Sign in").click()
+    page.wait_for_url("**/console/fleet")
+    copied = signed.cookies()
+    page.get_by_role("button", name="Sign out").click()
+    page.wait_for_url("**/console/login")
+    # Another browser given the copy (a stolen cookie) is sent to the login form.
+    thief = browser.new_context(base_url=base)
+    thief.add_cookies(copied)
+    stolen = thief.new_page()
+    stolen.goto("/console/approvals")
+    assert stolen.url.endswith("/console/login")
+    assert stolen.request.post(f"{base}/console/tokens", form={"tenant": "default"}).status == 403
+    thief.close()
+    signed.close()
+    # Only that session ended: the module's own is still signed in.
+    ui.page.goto("/console/fleet")
+    assert ui.page.url.endswith("/console/fleet")
