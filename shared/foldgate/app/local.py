@@ -19,8 +19,10 @@ from foldgate.app.wiring import (
     open_hook_secrets,
     open_results,
     open_sandbox,
+    open_signouts,
     open_upstream,
     open_upstream_oauth,
+    operator_login_limit,
     optional_secret,
 )
 from foldgate.config.settings import Settings
@@ -28,7 +30,6 @@ from foldgate.config.source import ConfigSource, FileConfigSource
 from foldgate.edge.admin import admin_router
 from foldgate.edge.app import create_app
 from foldgate.edge.connect import auth_states, console_connector, oauth_client_router
-from foldgate.edge.console.login_limit import LoginLimit
 from foldgate.edge.console.routes import ConsoleDeps, console_router
 from foldgate.edge.hooks import hooks_router
 from foldgate.errors import FoldgateError
@@ -138,7 +139,16 @@ def build_local(
     )
     operator = optional_secret(settings, "operator")
     reindex = local_reindexer(indexer, configs, published=gateway.invalidate)
-    admin = admin_router(gateway, operator_secret=operator, approvals=approvals, reindex=reindex, oauth=oauth)
+    # One budget of wrong operator keys for the admin API and the console's sign-in: one key.
+    operator_limit = operator_login_limit(settings)
+    admin = admin_router(
+        gateway,
+        operator_secret=operator,
+        approvals=approvals,
+        reindex=reindex,
+        oauth=oauth,
+        operator_limit=operator_limit,
+    )
     access = open_access(settings, configs)
     # The console shares the agents' token authority: a revocation there is refused here at once.
     console = console_router(
@@ -151,9 +161,8 @@ def build_local(
             connector=console_connector(gateway, oauth) if oauth is not None else None,
             auth_states=lambda tenant: auth_states(oauth, gateway, tenant),
             config_file=str(configs.path) if isinstance(configs, FileConfigSource) else None,
-            login_limit=LoginLimit(
-                settings.console_login_failures_per_minute, settings.console_login_global_failures_per_minute
-            ),
+            login_limit=operator_limit,
+            signouts=open_signouts(settings),
         )
     )
     app = create_app(

@@ -24,11 +24,13 @@ if TYPE_CHECKING:
     from foldgate.code.sandbox import Sandbox
     from foldgate.config.tenant import TenantConfig
     from foldgate.edge.access import Access
+    from foldgate.edge.console.login_limit import LoginLimit
     from foldgate.index.triggers import Reindexer
     from foldgate.search.embed import Embedder
     from foldgate.serve.paging import ResultPager
     from foldgate.store.approvals.base import ApprovalStore
     from foldgate.store.grants.base import GrantCipher, GrantStore
+    from foldgate.store.signouts.base import SignOutStore
     from foldgate.store.tokens.base import TokenStore
     from foldgate.upstream.client import UpstreamClient
     from foldgate.upstream.oauth.context import OAuthContext
@@ -49,10 +51,12 @@ __all__ = [
     "open_hook_secrets",
     "open_results",
     "open_sandbox",
+    "open_signouts",
     "open_store",
     "open_token_store",
     "open_upstream",
     "open_upstream_oauth",
+    "operator_login_limit",
     "optional_secret",
 ]
 
@@ -167,6 +171,19 @@ def open_approvals(settings: Settings) -> ApprovalStore:
     from foldgate.store.approvals.sqlite import SqliteApprovalStore
 
     return SqliteApprovalStore(settings.sqlite_path)
+
+
+def open_signouts(settings: Settings) -> SignOutStore:
+    """Signed-out console sessions, on the same backend as the catalog (shared by every instance)."""
+    if settings.store == "dynamodb":
+        # Loaded only where the settings pick this part: a cold start pays for nothing else.
+        from foldgate.store.signouts.dynamodb import DynamoSignOutStore
+
+        return DynamoSignOutStore(settings.table_name)
+    # Loaded only where the settings pick this part: a cold start pays for nothing else.
+    from foldgate.store.signouts.sqlite import SqliteSignOutStore
+
+    return SqliteSignOutStore(settings.sqlite_path)
 
 
 def open_token_store(settings: Settings) -> TokenStore:
@@ -344,6 +361,16 @@ def open_sandbox(settings: Settings) -> Callable[[], Sandbox] | None:
     return start
 
 
+def operator_login_limit(settings: Settings) -> LoginLimit:
+    """The limit on wrong operator keys, shared by the admin API and the console's sign-in form."""
+    # Loaded only where the settings pick this part: a cold start pays for nothing else.
+    from foldgate.edge.console.login_limit import LoginLimit
+
+    return LoginLimit(
+        settings.console_login_failures_per_minute, settings.console_login_global_failures_per_minute
+    )
+
+
 def build_mcp_app(settings: Settings, *, reindex: Reindexer | None = None, admin_api: bool = True) -> FastAPI:
     """The MCP endpoint app for the settings (the McpFunction's whole dependency graph; the
     CodeFunction's without the admin API)."""
@@ -377,15 +404,21 @@ def build_mcp_app(settings: Settings, *, reindex: Reindexer | None = None, admin
     if admin_api:
         operator = optional_secret(settings, "operator")
         approvals = open_approvals(settings)
+        # One budget of wrong operator keys for the admin API and the console's sign-in: one key.
+        operator_limit = operator_login_limit(settings)
         admin = admin_router(
-            gateway, operator_secret=operator, approvals=approvals, reindex=reindex, oauth=oauth
+            gateway,
+            operator_secret=operator,
+            approvals=approvals,
+            reindex=reindex,
+            oauth=oauth,
+            operator_limit=operator_limit,
         )
 
         def build_console() -> APIRouter:
             """The console's routes, built on its first request (see foldgate.edge.console.lazy)."""
             # Loaded on the console's first request: an instance serving only agents never pays for it.
             from foldgate.edge.connect import auth_states, console_connector
-            from foldgate.edge.console.login_limit import LoginLimit
             from foldgate.edge.console.routes import ConsoleDeps, console_router
 
             return console_router(
@@ -397,10 +430,8 @@ def build_mcp_app(settings: Settings, *, reindex: Reindexer | None = None, admin
                     tokens=access.authority,
                     connector=console_connector(gateway, oauth) if oauth is not None else None,
                     auth_states=lambda tenant: auth_states(oauth, gateway, tenant),
-                    login_limit=LoginLimit(
-                        settings.console_login_failures_per_minute,
-                        settings.console_login_global_failures_per_minute,
-                    ),
+                    login_limit=operator_limit,
+                    signouts=open_signouts(settings),
                 )
             )
 

@@ -41,8 +41,9 @@ class Settings(Strict):
     # cloud), so a flood of bogus tokens cannot buy one table read each; 0 turns it off. Higher than the
     # per-caller limit because many callers can share an address (NAT, one agent host).
     source_rate_limit_per_minute: int = 1200
-    # Wrong operator keys the console's sign-in form takes per client address, and over all addresses
-    # (a guesser spread over many addresses), per minute with that many at once; 0 turns either off.
+    # Wrong operator keys the console's sign-in form and the admin API take (one budget) per client
+    # address, and over all addresses (a guesser spread over many addresses), per minute with that many
+    # at once; 0 turns either off.
     console_login_failures_per_minute: int = Field(default=5, ge=0)
     console_login_global_failures_per_minute: int = Field(default=60, ge=0)
     # The public Host name(s) of the cloud endpoint (FOLDGATE_PUBLIC_HOSTS, comma-separated); requests

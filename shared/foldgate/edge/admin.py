@@ -5,13 +5,18 @@ Guarded by the operator credential (``Authorization: Bearer <operator key>``), w
 agent tokens: an agent token never opens it. The credential is checked first on every route, the
 OpenAPI document and docs included, before the body is read; then every input is validated by
 pydantic/FastAPI.
+
+Wrong credentials are limited as the console's sign-in form limits them, and by the same buckets
+(:class:`~foldgate.edge.console.login_limit.LoginLimit`, per client address and overall): both guard
+the one operator key, so a guesser gains nothing by alternating between them. Over the limit the
+credential is not checked at all, the right one included; otherwise a guesser could keep guessing at
+full speed and tell a hit (200) from the rest (429).
 """
 
 from __future__ import annotations
 
-import hmac
 from collections.abc import Callable, Coroutine
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.openapi.docs import get_swagger_ui_html
@@ -19,6 +24,8 @@ from fastapi.responses import JSONResponse, Response
 from fastapi.routing import APIRoute
 from pydantic import BaseModel, ConfigDict, Field
 
+from foldgate.auth.secrets import verify_operator
+from foldgate.edge.access import source_address
 from foldgate.edge.connect import add_connect_routes, auth_states
 from foldgate.errors import ConflictError, FoldgateError, NotFoundError
 from foldgate.index.triggers import Reindexer
@@ -28,6 +35,9 @@ from foldgate.serve.review import approve_reviewed, held_tools, reject_reviewed
 from foldgate.serve.views import effective_tier
 from foldgate.store.approvals.base import ApprovalStore
 from foldgate.upstream.oauth.context import OAuthContext
+
+if TYPE_CHECKING:
+    from foldgate.edge.console.login_limit import LoginLimit
 
 __all__ = ["admin_router"]
 
@@ -61,16 +71,27 @@ class ApprovalRequest(_Body):
     tools: list[ToolApproval] = Field(min_length=1, max_length=1000)
 
 
-def _operator(secret: bytes | None) -> Callable[[Request], JSONResponse | None]:
-    """The operator check: None when the request carries the credential, else the answer to give."""
+def _operator(secret: bytes | None, limit: LoginLimit | None) -> Callable[[Request], JSONResponse | None]:
+    """The operator check: None when the request carries the credential, else the answer to give
+    (401 without it, 429 with Retry-After while ``limit`` refuses the client's attempts)."""
 
     def check(request: Request) -> JSONResponse | None:
         if secret is None:
             return JSONResponse({"detail": "the admin API has no operator credential configured"}, 503)
+        address = source_address(request)
+        # Spent before the check and given back on success: only wrong credentials use the budget.
+        wait = limit.attempt(address) if limit is not None else 0
+        if wait:
+            # Not checked at all: neither the answer nor its timing says whether the credential was right.
+            detail = f"too many wrong operator credentials; retry in {wait} seconds"
+            return JSONResponse({"detail": detail}, 429, headers={"retry-after": str(wait)})
         scheme, _, presented = request.headers.get("authorization", "").partition(" ")
-        if scheme.lower() != "bearer" or not hmac.compare_digest(presented.strip().encode(), secret):
+        # verify_operator compares SHA-256 digests: equal lengths, so the timing tells nothing of the key.
+        if scheme.lower() != "bearer" or not verify_operator(secret, presented.strip()):
             headers = {"www-authenticate": "Bearer"}
             return JSONResponse({"detail": "operator credential required"}, 401, headers=headers)
+        if limit is not None:
+            limit.succeeded(address)
         return None
 
     return check
@@ -120,11 +141,12 @@ def admin_router(
     approvals: ApprovalStore | None = None,
     reindex: Reindexer | None = None,
     oauth: OAuthContext | None = None,
+    operator_limit: LoginLimit | None = None,
 ) -> APIRouter:
-    """The ``/api/v1`` routes for one gateway (with ``oauth``, connecting OAuth upstreams too)."""
-    router = APIRouter(
-        prefix="/api/v1", route_class=_guarded_route(_operator(operator_secret)), tags=["admin"]
-    )
+    """The ``/api/v1`` routes for one gateway (with ``oauth``, connecting OAuth upstreams too);
+    ``operator_limit`` limits wrong operator credentials (share the console's, see the module doc)."""
+    check = _operator(operator_secret, operator_limit)
+    router = APIRouter(prefix="/api/v1", route_class=_guarded_route(check), tags=["admin"])
     _add_docs(router)
 
     def view_of(tenant: str) -> Any:

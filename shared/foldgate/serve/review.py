@@ -6,15 +6,33 @@ from __future__ import annotations
 
 import difflib
 import json
-from typing import Any
+from typing import Any, Final
 
 from foldgate.errors import ConflictError, NotFoundError
 from foldgate.model.catalog import CatalogVersion
 from foldgate.store.approvals.base import ApprovalStore
 
-__all__ = ["approvable", "approve_reviewed", "held_tools", "reject_reviewed"]
+__all__ = [
+    "REVIEWED_FIELDS",
+    "approvable",
+    "approve_reviewed",
+    "differing_fields",
+    "held_tools",
+    "reject_reviewed",
+]
 
 _MAX_DIFF_LINES = 400
+# Every field of a tool's content hash (model.tool.Tool.content_hash) but its identity (server and
+# name, the same on both sides of a review): (the admin API's diff key, the wire field, the console's
+# label). An operator is shown a change to any of them, never just two different hashes.
+REVIEWED_FIELDS: Final = (
+    ("description", "description", "Description"),
+    ("title", "title", "Title"),
+    ("input_schema", "inputSchema", "Input schema"),
+    ("output_schema", "outputSchema", "Output schema"),
+    ("annotations", "annotations", "Annotations"),
+    ("_meta", "_meta", "_meta"),
+)
 
 
 def _text(value: Any) -> list[str]:
@@ -32,6 +50,11 @@ def _diff(before: Any, after: Any, name: str) -> str:
     if len(lines) > _MAX_DIFF_LINES:
         lines = [*lines[:_MAX_DIFF_LINES], f"... {len(lines) - _MAX_DIFF_LINES} more lines"]
     return "\n".join(lines)
+
+
+def differing_fields(old: dict[str, Any], new: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """The :data:`REVIEWED_FIELDS` whose values differ between two wire tools, in that order."""
+    return [f for f in REVIEWED_FIELDS if old.get(f[1]) != new.get(f[1])]
 
 
 def held_tools(catalog: CatalogVersion) -> list[dict[str, Any]]:
@@ -56,15 +79,7 @@ def held_tools(catalog: CatalogVersion) -> list[dict[str, Any]]:
             row["approved"] = old
             row["diff"] = {
                 part: _diff(old.get(field), new.get(field), part)
-                for part, field in (
-                    ("description", "description"),
-                    ("title", "title"),
-                    ("input_schema", "inputSchema"),
-                    ("output_schema", "outputSchema"),
-                    ("annotations", "annotations"),
-                    ("_meta", "_meta"),
-                )
-                if old.get(field) != new.get(field)
+                for part, field, _ in differing_fields(old, new)
             }
         rows.append(row)
     return rows

@@ -2,7 +2,8 @@
 `foldgate serve` over real upstreams on loopback: npm server-everything, the stdio demo servers and
 replay upstreams. Signs in, walks every page (screenshot + accessibility check each), reindexes with
 htmx progress, rejects then approves a rug-pulled tool through the diff page and checks that an agent
-then sees the new text, creates and revokes a token, and checks what must be refused."""
+then sees the new text, creates and revokes a token, signs out (a copy of the cookie opens nothing
+afterwards), and checks what must be refused."""
 
 from __future__ import annotations
 
@@ -294,3 +295,29 @@ def test_state_changes_without_the_cookie_with_a_forged_csrf_token_or_from_anoth
     assert "should not exist" not in page.content()
     # The same request from the page itself goes through (the refusals above were for cause).
     assert page.request.post(url, form={**form, "label": "same-site"}).status == 200
+
+
+def test_sign_out_ends_the_session_so_a_cookie_copied_before_it_opens_nothing(ui: Ui) -> None:
+    # Contexts of the module's browser (one Playwright per thread), apart from the signed-in ui page.
+    browser, base = ui.page.context.browser, ui.served.base
+    signed = browser.new_context(base_url=base)
+    page = signed.new_page()
+    page.goto("/console/login")
+    page.get_by_label("Operator key").fill(ui.served.operator_key)
+    page.get_by_role("button", name="Sign in").click()
+    page.wait_for_url("**/console/fleet")
+    copied = signed.cookies()
+    page.get_by_role("button", name="Sign out").click()
+    page.wait_for_url("**/console/login")
+    # Another browser given the copy (a stolen cookie) is sent to the login form.
+    thief = browser.new_context(base_url=base)
+    thief.add_cookies(copied)
+    stolen = thief.new_page()
+    stolen.goto("/console/approvals")
+    assert stolen.url.endswith("/console/login")
+    assert stolen.request.post(f"{base}/console/tokens", form={"tenant": "default"}).status == 403
+    thief.close()
+    signed.close()
+    # Only that session ended: the module's own is still signed in.
+    ui.page.goto("/console/fleet")
+    assert ui.page.url.endswith("/console/fleet")

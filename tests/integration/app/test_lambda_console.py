@@ -27,7 +27,8 @@ FORM = ("Content-Type", "application/x-www-form-urlencoded")
 
 
 @pytest.fixture(scope="module")
-def handler(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Handler]:
+def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str | None]]:
+    """The McpFunction's environment: a SQLite state file (catalog, sign-outs) every instance shares."""
     tmp = tmp_path_factory.mktemp("lambda-console")
     with replay() as rp:
         doc = {
@@ -47,7 +48,20 @@ def handler(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Handler]:
             "FOLDGATE_CONFIG_FILE": str(tmp / "foldgate.json"),
             "FOLDGATE_OPERATOR_KEY": KEY,
         }
-        yield load_function("mcp", "mcp_console_app", env).handler
+        yield env
+
+
+@pytest.fixture(scope="module")
+def handler(env: dict[str, str | None]) -> Handler:
+    handler: Handler = load_function("mcp", "mcp_console_app", env).handler
+    return handler
+
+
+@pytest.fixture(scope="module")
+def second(env: dict[str, str | None]) -> Handler:
+    """Another McpFunction instance (its own cold start) on the same state."""
+    handler: Handler = load_function("mcp", "mcp_console_app_2", env).handler
+    return handler
 
 
 def call(
@@ -119,3 +133,48 @@ def test_wrong_keys_are_limited_by_api_gateways_source_ip_not_a_forwarded_for_he
         assert not limited.get("cookies")
     # Another source address still gets its own attempts.
     assert login("198.51.100.8", KEY)["statusCode"] == 303
+
+
+def test_the_admin_api_and_the_sign_in_form_spend_one_budget_of_wrong_keys_per_source_ip(
+    handler: Handler,
+) -> None:
+    def at(source: str, method: str, target: str, headers: list[tuple[str, str]], body: bytes = b"") -> int:
+        event = v2_event(method, target, [("Host", HOST), *headers], body)
+        event["requestContext"]["http"]["sourceIp"] = source
+        status: int = handler(event, LambdaContext())["statusCode"]
+        return status
+
+    def admin(source: str, key: str) -> int:
+        return at(source, "GET", "/api/v1/status?tenant=default", [("Authorization", f"Bearer {key}")])
+
+    def login(source: str, key: str) -> int:
+        origin = ("Origin", f"https://{HOST}")
+        return at(source, "POST", "/console/login", [FORM, origin], f"operator_key={key}".encode())
+
+    assert admin("198.51.100.20", KEY) == 200
+    # Five wrong keys a minute per address, whichever door they knock on.
+    assert [admin("198.51.100.20", "wrong") for _ in range(3)] == [401] * 3
+    assert [login("198.51.100.20", "wrong") for _ in range(2)] == [401] * 2
+    assert admin("198.51.100.20", KEY) == 429
+    assert login("198.51.100.20", KEY) == 429
+    assert admin("198.51.100.21", KEY) == 200
+
+
+def test_a_cookie_copied_before_sign_out_on_one_instance_is_refused_on_every_instance(
+    handler: Handler, second: Handler
+) -> None:
+    origin = ("Origin", f"https://{HOST}")
+    ok = call(handler, "POST", "/console/login", [FORM, origin], f"operator_key={KEY}".encode())
+    session = ok["cookies"][0].split(";")[0]
+    page = call(second, "GET", "/console/fleet", [("Cookie", session)])
+    assert page["statusCode"] == 200
+    found = re.search(r'name="csrf" value="([^"]+)"', page["body"])
+    assert found is not None
+    out = call(
+        second, "POST", "/console/logout", [FORM, origin, ("Cookie", session)], f"csrf={found[1]}".encode()
+    )
+    assert out["statusCode"] == 303
+    for instance in (handler, second):
+        refused = call(instance, "GET", "/console/fleet", [("Cookie", session)])
+        assert refused["statusCode"] == 303
+        assert refused["headers"]["location"] == "/console/login"

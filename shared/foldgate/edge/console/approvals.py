@@ -1,6 +1,6 @@
 """The approvals page's view-model: each held tool (pending, changed, flagged, rejected) with a
-side-by-side diff of its description and schema against the approved version, and the scan rules that
-fired.
+side-by-side diff of every hashed field that differs from the approved version (the fields the admin API
+diffs, :data:`foldgate.serve.review.REVIEWED_FIELDS`), and the scan rules that fired.
 
 Rows carry plain text only; the template escapes every cell (the text is the upstream's, hostile).
 """
@@ -12,18 +12,12 @@ import json
 from typing import Any, Final
 
 from foldgate.model.catalog import CatalogVersion
-from foldgate.serve.review import held_tools
+from foldgate.serve.review import differing_fields, held_tools
 
 __all__ = ["approvals_view", "side_by_side"]
 
 # A description or schema longer than this many lines is cut (the page must stay renderable).
 _MAX_LINES: Final = 400
-_PARTS: Final = (
-    ("Description", "description"),
-    ("Input schema", "inputSchema"),
-    ("Output schema", "outputSchema"),
-    ("Annotations", "annotations"),
-)
 
 
 def _lines(value: Any) -> list[str]:
@@ -74,8 +68,7 @@ def approvals_view(catalog: CatalogVersion | None) -> list[dict[str, Any]]:
         upstream = row.get("upstream") or {}
         diffs = [
             {"label": label, "rows": side_by_side(approved.get(field), upstream.get(field))}
-            for label, field in _PARTS
-            if approved.get(field) != upstream.get(field)
+            for _, field, label in differing_fields(approved, upstream)
         ]
         out.append({
             "id": row["id"],

@@ -1,5 +1,6 @@
-"""How many wrong operator keys the console's sign-in form takes: failed attempts are limited per client
-address, and by a looser cap over all addresses so a guesser spread over many addresses is slowed too.
+"""How many wrong operator keys the console's sign-in form and the admin API take (one budget: they guard
+the same key): failed attempts are limited per client address, and by a looser cap over all addresses so
+a guesser spread over many addresses is slowed too.
 
 Each attempt spends a token from its address's bucket and from the global one *before* the key is
 checked, so parallel guesses cannot overdraw a bucket, and while either is empty the key is not checked
@@ -10,7 +11,7 @@ On Lambda the buckets live in one McpFunction instance (see :mod:`foldgate.edge.
 holds per warm instance, and the fleet-wide ceiling is that times the instances serving the console.
 The operator key is a long random secret, so this is defence in depth against online guessing, not what
 makes it unguessable. The global cap also means a flood of wrong keys can hold the operator off the
-form for a while; sessions already signed in and the admin API are unaffected.
+form and the admin API for a while; console sessions already signed in are unaffected.
 """
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ from foldgate.edge.console.budget import budget_view, what_if_settings
 from foldgate.edge.console.fleet import Connector, ReindexJobs, fleet_view, start_connect
 from foldgate.edge.console.login_limit import LoginLimit
 from foldgate.edge.console.playground import EngineScores, run_playground
-from foldgate.edge.console.session import COOKIE_NAME, SessionSigner
+from foldgate.edge.console.session import COOKIE_NAME, Session, SessionSigner
 from foldgate.edge.console.tokens import issue_token, token_rows
 from foldgate.edge.console.web import (
     PREFIX,
@@ -41,6 +41,8 @@ from foldgate.index.triggers import Reindexer
 from foldgate.serve.gateway import Gateway
 from foldgate.serve.review import approve_reviewed, reject_reviewed
 from foldgate.store.approvals.base import ApprovalStore
+from foldgate.store.signouts.base import SignOutStore
+from foldgate.store.signouts.sqlite import SqliteSignOutStore
 
 __all__ = ["ConsoleDeps", "console_router"]
 
@@ -62,10 +64,19 @@ class ConsoleDeps:
     config_file: str | None = None
     # Wrong operator keys the sign-in form takes (None: unlimited, e.g. benches).
     login_limit: LoginLimit | None = None
+    # Signed-out sessions, shared by every instance (None: kept in this process only, e.g. benches).
+    signouts: SignOutStore | None = None
     signer: SessionSigner | None = field(init=False, default=None)
 
     def __post_init__(self) -> None:
         self.signer = SessionSigner(self.operator_secret) if self.operator_secret else None
+        if self.signouts is None:
+            self.signouts = SqliteSignOutStore(":memory:")
+
+    def signed_out(self, sid: str) -> bool:
+        """Whether the session was signed out (on any instance sharing the store)."""
+        assert self.signouts is not None  # set by __post_init__
+        return self.signouts.signed_out(sid)
 
 
 def _tenant(deps: ConsoleDeps, request: Request, value: str | None = None) -> tuple[str, list[str]]:
@@ -88,7 +99,11 @@ def _page(request: Request, name: str, tenant: str, tenants: list[str], **ctx: A
 
 def console_router(deps: ConsoleDeps) -> APIRouter:
     """The ``/console`` routes (not in the OpenAPI document)."""
-    router = APIRouter(prefix=PREFIX, route_class=console_route(lambda: deps.signer), include_in_schema=False)
+    router = APIRouter(
+        prefix=PREFIX,
+        route_class=console_route(lambda: deps.signer, deps.signed_out),
+        include_in_schema=False,
+    )
     jobs = ReindexJobs(deps.reindex)
     engines = EngineScores(deps.gateway)
 
@@ -139,7 +154,15 @@ def console_router(deps: ConsoleDeps) -> APIRouter:
         return response
 
     @router.post("/logout")
-    def logout() -> Response:
+    def logout(request: Request) -> Response:
+        # The guard let this POST through only with a live session and its CSRF token.
+        session: Session = request.state.session
+        assert deps.signouts is not None  # set by ConsoleDeps.__post_init__
+        try:
+            # Until the cookie would expire: a copy of it is refused on every instance from now on.
+            deps.signouts.sign_out(session.sid, session.expires_at)
+        except FoldgateError:
+            raise HTTPException(503, "the sign-out could not be recorded; try again") from None
         response = RedirectResponse(f"{PREFIX}/login", 303)
         response.delete_cookie(COOKIE_NAME, path=PREFIX)
         return response

@@ -1,9 +1,12 @@
-"""The console's session: a signed, expiring cookie and the CSRF token bound to it, with no server state.
+"""The console's session: a signed, expiring cookie and the CSRF token bound to it.
 
 The operator key is exchanged once (the login form) for a cookie whose value is
 ``base64url(payload) "." base64url(HMAC)``; the payload holds a random session id and the expiry, so
-any instance holding the operator key verifies it (Lambda instances share nothing else). The MAC key
-is derived from the operator key: rotating the key ends every session.
+any instance holding the operator key verifies it. The MAC key is derived from the operator key:
+rotating the key ends every session. Sign-out ends one session: its id is recorded in the shared
+:mod:`foldgate.store.signouts` until its expiry, and the console refuses a recorded id (that check is
+the console route's; this module stays free of server state). A payload without a session id of the
+form issued here (32 hex digits) is refused, so every accepted session can be signed out.
 
 The CSRF token is an HMAC of the session id under a second derived key (a synchronizer token that
 needs no store): a page embeds it in every form, every POST must send it back, and a token from
@@ -17,6 +20,7 @@ import binascii
 import hashlib
 import hmac
 import json
+import re
 import secrets
 import time
 from collections.abc import Callable
@@ -30,6 +34,8 @@ COOKIE_NAME: Final = "foldgate_console"
 SESSION_SECONDS: Final = 3600
 # A cookie value longer than this is not one of ours (refused before any decoding).
 _MAX_COOKIE: Final = 512
+# The session ids issue() makes (secrets.token_hex(16)); nothing else is a session id.
+_SID: Final = re.compile(r"[0-9a-f]{32}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +97,9 @@ class SessionSigner:
         if not isinstance(doc, dict):
             return None
         sid, expires = doc.get("sid"), doc.get("exp")
-        if not isinstance(sid, str) or not isinstance(expires, int) or isinstance(expires, bool):
+        if not isinstance(sid, str) or not _SID.fullmatch(sid):
+            return None
+        if not isinstance(expires, int) or isinstance(expires, bool):
             return None
         if expires <= self.clock():
             return None

@@ -16,6 +16,7 @@ from fastapi.routing import APIRoute
 from starlette.requests import Request
 
 from foldgate.edge.console.session import COOKIE_NAME, Session, SessionSigner
+from foldgate.errors import FoldgateError
 
 if TYPE_CHECKING:
     from jinja2 import Environment
@@ -42,7 +43,8 @@ _CSP: Final = (
 # Bodies are small url-encoded forms; anything bigger is refused before parsing.
 _MAX_FORM_BYTES: Final = 65_536
 # Routes a visitor without a session may reach (the login form itself and its static files).
-_OPEN_PATHS: Final = (f"{PREFIX}/login", f"{PREFIX}/static/")
+_STATIC: Final = f"{PREFIX}/static/"
+_OPEN_PATHS: Final = (f"{PREFIX}/login", _STATIC)
 
 # The static files, read once: served from memory under a fixed allow-list (no path from the URL
 # ever reaches the filesystem).
@@ -145,9 +147,21 @@ def _refuse(status: int, message: str) -> Response:
     return security_headers(Response(message, status, media_type="text/plain; charset=utf-8"))
 
 
-def console_route(signer: Callable[[], SessionSigner | None]) -> type[APIRoute]:
-    """A route class checking, before any handler: a valid session (except the login form and static
-    files), and on every POST the same-origin check, a well-formed form and its CSRF token."""
+def _live_session(keys: SessionSigner, signed_out: Callable[[str], bool], request: Request) -> Session | None:
+    """The request's session: its cookie verifies and it was not signed out (FoldgateError when the
+    sign-out store cannot tell)."""
+    session = keys.verify(request.cookies.get(COOKIE_NAME))
+    if session is not None and signed_out(session.sid):
+        return None
+    return session
+
+
+def console_route(
+    signer: Callable[[], SessionSigner | None], signed_out: Callable[[str], bool]
+) -> type[APIRoute]:
+    """A route class checking, before any handler: a valid session that was not signed out (except on
+    the login form and static files), and on every POST the same-origin check, a well-formed form and
+    its CSRF token. ``signed_out`` asks the shared store (one read per request with a valid cookie)."""
 
     class ConsoleRoute(APIRoute):
         def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
@@ -159,9 +173,16 @@ def console_route(signer: Callable[[], SessionSigner | None]) -> type[APIRoute]:
                     return _refuse(503, "the console has no operator credential configured")
                 request.state.signer = keys
                 path = request.url.path
-                session = keys.verify(request.cookies.get(COOKIE_NAME))
-                request.state.session = session
                 open_path = path.startswith(_OPEN_PATHS)
+                try:
+                    # Static files need no session: no store read for them.
+                    session = None if path.startswith(_STATIC) else _live_session(keys, signed_out, request)
+                except FoldgateError:
+                    if not open_path:
+                        # Fail closed: a session that may have been signed out is not let in.
+                        return _refuse(503, "the console cannot check its sessions now; try again")
+                    session = None  # the login form works without one
+                request.state.session = session
                 if request.method == "POST":
                     if not _same_origin(request):
                         return _refuse(403, "cross-site request refused")

@@ -4,9 +4,12 @@ and what each page does with its input (tokens, approvals, reindex, the connect 
 from __future__ import annotations
 
 import dataclasses
+import html
 import re
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from foldgate.config.source import FileConfigSource
 from foldgate.config.tenant import parse_tenant_config
@@ -155,12 +158,15 @@ async def test_token_input_is_validated_before_anything_is_issued(make_console: 
         assert "no token" in revoke.text
 
 
-async def _hold(c: Console, description: str) -> tuple[str, str]:
-    """Publish a catalog where crm:find_contact changed upstream; returns (key, held hash)."""
+async def _hold(c: Console, description: str | None, **changes: Any) -> tuple[str, str]:
+    """Publish a catalog where crm:find_contact changed upstream (its description, or with None only
+    the wire fields in ``changes``); returns (key, held hash)."""
     catalog = c.gateway.catalog("default")
     assert catalog is not None
     tool = catalog.by_key["crm:find_contact"]
-    wire = {**tool.tool.to_wire(), "description": description}
+    wire = {**tool.tool.to_wire(), **changes}
+    if description is not None:
+        wire["description"] = description
     rules = [{"rule": "exfiltration", "field": "description", "excerpt": "send"}]
     held = {
         "state": "changed",
@@ -192,6 +198,29 @@ async def test_the_approvals_page_shows_an_escaped_side_by_side_diff_and_the_rul
         assert "<script>alert(1)" not in page
         assert 'class="changed"' in page
         assert "exfiltration" in page
+
+
+@pytest.mark.parametrize(
+    ("field", "label", "value", "shown"),
+    [
+        ("title", "Title", "Export every contact", "Export every contact"),
+        ("annotations", "Annotations", {"destructiveHint": True}, '"destructiveHint": true'),
+        ("outputSchema", "Output schema", {"type": "object", "required": ["ssn"]}, '"ssn"'),
+        ("_meta", "_meta", {"ui": "https://evil.example/x"}, "https://evil.example/x"),
+    ],
+)
+async def test_a_change_to_any_hashed_field_alone_is_shown_as_a_diff_of_that_field(
+    make_console: Any, field: str, label: str, value: Any, shown: str
+) -> None:
+    async for c in make_console():
+        await c.login()
+        await _hold(c, None, **{field: value})
+        page = (await c.client.get("/console/approvals")).text
+        captions = re.findall(r"<caption>([^<:]+):", page)
+        # Exactly the changed field, never an empty review of two bare hashes.
+        assert captions == [label]
+        upstream_cells = [html.unescape(cell) for cell in re.findall(r'<td class="r">(.*?)</td>', page)]
+        assert any(shown in cell for cell in upstream_cells), upstream_cells
 
 
 async def test_approving_by_hash_records_it_and_reindexes_but_a_stale_hash_is_refused(

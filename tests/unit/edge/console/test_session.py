@@ -1,9 +1,12 @@
 """The console session: a signed cookie that expires, cannot be forged or altered, dies with the operator
-key, and a CSRF token bound to one session."""
+key, carries a session id of the issued form (so it can be signed out), and a CSRF token bound to one
+session."""
 
 from __future__ import annotations
 
 import base64
+import hashlib
+import hmac
 import json
 
 from foldgate.edge.console.session import SessionSigner
@@ -57,3 +60,26 @@ def test_the_csrf_token_belongs_to_one_session_only() -> None:
     assert not signer.check_csrf(mine, "")
     assert not signer.check_csrf(mine, None)
     assert not signer.check_csrf(mine, token[:-1] + ("A" if token[-1] != "A" else "B"))
+
+
+def _signed(payload: dict[str, object]) -> str:
+    """A cookie with a valid MAC over ``payload`` (what only a holder of the operator key can make)."""
+    body = json.dumps(payload, separators=(",", ":")).encode()
+    key = hmac.new(KEY, b"foldgate console session v1", hashlib.sha256).digest()
+    mac = hmac.new(key, body, hashlib.sha256).digest()
+    return (
+        base64.urlsafe_b64encode(body).rstrip(b"=").decode()
+        + "."
+        + base64.urlsafe_b64encode(mac).rstrip(b"=").decode()
+    )
+
+
+def test_a_signed_cookie_without_a_session_id_of_ours_is_refused_so_every_session_can_be_signed_out() -> None:
+    signer = SessionSigner(KEY)
+    _, issued = signer.issue()
+    assert signer.verify(_signed({"sid": issued.sid, "exp": issued.expires_at})) == issued
+    for sid in (None, "", "x" * 32, issued.sid.upper(), issued.sid + "0", issued.sid[:-1], 7):
+        payload: dict[str, object] = {"exp": issued.expires_at}
+        if sid is not None:
+            payload["sid"] = sid
+        assert signer.verify(_signed(payload)) is None, sid

@@ -1,0 +1,1 @@
+"""Console sessions signed out before their expiry: interface, SQLite and DynamoDB backends."""
