@@ -98,8 +98,9 @@ async def start_consent(
         "state": state,
         "code_challenge": pkce.code_challenge,
         "code_challenge_method": "S256",
-        "resource": found.resource,
     }
+    if found.resource:  # None: a 2025-03-26 upstream, whose server predates resource indicators in MCP
+        query["resource"] = found.resource
     if scope:
         query["scope"] = scope
     return f"{endpoint}{'&' if '?' in endpoint else '?'}{urlencode(query)}"
