@@ -8,7 +8,8 @@ are all refused before any credential or code is sent; well-formed documents fou
 fallback (no ``resource_metadata`` in the challenge) are accepted. An authorization server that does
 not advertise PKCE S256 (the field absent, or without S256) is refused. A 2025-03-26 upstream (no
 protected resource metadata) is served from its origin: the RFC 8414 metadata there (its issuer must be
-the origin), else the default endpoints; no resource indicator is sent to it.
+on that origin, as the conformance suite's ``<origin>/oauth``), else the default endpoints; no resource
+indicator is sent to it.
 """
 
 from __future__ import annotations
@@ -152,3 +153,11 @@ async def test_2025_03_26_metadata_without_pkce_is_refused(legacy: Hostile) -> N
     )
     with pytest.raises(UpstreamError, match="does not advertise PKCE S256"):
         await discover(legacy.url, allow_private=True)
+
+
+async def test_2025_03_26_metadata_may_name_an_issuer_under_the_origin(legacy: Hostile) -> None:
+    """That spec's servers (the conformance suite's among them) name e.g. ``<origin>/oauth``; grants and
+    consents are then bound to that issuer."""
+    legacy.routes["/.well-known/oauth-authorization-server"] = legacy.metadata(issuer=legacy.base + "/oauth")
+    found = await discover(legacy.url, allow_private=True)
+    assert found.issuer == legacy.base + "/oauth"

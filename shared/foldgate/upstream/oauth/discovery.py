@@ -12,10 +12,10 @@
 
 An upstream on the 2025-03-26 authorization spec publishes no protected resource metadata. As that
 spec's backwards-compatibility section has it, the authorization server is then the MCP server's origin
-(its path discarded): its RFC 8414 metadata at ``/.well-known/oauth-authorization-server`` (issuer: the
-origin), else the default endpoints ``/authorize``, ``/token`` and ``/register`` there (that spec makes
-PKCE mandatory, so S256 is used without an advertisement to check). No resource indicator is sent to
-such a server (it predates RFC 8707 in MCP; the SDK omits it too).
+(its path discarded): its RFC 8414 metadata at ``/.well-known/oauth-authorization-server`` (with an
+issuer on that origin), else the default endpoints ``/authorize``, ``/token`` and ``/register`` there
+(that spec makes PKCE mandatory, so S256 is used without an advertisement to check). No resource
+indicator is sent to such a server (it predates RFC 8707 in MCP; the SDK omits it too).
 
 Reused from the MCP SDK (``mcp.client.auth.utils``): the discovery URL builders, the challenge parser,
 scope selection and its RFC 9728 / RFC 8414 models. Fetching is foldgate's: every URL goes through the
@@ -160,7 +160,9 @@ async def authorization_server_metadata(as_url: str, server_url: str, *, allow_p
 
 async def _metadata_at(as_url: str, server_url: str, *, legacy: bool, allow_private: bool) -> Any:
     """``as_url``'s metadata, or None when none is published; ``legacy``: only the 2025-03-26 spec's
-    one location, RFC 8414 at the origin (``as_url``)."""
+    one location, RFC 8414 at the origin (``as_url``), whose issuer may be any URL on that origin (that
+    spec's servers name e.g. ``<origin>/oauth``; the document the MCP server's own origin serves cannot
+    speak for another host)."""
     # The SDK's discovery helpers and models load with the first discovery.
     from mcp.client.auth.utils import build_oauth_authorization_server_metadata_discovery_urls, issuers_match
     from mcp.shared.auth import OAuthMetadata
@@ -177,13 +179,24 @@ async def _metadata_at(as_url: str, server_url: str, *, legacy: bool, allow_priv
         except ValidationError:
             log.info("authorization server metadata at %s is malformed; trying the next", url)
             continue
-        if not issuers_match(str(metadata.issuer), as_url):
+        claimed = str(metadata.issuer)
+        if not (issuers_match(claimed, as_url) or (legacy and _origin(claimed) == as_url)):
             raise UpstreamError(
-                f"authorization server metadata names issuer {str(metadata.issuer)[:200]!r}, "
+                f"authorization server metadata names issuer {claimed[:200]!r}, "
                 f"not {as_url[:200]!r}: refused (RFC 8414 section 3.3)"
             )
         return metadata
     return None
+
+
+def _origin(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+def _bare(issuer: str) -> str:
+    # Trailing slash of a bare origin: the SDK's AnyHttpUrl adds one, issuers are compared without.
+    return issuer[:-1] if issuer.count("/") == 3 and issuer.endswith("/") else issuer
 
 
 def _default_endpoints(origin: str) -> Any:
@@ -212,21 +225,16 @@ async def discover(server_url: str, challenge: Challenge | None = None, *, allow
     prm = await _protected_resource(server_url, challenge, allow_private=allow_private)
     defaults = False
     if prm is not None:
-        as_url = checked_endpoint(
-            str(prm.authorization_servers[0]), "authorization server", allow_loopback=allow_private
-        )
-        # Trailing slash of a bare origin: the SDK's AnyHttpUrl adds one, issuers are compared without.
-        as_url = as_url[:-1] if as_url.count("/") == 3 and as_url.endswith("/") else as_url
+        named = str(prm.authorization_servers[0])
+        as_url = _bare(checked_endpoint(named, "authorization server", allow_loopback=allow_private))
         metadata = await authorization_server_metadata(as_url, server_url, allow_private=allow_private)
     else:
         # The 2025-03-26 spec: the authorization server is the MCP server's origin.
-        parts = urlsplit(server_url)
-        as_url = checked_endpoint(
-            f"{parts.scheme}://{parts.netloc}", "authorization server", allow_loopback=allow_private
-        )
-        metadata = await _metadata_at(as_url, server_url, legacy=True, allow_private=allow_private)
+        origin = checked_endpoint(_origin(server_url), "authorization server", allow_loopback=allow_private)
+        metadata = await _metadata_at(origin, server_url, legacy=True, allow_private=allow_private)
         if metadata is None:
-            metadata, defaults = _default_endpoints(as_url), True
+            metadata, defaults = _default_endpoints(origin), True
+        as_url = _bare(str(metadata.issuer))  # the issuer grants and consents are bound to
         log.info(
             "%s publishes no protected resource metadata: the 2025-03-26 layout at %s", server_url, as_url
         )
