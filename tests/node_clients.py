@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import re
+import shlex
 import subprocess
 import tempfile
 from dataclasses import dataclass
@@ -29,6 +30,7 @@ __all__ = [
     "expected_failures",
     "list_server_scenarios",
     "node_binary",
+    "run_client_scenario",
     "run_suite",
 ]
 
@@ -163,3 +165,19 @@ def call_with_ts_client(node: Path, url: str, calls: list[tuple[str, dict[str, A
     lines = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
     tools = next(line["tools"] for line in lines if "tools" in line)
     return {"tools": tools, "calls": [line for line in lines if "tool" in line]}
+
+
+def run_client_scenario(node: Path, command: list[str], scenario: str, env: dict[str, str]) -> ScenarioResult:
+    """Run the client scenario ``scenario`` (its server and authorization server are the suite's) with
+    ``command`` as the client under test (the suite appends the server URL), and read back its checks
+    (empty when the suite recorded none). ``env`` is the client's environment."""
+    with tempfile.TemporaryDirectory(prefix="conformance-client-") as out_dir:
+        subprocess.run(
+            [str(node), str(CONFORMANCE_CLI), "client", "--command", shlex.join(command),
+             "--scenario", scenario, "--output-dir", out_dir],
+            capture_output=True, text=True, timeout=SUITE_TIMEOUT_S, check=False, env=env,
+        )  # fmt: skip
+        checks: list[dict[str, Any]] = []
+        for checks_file in Path(out_dir).glob(f"{scenario}-*/checks.json"):
+            checks = json.loads(checks_file.read_text())
+        return ScenarioResult(scenario, checks)

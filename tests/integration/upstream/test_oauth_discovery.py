@@ -5,84 +5,34 @@ Pins: a PRM naming another resource (RFC 9728 section 3.3), an authorization ser
 one on the link-local metadata address or (where private networks are not allowed) a private address,
 AS metadata naming another issuer (RFC 8414 section 3.3, mix-up), and non-https endpoints inside it
 are all refused before any credential or code is sent; well-formed documents found by the well-known
-fallback (no ``resource_metadata`` in the challenge) are accepted.
+fallback (no ``resource_metadata`` in the challenge) are accepted. An authorization server that does
+not advertise PKCE S256 (the field absent, or without S256) is refused. A 2025-03-26 upstream (no
+protected resource metadata) is served from its origin: the RFC 8414 metadata there (its issuer must be
+on that origin, as the conformance suite's ``<origin>/oauth``), else the default endpoints; no resource
+indicator is sent to it.
 """
 
 from __future__ import annotations
 
-import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
 
 from foldgate.errors import UpstreamError
 from foldgate.upstream.oauth.discovery import authorization_server_metadata, discover
-
-
-class Hostile:
-    """A loopback server answering from ``routes`` (path -> JSON); POST /mcp gets a 401 challenge."""
-
-    def __init__(self) -> None:
-        self.routes: dict[str, Any] = {}
-        self.challenge = "Bearer"
-        owner = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def _send(self, status: int, body: Any, headers: dict[str, str] | None = None) -> None:
-                data = json.dumps(body).encode()
-                self.send_response(status)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(data)))
-                for k, v in (headers or {}).items():
-                    self.send_header(k, v)
-                self.end_headers()
-                self.wfile.write(data)
-
-            def do_POST(self) -> None:
-                self.rfile.read(int(self.headers.get("content-length", "0")))
-                self._send(401, {}, {"www-authenticate": owner.challenge})
-
-            def do_GET(self) -> None:
-                if self.path in owner.routes:
-                    self._send(200, owner.routes[self.path])
-                else:
-                    self._send(404, {})
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.base = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.url = self.base + "/mcp"
-
-    def metadata(self, **overrides: Any) -> dict[str, Any]:
-        """Well-formed AS metadata for an issuer at this server's origin, with ``overrides``."""
-        doc = {"issuer": self.base, "authorization_endpoint": self.base + "/auth",
-               "token_endpoint": self.base + "/token", "response_types_supported": ["code"],
-               "code_challenge_methods_supported": ["S256"]}  # fmt: skip
-        doc.update(overrides)
-        return doc
+from tests.upstreams.oauth_documents import DocumentServer as Hostile
+from tests.upstreams.oauth_documents import document_server
 
 
 @pytest.fixture
 def hostile() -> Iterator[Hostile]:
-    running = Hostile()
-    thread = threading.Thread(target=running.server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with document_server() as running:
         yield running
-    finally:
-        running.server.shutdown()
-        running.server.server_close()
 
 
 def prm(hostile: Hostile, **overrides: Any) -> dict[str, Any]:
-    doc: dict[str, Any] = {"resource": hostile.url, "authorization_servers": [hostile.base]}
-    doc.update(overrides)
-    return doc
+    return hostile.prm(**overrides)
 
 
 async def test_well_formed_documents_found_by_the_well_known_fallback(hostile: Hostile) -> None:
@@ -149,3 +99,65 @@ async def test_an_authorization_server_without_pkce_s256_is_refused(hostile: Hos
     )
     with pytest.raises(UpstreamError, match="PKCE S256"):
         await discover(hostile.url, allow_private=True)
+
+
+async def test_an_authorization_server_that_does_not_advertise_pkce_is_refused(hostile: Hostile) -> None:
+    """The MCP authorization spec: code_challenge_methods_supported absent means no PKCE; refuse."""
+    hostile.routes["/.well-known/oauth-protected-resource/mcp"] = prm(hostile)
+    metadata = hostile.metadata()
+    del metadata["code_challenge_methods_supported"]
+    hostile.routes["/.well-known/oauth-authorization-server"] = metadata
+    with pytest.raises(UpstreamError, match="does not advertise PKCE S256"):
+        await discover(hostile.url, allow_private=True)
+
+
+@pytest.fixture
+def legacy() -> Iterator[Hostile]:
+    """A 2025-03-26 upstream: its MCP endpoint under a path, no protected resource metadata."""
+    with document_server("/v1/mcp") as running:
+        yield running
+
+
+async def test_a_2025_03_26_upstream_uses_the_metadata_at_its_origin(legacy: Hostile) -> None:
+    legacy.routes["/.well-known/oauth-authorization-server"] = legacy.metadata(
+        token_endpoint=legacy.base + "/oauth/token", scopes_supported=["mcp"]
+    )
+    found = await discover(legacy.url, allow_private=True)
+    assert found.issuer == legacy.base  # the MCP server's origin, its path discarded
+    assert found.endpoint("token_endpoint") == legacy.base + "/oauth/token"
+    assert found.resource is None  # no resource indicator to a server without PRM
+    assert found.scope == "mcp"
+
+
+async def test_a_2025_03_26_upstream_without_metadata_uses_the_default_endpoints(legacy: Hostile) -> None:
+    found = await discover(legacy.url, allow_private=True)
+    assert found.issuer == legacy.base
+    assert found.endpoint("authorization_endpoint") == legacy.base + "/authorize"
+    assert found.endpoint("token_endpoint") == legacy.base + "/token"
+    assert found.endpoint("registration_endpoint") == legacy.base + "/register"
+    assert found.endpoint("revocation_endpoint") is None
+    assert found.resource is None
+
+
+async def test_2025_03_26_metadata_naming_another_issuer_is_refused(legacy: Hostile) -> None:
+    legacy.routes["/.well-known/oauth-authorization-server"] = legacy.metadata(
+        issuer="https://evil.example.com"
+    )
+    with pytest.raises(UpstreamError, match="names issuer"):
+        await discover(legacy.url, allow_private=True)
+
+
+async def test_2025_03_26_metadata_without_pkce_is_refused(legacy: Hostile) -> None:
+    legacy.routes["/.well-known/oauth-authorization-server"] = legacy.metadata(
+        code_challenge_methods_supported=None
+    )
+    with pytest.raises(UpstreamError, match="does not advertise PKCE S256"):
+        await discover(legacy.url, allow_private=True)
+
+
+async def test_2025_03_26_metadata_may_name_an_issuer_under_the_origin(legacy: Hostile) -> None:
+    """That spec's servers (the conformance suite's among them) name e.g. ``<origin>/oauth``; grants and
+    consents are then bound to that issuer."""
+    legacy.routes["/.well-known/oauth-authorization-server"] = legacy.metadata(issuer=legacy.base + "/oauth")
+    found = await discover(legacy.url, allow_private=True)
+    assert found.issuer == legacy.base + "/oauth"

@@ -7,7 +7,7 @@ pending consent exactly once, checks the RFC 9207 ``iss`` parameter, exchanges t
 grant with a conditional write (an ``invalid_client`` answer means the authorization server forgot
 foldgate's registered client: foldgate registers again and asks for a new connect).
 :func:`disconnect` forgets a grant and revokes it (RFC 7009) where the authorization server offers
-revocation.
+revocation, only at the grant's own issuer: when discovery names another one now, nothing is sent.
 
 Before a consent, a client foldgate registered itself is checked at the token endpoint
 (:func:`_known_client`): a forgotten one would strand the person on the server's error page.
@@ -98,8 +98,9 @@ async def start_consent(
         "state": state,
         "code_challenge": pkce.code_challenge,
         "code_challenge_method": "S256",
-        "resource": found.resource,
     }
+    if found.resource:  # None: a 2025-03-26 upstream, whose server predates resource indicators in MCP
+        query["resource"] = found.resource
     if scope:
         query["scope"] = scope
     return f"{endpoint}{'&' if '?' in endpoint else '?'}{urlencode(query)}"
@@ -169,7 +170,7 @@ async def finish_consent(
     if server is None or server.auth.kind not in ("oauth", "per_user"):
         raise NotFoundError("the server of this consent is no longer configured for OAuth")
     found = await ctx.discovered(server)
-    if found.issuer != pending.issuer:
+    if not found.issued(pending.issuer):  # the code and its verifier go only to the flow's own issuer
         raise UpstreamError("the upstream's authorization server changed during the consent; connect again")
     try:
         validate_authorization_response_iss(iss, found.metadata)
@@ -219,6 +220,12 @@ async def disconnect(ctx: OAuthContext, tenant: str, server: ServerConfig, subje
     if grant is not None:
         try:
             found = await ctx.discovered(server)
+            if not found.issued(grant.issuer):
+                # The token (and a confidential client's secret) go only to the server that issued it.
+                raise UpstreamError(
+                    "the upstream now names another authorization server than the grant's issuer: "
+                    "nothing sent"
+                )
             url = found.endpoint("revocation_endpoint")
             if url is not None:
                 url = checked_endpoint(url, "revocation_endpoint", allow_loopback=ctx.allow_private)

@@ -7,6 +7,15 @@
    document that speaks for another resource is an attack, not a configuration).
 3. Authorization server metadata: RFC 8414 then OpenID discovery, in the SDK's fallback order; its
    ``issuer`` must be the one the PRM named (RFC 8414 section 3.3, no mix-up) and every endpoint https.
+   It must advertise PKCE ``S256`` in ``code_challenge_methods_supported``: absent means no PKCE, and the
+   MCP authorization spec says a client must then refuse to proceed.
+
+An upstream on the 2025-03-26 authorization spec publishes no protected resource metadata. As that
+spec's backwards-compatibility section has it, the authorization server is then the MCP server's origin
+(its path discarded): its RFC 8414 metadata at ``/.well-known/oauth-authorization-server`` (with an
+issuer on that origin), else the default endpoints ``/authorize``, ``/token`` and ``/register`` there
+(that spec makes PKCE mandatory, so S256 is used without an advertisement to check). No resource
+indicator is sent to such a server (it predates RFC 8707 in MCP; the SDK omits it too).
 
 Reused from the MCP SDK (``mcp.client.auth.utils``): the discovery URL builders, the challenge parser,
 scope selection and its RFC 9728 / RFC 8414 models. Fetching is foldgate's: every URL goes through the
@@ -18,6 +27,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 from foldgate.errors import UpstreamError
 from foldgate.upstream.net_guard import check_upstream_url_async, guarded_http_client
@@ -57,9 +67,13 @@ class Challenge:
 
 @dataclass(frozen=True, slots=True)
 class Discovered:
-    """An upstream's authorization setup: the resource, its server's metadata and the scope to ask."""
+    """An upstream's authorization setup: the resource, its server's metadata and the scope to ask.
 
-    resource: str
+    ``resource`` is None for a 2025-03-26 upstream (no protected resource metadata): no RFC 8707
+    resource indicator is sent to its authorization server.
+    """
+
+    resource: str | None
     issuer: str
     metadata: Any  # mcp.shared.auth.OAuthMetadata
     scope: str | None
@@ -68,6 +82,11 @@ class Discovered:
         """An endpoint URL from the metadata (already checked), or None when not offered."""
         value = getattr(self.metadata, name, None)
         return None if value is None else str(value)
+
+    def issued(self, issuer: str | None) -> bool:
+        """Whether ``issuer`` (a grant's or a consent's, as sealed) is this authorization server: a
+        refresh token, a client secret or a code goes only to the server it came from."""
+        return issuer is not None and issuer == self.issuer
 
 
 def challenge_of(header: str | None) -> Challenge:
@@ -133,12 +152,25 @@ async def _protected_resource(server_url: str, challenge: Challenge, *, allow_pr
 
 async def authorization_server_metadata(as_url: str, server_url: str, *, allow_private: bool) -> Any:
     """The SDK's ``OAuthMetadata`` of ``as_url`` (RFC 8414, then OIDC); its issuer must be ``as_url``."""
+    metadata = await _metadata_at(as_url, server_url, legacy=False, allow_private=allow_private)
+    if metadata is None:
+        raise UpstreamError(f"no authorization server metadata found for {as_url[:200]}")
+    return metadata
+
+
+async def _metadata_at(as_url: str, server_url: str, *, legacy: bool, allow_private: bool) -> Any:
+    """``as_url``'s metadata, or None when none is published; ``legacy``: only the 2025-03-26 spec's
+    one location, RFC 8414 at the origin (``as_url``), whose issuer may be any URL on that origin (that
+    spec's servers name e.g. ``<origin>/oauth``; the document the MCP server's own origin serves cannot
+    speak for another host)."""
     # The SDK's discovery helpers and models load with the first discovery.
     from mcp.client.auth.utils import build_oauth_authorization_server_metadata_discovery_urls, issuers_match
     from mcp.shared.auth import OAuthMetadata
     from pydantic import ValidationError
 
-    for url in build_oauth_authorization_server_metadata_discovery_urls(as_url, server_url):
+    # The SDK's builder without an authorization server URL is the 2025-03-26 location.
+    urls = build_oauth_authorization_server_metadata_discovery_urls(None if legacy else as_url, server_url)
+    for url in urls:
         doc = await get_json(url, allow_private=allow_private)
         if doc is None:
             continue
@@ -147,13 +179,40 @@ async def authorization_server_metadata(as_url: str, server_url: str, *, allow_p
         except ValidationError:
             log.info("authorization server metadata at %s is malformed; trying the next", url)
             continue
-        if not issuers_match(str(metadata.issuer), as_url):
+        claimed = str(metadata.issuer)
+        if not (issuers_match(claimed, as_url) or (legacy and _origin(claimed) == as_url)):
             raise UpstreamError(
-                f"authorization server metadata names issuer {str(metadata.issuer)[:200]!r}, "
+                f"authorization server metadata names issuer {claimed[:200]!r}, "
                 f"not {as_url[:200]!r}: refused (RFC 8414 section 3.3)"
             )
         return metadata
-    raise UpstreamError(f"no authorization server metadata found for {as_url[:200]}")
+    return None
+
+
+def _origin(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+def _bare(issuer: str) -> str:
+    # Trailing slash of a bare origin: the SDK's AnyHttpUrl adds one, issuers are compared without.
+    return issuer[:-1] if issuer.count("/") == 3 and issuer.endswith("/") else issuer
+
+
+def _default_endpoints(origin: str) -> Any:
+    """The 2025-03-26 spec's default endpoints at ``origin``, for a server that publishes no metadata."""
+    # The SDK's metadata model loads with the first discovery.
+    from mcp.shared.auth import OAuthMetadata
+
+    return OAuthMetadata.model_validate(
+        {
+            "issuer": origin,
+            "authorization_endpoint": origin + "/authorize",
+            "token_endpoint": origin + "/token",
+            "registration_endpoint": origin + "/register",
+            "response_types_supported": ["code"],
+        }
+    )
 
 
 async def discover(server_url: str, challenge: Challenge | None = None, *, allow_private: bool) -> Discovered:
@@ -164,24 +223,34 @@ async def discover(server_url: str, challenge: Challenge | None = None, *, allow
     if challenge is None:
         challenge = await probe_challenge(server_url, allow_private=allow_private) or Challenge()
     prm = await _protected_resource(server_url, challenge, allow_private=allow_private)
-    if prm is None:
-        raise UpstreamError("the upstream publishes no protected resource metadata (RFC 9728)")
-    as_url = checked_endpoint(
-        str(prm.authorization_servers[0]), "authorization server", allow_loopback=allow_private
-    )
-    # Trailing slash of a bare origin: the SDK's AnyHttpUrl adds one, issuers are compared without.
-    as_url = as_url[:-1] if as_url.count("/") == 3 and as_url.endswith("/") else as_url
-    metadata = await authorization_server_metadata(as_url, server_url, allow_private=allow_private)
+    defaults = False
+    if prm is not None:
+        named = str(prm.authorization_servers[0])
+        as_url = _bare(checked_endpoint(named, "authorization server", allow_loopback=allow_private))
+        metadata = await authorization_server_metadata(as_url, server_url, allow_private=allow_private)
+    else:
+        # The 2025-03-26 spec: the authorization server is the MCP server's origin.
+        origin = checked_endpoint(_origin(server_url), "authorization server", allow_loopback=allow_private)
+        metadata = await _metadata_at(origin, server_url, legacy=True, allow_private=allow_private)
+        if metadata is None:
+            metadata, defaults = _default_endpoints(origin), True
+        as_url = _bare(str(metadata.issuer))  # the issuer grants and consents are bound to
+        log.info(
+            "%s publishes no protected resource metadata: the 2025-03-26 layout at %s", server_url, as_url
+        )
     for name in ("authorization_endpoint", "token_endpoint", "registration_endpoint", "revocation_endpoint"):
         value = getattr(metadata, name, None)
         if value is not None:
             checked_endpoint(str(value), name, allow_loopback=allow_private)
-    if metadata.code_challenge_methods_supported is not None and (
-        "S256" not in metadata.code_challenge_methods_supported
-    ):
-        raise UpstreamError("the authorization server does not support PKCE S256")
+    if not defaults and "S256" not in (metadata.code_challenge_methods_supported or ()):
+        raise UpstreamError(
+            "the authorization server does not advertise PKCE S256 (code_challenge_methods_supported): "
+            "refused, as the MCP authorization spec requires"
+        )
     scope = get_client_metadata_scopes(
         challenge.scope, prm, metadata, ["authorization_code", "refresh_token"]
     )
+    if prm is None:
+        return Discovered(None, as_url, metadata, scope)
     # The resource the upstream names (already checked to cover this server) is the audience it checks.
     return Discovered(str(prm.resource), as_url, metadata, scope)

@@ -14,6 +14,9 @@ once more with a fresh token:
   registration: the grant becomes ``needs_consent`` (its refresh token was bound to that client) and
   foldgate registers again (``renewal``), so the next connect works. A grant issued to another client
   than the one in use now is ``needs_consent`` without a request.
+* **Issuer pinning.** A refresh goes only to the authorization server sealed with the grant: when
+  discovery names another one now (or the grant names none), the grant becomes ``needs_consent`` and
+  nothing is sent.
 * **Revoked grant.** ``invalid_grant`` on refresh marks the grant ``needs_consent`` and raises
   :class:`UpstreamConsentError` naming the connect route, unless the stored grant moved on meanwhile
   (another instance rotated it). No retry loop: a ``needs_consent`` grant is never refreshed again.
@@ -67,6 +70,9 @@ REFUSED_CLIENT_REASON: Final = (
     "secret in the server's auth: block"
 )
 OTHER_CLIENT_REASON: Final = "the grant was issued to a client registration foldgate no longer uses"
+OTHER_ISSUER_REASON: Final = (
+    "the upstream now names another authorization server than the one that issued the grant"
+)
 
 ConnectHint = Callable[[str, str, str], str]
 """``hint(tenant, server, subject)`` -> how a person connects (a route or a signed link)."""
@@ -220,6 +226,10 @@ class TokenProvider:
             self._mark_needs_consent(grant, NO_REFRESH_REASON)
             raise self._consent_error(*key, NO_REFRESH_REASON)
         found = await self.ctx.discovered(server)
+        if not found.issued(grant.issuer):
+            # The refresh token and the client's secret go only to the issuer sealed with the grant.
+            self._mark_needs_consent(grant, OTHER_ISSUER_REASON)
+            raise self._consent_error(*key, OTHER_ISSUER_REASON)
         token_url = checked_endpoint(
             found.endpoint("token_endpoint"), "token_endpoint", allow_loopback=self.ctx.allow_private
         )
