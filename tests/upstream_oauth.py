@@ -89,10 +89,20 @@ class Protected:
 
 
 @contextlib.contextmanager
-def protected_server(tmp: Path, issuer: str, scopes: str = UPSTREAM_SCOPE) -> Iterator[tuple[str, Path]]:
-    """One protected MCP server trusting ``issuer`` and requiring ``scopes``: its URL and calls file."""
+def protected_server(
+    tmp: Path, issuer: str, scopes: str = UPSTREAM_SCOPE, *, tool_scopes: bool = False
+) -> Iterator[tuple[str, Path]]:
+    """One protected MCP server trusting ``issuer`` and requiring ``scopes``: its URL and calls file.
+    ``tool_scopes``: with the tools that need scope of their own (see demo/oauth/protected_mcp.py)."""
     port = free_port()
-    cmd = [sys.executable, str(SERVER), str(port), issuer, scopes]
+    cmd = [
+        sys.executable,
+        str(SERVER),
+        str(port),
+        issuer,
+        scopes,
+        *(["--tool-scopes"] if tool_scopes else []),
+    ]
     with (tmp / f"protected-{port}.log").open("w") as log:
         proc = subprocess.Popen(cmd, cwd=tmp, stdout=log, stderr=subprocess.STDOUT)
         try:
