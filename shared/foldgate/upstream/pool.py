@@ -159,7 +159,6 @@ class PooledSession:
         timeout_s: float,
         on_change: ChangeListener | None = None,
         announce: bool = True,
-        authorization: str | None = None,
     ) -> None:
         self.key = key
         self.on_change = on_change
@@ -167,7 +166,7 @@ class PooledSession:
         self.announce = announce
         # The Authorization value every request of this session carries now (its HTTP clients read it
         # per request, so a refreshed token needs no new session).
-        self.authorization = authorization
+        self.authorization: str | None = None
         self.timeout_s = timeout_s
         self.allow_private = allow_private
         self.era = era
