@@ -83,9 +83,19 @@ class Protected:
 
     def calls(self) -> list[dict[str, Any]]:
         """Every tool call the upstream ran: tool name, subject and client of the token used."""
-        if not self.calls_file.exists():
-            return []
-        return [json.loads(line) for line in self.calls_file.read_text().splitlines() if line]
+        return _lines(self.calls_file)
+
+    def requests(self) -> list[dict[str, Any]]:
+        """Every HTTP request to the upstream's /mcp: HTTP method and JSON-RPC method (or None)."""
+        return _lines(self.calls_file.with_suffix(".requests"))
+
+
+def _lines(path: Path) -> list[dict[str, Any]]:
+    if not path.exists():
+        return []
+    # Only whole lines: the server may be appending one right now.
+    text = path.read_text()
+    return [json.loads(line) for line in text[: text.rfind("\n") + 1].splitlines() if line]
 
 
 @contextlib.contextmanager

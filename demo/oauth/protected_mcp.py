@@ -14,8 +14,9 @@ checked per call as real servers scope single tools: a call without it is refuse
 ``insufficient_scope`` naming the scope (the MCP spec's step-up challenge): ``write_note`` needs
 ``files:write`` (challenge: ``files:read files:write``), ``admin_report`` needs ``files:admin``, and
 ``locked`` is refused naming ``files:read``, a scope every token here holds (a tool-level policy).
-Every tool call is appended to ``<port>.calls`` beside this file's working directory as one JSON
-line (subject, tool), so a test can count what really ran upstream.
+Every tool call is appended to ``<port>.calls`` in the working directory as one JSON line (subject,
+tool), so a test can count what really ran upstream; every HTTP request to ``/mcp`` to
+``<port>.requests`` (HTTP method, JSON-RPC method), so a test can count a client's traffic.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ ISSUER = sys.argv[2]
 SCOPE = sys.argv[3]
 RESOURCE = f"http://127.0.0.1:{PORT}/mcp"
 CALLS = Path(f"{PORT}.calls")
+REQUESTS = Path(f"{PORT}.requests")
 TOOL_SCOPES = "--tool-scopes" in sys.argv[4:]
 # tool -> (scope the call needs, scope its challenge names)
 NEEDS = {
@@ -151,12 +153,27 @@ def _refusal(body: bytes, authorization: str) -> str | None:
     return need[1]
 
 
-def tool_scopes(app: App) -> App:
-    """Per-tool scope checks in front of the SDK's app: 403 ``insufficient_scope`` for a call that lacks
-    its tool's scope (the request body is read first, then handed on unchanged)."""
+def _log(http: str, body: bytes) -> None:
+    try:
+        message = json.loads(body) if body else None
+    except ValueError:
+        message = None
+    rpc = message.get("method") if isinstance(message, dict) else None
+    with REQUESTS.open("a") as f:
+        f.write(json.dumps({"http": http, "rpc": rpc}) + "\n")
+
+
+def front(app: App) -> App:
+    """In front of the SDK's app: every request to /mcp logged; with ``--tool-scopes``, per-tool scope
+    checks: 403 ``insufficient_scope`` for a call that lacks its tool's scope (the request body is
+    read first, then handed on unchanged)."""
 
     async def scoped(scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["method"] != "POST":
+        if scope["type"] != "http" or not scope["path"].startswith("/mcp"):
+            await app(scope, receive, send)
+            return
+        if scope["method"] != "POST":
+            _log(scope["method"], b"")
             await app(scope, receive, send)
             return
         messages, body = [], b""
@@ -166,8 +183,9 @@ def tool_scopes(app: App) -> App:
             body += message.get("body", b"")
             if not message.get("more_body"):
                 break
+        _log("POST", body)
         headers = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
-        named = _refusal(body, headers.get("authorization", ""))
+        named = _refusal(body, headers.get("authorization", "")) if TOOL_SCOPES else None
         if named is not None:
             metadata = f"http://127.0.0.1:{PORT}/.well-known/oauth-protected-resource/mcp"
             challenge = f'Bearer error="insufficient_scope", scope="{named}", resource_metadata="{metadata}"'
@@ -186,10 +204,8 @@ def tool_scopes(app: App) -> App:
 
 
 if __name__ == "__main__":
-    if TOOL_SCOPES:
-        import uvicorn
+    # What MCPServer.run("streamable-http") does, with the front in place.
+    import uvicorn
 
-        uvicorn.run(tool_scopes(server.streamable_http_app(host="127.0.0.1")), host="127.0.0.1", port=PORT,
-                    log_level="warning")  # fmt: skip
-    else:
-        server.run("streamable-http", host="127.0.0.1", port=PORT)
+    uvicorn.run(front(server.streamable_http_app(host="127.0.0.1")), host="127.0.0.1", port=PORT,
+                log_level="warning")  # fmt: skip
