@@ -105,14 +105,8 @@ def protected_server(
     """One protected MCP server trusting ``issuer`` and requiring ``scopes``: its URL and calls file.
     ``tool_scopes``: with the tools that need scope of their own (see demo/oauth/protected_mcp.py)."""
     port = free_port()
-    cmd = [
-        sys.executable,
-        str(SERVER),
-        str(port),
-        issuer,
-        scopes,
-        *(["--tool-scopes"] if tool_scopes else []),
-    ]
+    cmd = [sys.executable, str(SERVER), str(port), issuer, scopes, "--log-requests"]
+    cmd += ["--tool-scopes"] if tool_scopes else []
     with (tmp / f"protected-{port}.log").open("w") as log:
         proc = subprocess.Popen(cmd, cwd=tmp, stdout=log, stderr=subprocess.STDOUT)
         try:

@@ -1,9 +1,9 @@
 """An upstream MCP server that requires OAuth access tokens: the MCP Python SDK's resource-server support.
 The demo's OAuth-protected upstream (demo/run.sh) and the one the upstream OAuth tests connect to.
 
-Usage: ``python protected_mcp.py <port> <issuer> "<scope> ..." [--tool-scopes]`` serves Streamable HTTP on
-``http://127.0.0.1:<port>/mcp``. The SDK answers a request without a valid token with 401 and
-``WWW-Authenticate: Bearer resource_metadata=...`` and serves the RFC 9728 document naming ``issuer``;
+Usage: ``python protected_mcp.py <port> <issuer> "<scope> ..." [--tool-scopes] [--log-requests]`` serves
+Streamable HTTP on ``http://127.0.0.1:<port>/mcp``. The SDK answers a request without a valid token with
+401 and ``WWW-Authenticate: Bearer resource_metadata=...`` and serves the RFC 9728 document naming ``issuer``;
 tokens are checked here as real resource servers do: an ES256/RS256 JWT from the issuer's JWKS, ``iss``
 the issuer, ``aud`` this server's URL (RFC 8707), unexpired, carrying every scope named (else 403
 ``insufficient_scope``).
@@ -15,8 +15,8 @@ checked per call as real servers scope single tools: a call without it is refuse
 ``files:write`` (challenge: ``files:read files:write``), ``admin_report`` needs ``files:admin``, and
 ``locked`` is refused naming ``files:read``, a scope every token here holds (a tool-level policy).
 Every tool call is appended to ``<port>.calls`` in the working directory as one JSON line (subject,
-tool), so a test can count what really ran upstream; every HTTP request to ``/mcp`` to
-``<port>.requests`` (HTTP method, JSON-RPC method), so a test can count a client's traffic.
+tool), so a test can count what really ran upstream; with ``--log-requests`` every HTTP request to
+``/mcp`` to ``<port>.requests`` (HTTP method, JSON-RPC method), so a test can count a client's traffic.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ ISSUER = sys.argv[2]
 SCOPE = sys.argv[3]
 RESOURCE = f"http://127.0.0.1:{PORT}/mcp"
 CALLS = Path(f"{PORT}.calls")
-REQUESTS = Path(f"{PORT}.requests")
+REQUESTS = Path(f"{PORT}.requests") if "--log-requests" in sys.argv[4:] else None
 TOOL_SCOPES = "--tool-scopes" in sys.argv[4:]
 # tool -> (scope the call needs, scope its challenge names)
 NEEDS = {
@@ -154,6 +154,8 @@ def _refusal(body: bytes, authorization: str) -> str | None:
 
 
 def _log(http: str, body: bytes) -> None:
+    if REQUESTS is None:
+        return
     try:
         message = json.loads(body) if body else None
     except ValueError:
@@ -208,4 +210,4 @@ if __name__ == "__main__":
     import uvicorn
 
     uvicorn.run(front(server.streamable_http_app(host="127.0.0.1")), host="127.0.0.1", port=PORT,
-                log_level="warning")  # fmt: skip
+                log_level=server.settings.log_level.lower())  # fmt: skip
