@@ -10,6 +10,7 @@ stream, no re-list); the margin scales with the token's lifetime.
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import time
 from collections.abc import Iterator
@@ -20,7 +21,7 @@ from typing import Any
 import pytest
 
 from foldgate.config.tenant import ServerConfig, parse_tenant_config
-from foldgate.model.caller import SHARED_SUBJECT, calling_as
+from foldgate.model.caller import SHARED_SUBJECT, UpstreamCaller, calling_as
 from foldgate.store.grants.sqlite import SqliteGrantStore
 from foldgate.upstream.client import UpstreamClient
 from foldgate.upstream.oauth.consent import finish_consent, start_consent
@@ -203,3 +204,25 @@ async def test_a_listen_stream_opened_again_does_not_re_list(
         assert (relister.told, relister.listed) == (1, 1)
     finally:
         await client.aclose()
+
+
+async def test_a_45_second_client_credentials_token_is_reused_not_fetched_per_request(
+    upstream: Protected, store: SqliteGrantStore
+) -> None:
+    ctx = oauth_context(store, {"/fg/machine": upstream.provider.machine_secret})
+    auth = {"kind": "client_credentials", "issuer": upstream.provider.issuer, "client_id": "machine-agent",
+            "client_secret_secret": "/fg/machine", "scopes": ["files:read"]}  # fmt: skip
+    server = parse_tenant_config({"servers": [{"name": "files", "url": upstream.url, "auth": auth}]}).servers[
+        0
+    ]
+    provider = TokenProvider(ctx)
+    first = await provider.authorization(server, UpstreamCaller(TENANT))
+    assert first is not None
+    assert claims(first)["exp"] - claims(first)["iat"] == TTL
+    assert await provider.authorization(server, UpstreamCaller(TENANT)) == first
+
+
+def claims(authorization: str) -> dict[str, Any]:
+    payload = authorization.split(".")[1]
+    decoded: dict[str, Any] = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+    return decoded
