@@ -83,16 +83,30 @@ class Protected:
 
     def calls(self) -> list[dict[str, Any]]:
         """Every tool call the upstream ran: tool name, subject and client of the token used."""
-        if not self.calls_file.exists():
-            return []
-        return [json.loads(line) for line in self.calls_file.read_text().splitlines() if line]
+        return _lines(self.calls_file)
+
+    def requests(self) -> list[dict[str, Any]]:
+        """Every HTTP request to the upstream's /mcp: HTTP method and JSON-RPC method (or None)."""
+        return _lines(self.calls_file.with_suffix(".requests"))
+
+
+def _lines(path: Path) -> list[dict[str, Any]]:
+    if not path.exists():
+        return []
+    # Only whole lines: the server may be appending one right now.
+    text = path.read_text()
+    return [json.loads(line) for line in text[: text.rfind("\n") + 1].splitlines() if line]
 
 
 @contextlib.contextmanager
-def protected_server(tmp: Path, issuer: str, scopes: str = UPSTREAM_SCOPE) -> Iterator[tuple[str, Path]]:
-    """One protected MCP server trusting ``issuer`` and requiring ``scopes``: its URL and calls file."""
+def protected_server(
+    tmp: Path, issuer: str, scopes: str = UPSTREAM_SCOPE, *, tool_scopes: bool = False
+) -> Iterator[tuple[str, Path]]:
+    """One protected MCP server trusting ``issuer`` and requiring ``scopes``: its URL and calls file.
+    ``tool_scopes``: with the tools that need scope of their own (see demo/oauth/protected_mcp.py)."""
     port = free_port()
-    cmd = [sys.executable, str(SERVER), str(port), issuer, scopes]
+    cmd = [sys.executable, str(SERVER), str(port), issuer, scopes, "--log-requests"]
+    cmd += ["--tool-scopes"] if tool_scopes else []
     with (tmp / f"protected-{port}.log").open("w") as log:
         proc = subprocess.Popen(cmd, cwd=tmp, stdout=log, stderr=subprocess.STDOUT)
         try:

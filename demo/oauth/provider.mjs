@@ -12,7 +12,7 @@
 //   client asked for, carrying only the scopes SCOPES lists, and lives 5 minutes;
 // - refresh tokens (upstream OAuth tests): issued to clients registered for the refresh_token grant,
 //   rotated on every use (the old one stops working), revocable (RFC 7009); ACCESS_TTL (seconds,
-//   default 300) shortens access tokens so a test sees them expire;
+//   default 300) shortens access tokens (the machine agent's too) so a test sees them expire;
 // - signing keys come from KEYS_FILE (a private JWKS the fixture generated), so tests can also forge
 //   tokens with the provider's own key (expired, wrong audience, ...) and check foldgate refuses them;
 //   without KEYS_FILE (the demo) a fresh ES256 and RS256 pair is generated per start, never written out
@@ -95,7 +95,7 @@ const configuration = {
   rotateRefreshToken: () => true,
   ttl: {
     AccessToken: accessTTL,
-    ClientCredentials: 300,
+    ClientCredentials: accessTTL,
     AuthorizationCode: 60,
     IdToken: 300,
     Interaction: 600,

@@ -9,7 +9,9 @@ reach the upstream again under that client.
 
 from __future__ import annotations
 
+import asyncio
 import json
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +29,7 @@ from tests.upstream_oauth import OperatorAdmin, RestartableProvider, protected_s
 pytestmark = pytest.mark.e2e
 
 FORGOTTEN = "no longer knows foldgate's client registration"
+ACCESS_TTL = 2
 
 
 @dataclass
@@ -54,9 +57,9 @@ class Setup(OperatorAdmin):
 @pytest.fixture
 def setup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Setup]:
     # No cap between registrations: the provider restarts seconds after the first one. Access tokens
-    # shorter than foldgate's refresh skew: every call refreshes, so the first after the restart does.
+    # of two seconds: the first call after the restart (once the last token expired) refreshes.
     monkeypatch.setenv("FOLDGATE_UPSTREAM_REREGISTER_SECONDS", "0")
-    auth_server = RestartableProvider(tmp_path, access_ttl=30)
+    auth_server = RestartableProvider(tmp_path, access_ttl=ACCESS_TTL)
     try:
         with protected_server(tmp_path, auth_server.provider.issuer) as (url, calls):
             config = {"direct_tool_response_mode": "full",
@@ -81,6 +84,13 @@ async def test_a_forgotten_client_is_registered_again_and_the_connect_flow_works
     assert setup.last_client() == first
 
     setup.auth_server.restart()
+    # The restarted provider signs with the same keys, so the held token stays good until it expires
+    # (foldgate refreshes a token only within its margin): the scenario starts once it has.
+    expires = setup.auth_state()["expires_at"]
+    assert expires is not None
+    assert expires <= time.time() + ACCESS_TTL
+    while time.time() < expires:
+        await asyncio.sleep(0.1)
     refused = await call(setup.base, "files__whoami", {})
     assert refused.is_error
     assert FORGOTTEN in refused.content[0].text

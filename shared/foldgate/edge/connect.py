@@ -73,7 +73,7 @@ async def start_shared_connect(gateway: Gateway, oauth: OAuthContext, tenant: st
     server = _oauth_server(gateway, tenant, name)
     held = oauth.store.get_grant(tenant, name, SHARED_SUBJECT)
     # Step-up: a grant marked for more scope asks for what it has plus what the upstream wanted.
-    extra = held.scope if held is not None and held.state == "needs_consent" else None
+    extra = held.consent_scope() if held is not None else None
     try:
         return await start_consent(oauth, tenant, server, SHARED_SUBJECT, extra_scope=extra)
     except ConfigError as exc:
@@ -182,7 +182,7 @@ def oauth_client_router(gateway: Gateway, oauth: OAuthContext, link_secret: byte
         if server is None or server.auth.kind != "per_user":
             return _answer(request, False, "Not available", "This server takes no per-user connections.", 404)
         held = oauth.store.get_grant(tenant, name, subject)
-        extra = held.scope if held is not None and held.state == "needs_consent" else None
+        extra = held.consent_scope() if held is not None else None
         try:
             url = await start_consent(oauth, tenant, server, subject, extra_scope=extra)
         except FoldgateError as exc:

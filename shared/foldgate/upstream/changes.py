@@ -50,14 +50,25 @@ def change_handler(server: str, listener: ChangeListener) -> Any:
     return handle
 
 
-async def listen_for_changes(client: Any, name: str, on_change: ChangeListener, stop: asyncio.Event) -> None:
+async def listen_for_changes(
+    client: Any,
+    name: str,
+    on_change: ChangeListener,
+    stop: asyncio.Event,
+    *,
+    announce: bool = True,
+    acknowledged: Callable[[], None] | None = None,
+) -> None:
     """On a 2026-07-28 session, change notifications arrive only on a ``subscriptions/listen`` stream:
     hold one open (until ``stop``) and tell ``on_change`` of each event. Handshake-era sessions get
     them as plain notifications through the session's message handler instead.
 
-    The stream has no replay, so a change made between the last listing and the acknowledgement would
-    be lost: ``on_change`` is also told once when the stream is acknowledged (list again; a reindex
-    that finds nothing new publishes nothing)."""
+    The stream has no replay, so a change made between the first listing and the acknowledgement would
+    be lost: with ``announce``, ``on_change`` is also told once when the stream is acknowledged (list
+    again; a reindex that finds nothing new publishes nothing). A stream opened again for the same
+    upstream (the session went idle, or was replaced) passes ``announce=False``: re-listing on every
+    reconnect is what made short-lived sessions loop, and the schedule's reindex covers the gap.
+    ``acknowledged`` is called once the stream is acknowledged (after any announcement)."""
     try:
         async with (
             client.listen(
@@ -71,7 +82,10 @@ async def listen_for_changes(client: Any, name: str, on_change: ChangeListener, 
                 tg.cancel_scope.cancel()
 
             tg.start_soon(until_stopped)
-            _tell(on_change, name)
+            if announce:
+                _tell(on_change, name)
+            if acknowledged is not None:
+                acknowledged()
             async for _event in events:
                 _tell(on_change, name)
             tg.cancel_scope.cancel()

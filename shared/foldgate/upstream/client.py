@@ -24,7 +24,14 @@ from foldgate.config.tenant import ServerConfig
 from foldgate.errors import UpstreamError, UpstreamTimeoutError
 from foldgate.model.deadline import time_left
 from foldgate.upstream.changes import ChangeListener, change_handler, listen_for_changes
-from foldgate.upstream.credentials import UpstreamAuth, after_refusal, raise_if_refused, resolve_headers
+from foldgate.upstream.credentials import (
+    UpstreamAuth,
+    after_refusal,
+    credential_identity,
+    raise_if_refused,
+    resolve_headers,
+    split_authorization,
+)
 from foldgate.upstream.net_guard import check_upstream_url_async
 from foldgate.upstream.offerings import Offerings, list_offerings_on, request_of
 from foldgate.upstream.plain_session import PlainSession, RpcError
@@ -161,8 +168,11 @@ class UpstreamClient:
             await check_upstream_url_async(server.url, allow_private=self._allow_private)
         except UpstreamError as exc:
             raise UpstreamError(f"{server.name}: {exc.message}") from None
-        key = SessionKey.of(server, await self.request_headers(server))
-        async with self._pool.session(key, timeout_s=server.timeout_s) as pooled:
+        headers = await self.request_headers(server)
+        # The token is sent per request: a refreshed one keeps the session (see foldgate.upstream.pool).
+        authorization = split_authorization(server, headers)
+        key = SessionKey.of(server, headers, credential_identity(server))
+        async with self._pool.session(key, timeout_s=server.timeout_s, authorization=authorization) as pooled:
             yield pooled
 
     async def request_headers(self, server: ServerConfig) -> dict[str, str]:
@@ -264,7 +274,7 @@ class UpstreamClient:
                     try:
                         return await _send_call(await pooled.ready(), name, arguments)
                     except Exception as exc:
-                        raise_if_refused(self._pool, pooled, exc)
+                        raise_if_refused(exc, server.name)
                         # The upstream refused the session's id: the call did not run.
                         refused = pooled.expired
                         lost = not refused and _lost_in_transit(exc)
@@ -326,7 +336,7 @@ class UpstreamClient:
                         try:
                             return await run(await pooled.ready())
                         except Exception as exc:
-                            raise_if_refused(self._pool, pooled, exc)
+                            raise_if_refused(exc, server.name)
                             lost = _lost_in_transit(exc)
                             if pooled.expired or lost:
                                 self._pool.discard(pooled)

@@ -14,11 +14,19 @@ from collections.abc import Mapping
 from typing import Protocol
 
 from foldgate.config.tenant import ServerConfig
+from foldgate.config.upstream_auth import PerUserAuth
 from foldgate.errors import UpstreamError
-from foldgate.model.caller import UpstreamCaller, current_caller
-from foldgate.upstream.pool import AuthRefusedError, PooledSession, SessionPool
+from foldgate.model.caller import SHARED_SUBJECT, UpstreamCaller, current_caller
+from foldgate.upstream.pool import AuthRefusedError, auth_refusal
 
-__all__ = ["UpstreamAuth", "after_refusal", "raise_if_refused", "resolve_headers"]
+__all__ = [
+    "UpstreamAuth",
+    "after_refusal",
+    "credential_identity",
+    "raise_if_refused",
+    "resolve_headers",
+    "split_authorization",
+]
 
 log = logging.getLogger(__name__)
 
@@ -56,11 +64,30 @@ async def resolve_headers(
     return headers
 
 
-def raise_if_refused(pool: SessionPool, pooled: PooledSession, exc: BaseException) -> None:
-    """Re-raise a failure the upstream answered with 401/403 as AuthRefusedError (session dropped)."""
-    refused = pooled.refused()
+def credential_identity(server: ServerConfig) -> tuple[str, ...]:
+    """Whose OAuth credentials a request to ``server`` carries now: (auth kind, tenant, subject) for
+    the current caller, () for static auth. Sessions are pooled by it, never by the token itself."""
+    caller = current_caller()
+    if server.auth.kind == "static" or caller is None:
+        return ()
+    # per_user: the caller's own grant; every other kind is one credential per tenant.
+    subject = caller.subject if isinstance(server.auth, PerUserAuth) else SHARED_SUBJECT
+    return (server.auth.kind, caller.tenant, subject)
+
+
+def split_authorization(server: ServerConfig, headers: dict[str, str]) -> str | None:
+    """Take the OAuth Authorization value out of resolved ``headers`` (it is sent per request, not
+    part of the session's identity); None for static auth, whose headers stay as they are."""
+    if server.auth.kind == "static":
+        return None
+    return headers.pop("authorization", None)
+
+
+def raise_if_refused(exc: BaseException, name: str) -> None:
+    """Re-raise a failure the upstream answered with 401/403 as AuthRefusedError. The session stays:
+    the retry sends the better credentials on it."""
+    refused = auth_refusal(name, exc)
     if refused is not None:
-        pool.discard(pooled)  # bound to the refused credentials: the retry opens a new session
         raise refused from exc
 
 

@@ -44,7 +44,14 @@ from foldgate.upstream.wire import MAX_MESSAGE_BYTES, WireError, parse_message, 
 if TYPE_CHECKING:
     import httpx2
 
-__all__ = ["HANDSHAKE_VERSIONS", "MODERN_VERSIONS", "PlainSession", "RpcError", "SessionExpiredError"]
+__all__ = [
+    "HANDSHAKE_VERSIONS",
+    "MODERN_VERSIONS",
+    "CredentialsRefusedError",
+    "PlainSession",
+    "RpcError",
+    "SessionExpiredError",
+]
 
 # mcp 2.3's protocol versions (mcp_types.version); a unit test keeps them equal to the SDK's.
 HANDSHAKE_VERSIONS: Final = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
@@ -81,6 +88,18 @@ class RpcError(Exception):
         self.data = data
 
 
+class CredentialsRefusedError(UpstreamError):
+    """The upstream answered 401/403 to a request carrying credentials: it ran nothing, and the OAuth
+    provider may fix the credentials (see ``foldgate.upstream.credentials``). ``sent`` is the
+    Authorization value that request carried (never put in a message)."""
+
+    def __init__(self, what: str, status: int, challenge: str | None, sent: str) -> None:
+        super().__init__(f"{what}: the upstream refused the credentials (HTTP {status})")
+        self.status = status
+        self.challenge = challenge
+        self.sent = sent
+
+
 class SessionExpiredError(UpstreamError):
     """The upstream refused the session's id: the request did not run and may be sent again."""
 
@@ -108,9 +127,6 @@ class PlainSession:
         self.url = url
         self.http = http
         self.expired = False
-        # (status, WWW-Authenticate) of a 401/403 to a request that carried credentials: the upstream
-        # ran nothing, and the OAuth provider may fix the credentials (see foldgate.upstream.credentials).
-        self.auth_refusal: tuple[int, str | None] | None = None
         self.version: str | None = None
         self.session_id: str | None = None
         self.server_capabilities: dict[str, Any] | None = None
@@ -324,8 +340,11 @@ class PlainSession:
         if 300 <= status < 400:
             where = response.headers.get("location", "")[:200]
             raise WireError(f"{what}: HTTP {status} redirect to {where!r} not followed; configure that URL")
-        if status in (401, 403) and "authorization" in response.request.headers:
-            self.auth_refusal = (status, response.headers.get("www-authenticate"))
+        sent = response.request.headers.get("authorization")
+        if status in (401, 403) and sent is not None:
+            # Per request: the session stays good, and its next request carries whatever credentials
+            # are current then (the pool's sessions outlive any one access token).
+            raise CredentialsRefusedError(what, status, response.headers.get("www-authenticate"), sent)
         body = await _read(response, _ERROR_BODY_BYTES, what, cut=True)
         if had_session and (status == 404 or (status == 400 and b"session" in body[:2000].lower())):
             self.expired = True

@@ -4,9 +4,13 @@ Opening a client and a session per call costs a TCP (+TLS) handshake and the MCP
 (``server/discover`` probe, ``initialize``, ``notifications/initialized``) before every tool call. The
 pool keeps both open on the warm instance so a warm call is one HTTP round trip:
 
-* **Identity.** A session belongs to a ``SessionKey``: server name, URL and the headers resolved for
-  it. A config change (new URL, rotated secret) is a new key and so a new session; the old one
-  closes after ``idle_seconds`` unused (not at once: another tenant may use the same name).
+* **Identity.** A session belongs to a ``SessionKey``: server name, URL, the static headers resolved for
+  it and, for OAuth upstreams, whose credentials it uses (auth kind, tenant, subject). A config change
+  (new URL, rotated secret) is a new key and so a new session; the old one closes after
+  ``idle_seconds`` unused (not at once: another tenant may use the same name). An access token is not
+  part of the key: Streamable HTTP sends ``Authorization`` with every HTTP request, so a refreshed
+  token is sent on the session already open (its next request, the listen stream's next reconnect)
+  instead of costing a new session, a new listen stream and a re-list.
 * **No SDK.** A session is a ``PlainSession`` (plain JSON-RPC, see ``plain_session``), so the first
   proxied call of a cold instance never imports the MCP SDK's client.
 * **Era.** The first session to an upstream negotiates as the SDK's ``mode="auto"``. The pool remembers
@@ -29,7 +33,9 @@ pool keeps both open on the warm instance so a warm call is one HTTP round trip:
   message handler (on its GET stream), a 2026-07-28 one through a ``subscriptions/listen`` stream. It is
   the SDK's because those streams are long-lived and reconnecting, local mode's cold start does not
   matter, and the Lambda (no listener) never loads it. It lives and closes with the pooled session (an
-  idle one closes after ``idle_seconds``; the next use opens and listens again).
+  idle one closes after ``idle_seconds``; the next use opens and listens again). Only the first listen
+  stream of a key tells the listener on its acknowledgement (see ``listen_for_changes``); a stream
+  opened again for the same key re-lists only when the upstream says ``list_changed``.
 
 SSRF: every session's HTTP client is ``net_guard.guarded_http_client``, whose network backend re-runs
 the guard and pins the checked addresses for every new TCP connection, pooled or not.
@@ -40,7 +46,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Generator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -48,10 +54,18 @@ from foldgate.config.tenant import ServerConfig
 from foldgate.errors import UpstreamBusyError, UpstreamError
 from foldgate.upstream.changes import ChangeListener, change_handler, listen_for_changes
 from foldgate.upstream.net_guard import guarded_http_client
-from foldgate.upstream.plain_session import PlainSession
+from foldgate.upstream.plain_session import CredentialsRefusedError, PlainSession
 from foldgate.upstream.wire import keep_alive
 
-__all__ = ["IDLE_SECONDS", "AuthRefusedError", "PooledSession", "SessionKey", "SessionPool", "retry_safe"]
+__all__ = [
+    "IDLE_SECONDS",
+    "AuthRefusedError",
+    "PooledSession",
+    "SessionKey",
+    "SessionPool",
+    "auth_refusal",
+    "retry_safe",
+]
 
 log = logging.getLogger(__name__)
 
@@ -71,6 +85,29 @@ class AuthRefusedError(UpstreamError):
         self.sent = sent
 
 
+def auth_refusal(name: str, exc: BaseException) -> AuthRefusedError | None:
+    """``exc`` as the credentials refusal the client acts on, when that is what it is."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    if not isinstance(exc, CredentialsRefusedError):
+        return None
+    return AuthRefusedError(name, exc.status, exc.challenge, exc.sent)
+
+
+def _current_authorization(pooled: PooledSession) -> Any:
+    """An httpx2 auth that sets the session's current Authorization on every request it sends."""
+    # httpx2 loads with the first pooled session, not at init.
+    import httpx2
+
+    class _Current(httpx2.Auth):
+        def auth_flow(self, request: httpx2.Request) -> Generator[httpx2.Request, httpx2.Response, None]:
+            if pooled.authorization is not None:
+                request.headers["authorization"] = pooled.authorization
+            yield request
+
+    return _Current()
+
+
 def retry_safe(annotations: Mapping[str, Any] | None) -> bool:
     """Whether a tool may run twice: the upstream marks it read-only or idempotent.
 
@@ -83,17 +120,22 @@ def retry_safe(annotations: Mapping[str, Any] | None) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class SessionKey:
-    """What a session is bound to: the server's name, URL and resolved request headers."""
+    """What a session is bound to: the server's name, URL, static request headers and credential
+    identity (never an access token: see the module doc)."""
 
     name: str
     url: str
     headers: tuple[tuple[str, str], ...]
+    identity: tuple[str, ...] = ()
 
     @classmethod
-    def of(cls, server: ServerConfig, headers: Mapping[str, str]) -> SessionKey:
-        """The key for a server with its headers resolved now (a rotated secret gives a new key)."""
+    def of(
+        cls, server: ServerConfig, headers: Mapping[str, str], identity: tuple[str, ...] = ()
+    ) -> SessionKey:
+        """The key for a server with its static headers resolved now (a rotated secret gives a new
+        key) and whose OAuth credentials its requests carry (``identity``)."""
         assert server.url is not None  # the config guarantees a url for HTTP servers
-        return cls(server.name, server.url, tuple(sorted(headers.items())))
+        return cls(server.name, server.url, tuple(sorted(headers.items())), identity)
 
 
 @dataclass(slots=True)
@@ -116,22 +158,27 @@ class PooledSession:
         era: _Era | None,
         timeout_s: float,
         on_change: ChangeListener | None = None,
+        announce: bool = True,
     ) -> None:
         self.key = key
         self.on_change = on_change
+        # Whether the listen stream's acknowledgement tells ``on_change`` (the key's first stream only).
+        self.announce = announce
+        # The Authorization value every request of this session carries now (its HTTP clients read it
+        # per request, so a refreshed token needs no new session).
+        self.authorization: str | None = None
         self.timeout_s = timeout_s
         self.allow_private = allow_private
         self.era = era
         self.broken = False
-        # (status, WWW-Authenticate) of a 401/403 to a request that carried credentials, seen while
-        # opening the session (once open, the session itself keeps it).
-        self._open_refusal: tuple[int, str | None] | None = None
         self.in_flight = 0
         self.loop = asyncio.get_running_loop()
         self.last_used = self.loop.time()
         self.session: PlainSession | None = None
         self._ready = asyncio.Event()
         self._stop = asyncio.Event()
+        # Set once the listen stream (2026-07-28 sessions with a change listener) is acknowledged.
+        self.listening = asyncio.Event()
         self._error: BaseException | None = None
         self._task: asyncio.Task[None] | None = None
         self._listener: asyncio.Task[None] | None = None
@@ -145,6 +192,7 @@ class PooledSession:
     async def _open(self) -> None:
         era = (self.era.mode, self.era.discover) if self.era is not None else None
         http = guarded_http_client(dict(self.key.headers), allow_private=self.allow_private, wrap=keep_alive)
+        http.auth = _current_authorization(self)
         session = PlainSession(self.key.name, self.key.url, http, era=era)
         try:
             # An upstream that accepts the connection but never finishes the handshake must not leave
@@ -158,7 +206,6 @@ class PooledSession:
                 )
         except BaseException as exc:  # the upstream refused or died: report it to waiters
             self._error, self.broken = exc, True
-            self._open_refusal = session.auth_refusal
             await asyncio.shield(session.aclose(timeout_s=_CLOSE_SECONDS))
             if not isinstance(exc, Exception):
                 raise
@@ -178,6 +225,7 @@ class PooledSession:
         mode, prior = ("legacy", None) if era is None or era[0] == "legacy" else era
         try:
             http = guarded_http_client(dict(self.key.headers), allow_private=self.allow_private)
+            http.auth = _current_authorization(self)
             async with http:
                 transport = streamable_http_client(self.key.url, http_client=http, terminate_on_close=True)
                 options: dict[str, Any] = {
@@ -189,7 +237,14 @@ class PooledSession:
                     transport, cache=None, read_timeout_seconds=self.timeout_s, **options
                 ) as client:
                     if client.session.discover_result is not None:
-                        await listen_for_changes(client, self.key.name, self.on_change, self._stop)
+                        await listen_for_changes(
+                            client,
+                            self.key.name,
+                            self.on_change,
+                            self._stop,
+                            announce=self.announce,
+                            acknowledged=self.listening.set,
+                        )
                     await self._stop.wait()
         except Exception as exc:  # no listening then: the schedule still reindexes
             log.info("%s: not listening for changes: %s", self.key.name, str(exc) or type(exc).__name__)
@@ -204,14 +259,6 @@ class PooledSession:
                 raise self._error
             raise UpstreamError(f"{self.key.name}: no MCP session within {self.timeout_s:g}s")
         return self.session
-
-    def refused(self) -> AuthRefusedError | None:
-        """The credentials refusal this session saw, as the error the client acts on."""
-        refusal = self.session.auth_refusal if self.session is not None else self._open_refusal
-        if refusal is None:
-            return None
-        sent = dict(self.key.headers).get("authorization")
-        return AuthRefusedError(self.key.name, refusal[0], refusal[1], sent)
 
     def negotiated(self) -> _Era | None:
         """The era this session settled on, for the next session to the same key."""
@@ -279,6 +326,8 @@ class SessionPool:
         self.idle_seconds = idle_seconds
         self._state: _LoopState | None = None
         self._eras: dict[SessionKey, _Era] = {}
+        # Keys a session was opened for once: a later listen stream for the same key does not re-list.
+        self._listened: set[SessionKey] = set()
         self.opened = 0  # sessions started over the pool's life (observability and tests)
 
     def _current(self) -> _LoopState:
@@ -301,10 +350,14 @@ class SessionPool:
         return limiter.slot(server)
 
     @contextlib.asynccontextmanager
-    async def session(self, key: SessionKey, *, timeout_s: float) -> AsyncIterator[PooledSession]:
+    async def session(
+        self, key: SessionKey, *, timeout_s: float, authorization: str | None = None
+    ) -> AsyncIterator[PooledSession]:
         """A ready session for ``key``, opened (and its handshake done) on first use, then reused.
 
         ``timeout_s`` bounds a new session's handshake and each of its requests (the server's timeout).
+        ``authorization``: the OAuth Authorization value current for ``key``'s identity; the session's
+        requests carry it from now on.
         """
         state = self._current()
         pooled = state.sessions.get(key)
@@ -317,8 +370,11 @@ class SessionPool:
                 era=self._eras.get(key),
                 timeout_s=timeout_s,
                 on_change=self.on_change,
+                announce=key not in self._listened,
             )
             self.opened += 1
+        if authorization is not None:
+            pooled.authorization = authorization
         pooled.in_flight += 1
         if pooled._idle is not None:
             pooled._idle.cancel()
@@ -329,13 +385,15 @@ class SessionPool:
             except BaseException as exc:
                 # A remembered era that no longer works (the upstream changed) is renegotiated next time.
                 self._eras.pop(key, None)
-                refused = pooled.refused()
+                refused = auth_refusal(key.name, exc)
                 if refused is not None:
                     raise refused from exc
                 raise
             era = pooled.negotiated()
             if era is not None:
                 self._eras[key] = era
+            if self.on_change is not None:
+                self._listened.add(key)  # opened: its listen stream (if any) announced
             yield pooled
         finally:
             pooled.in_flight -= 1

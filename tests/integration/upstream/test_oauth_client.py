@@ -160,7 +160,7 @@ async def test_refresh_before_expiry_rotates_the_refresh_token(
     before = store.get_grant(TENANT, "files", SHARED_SUBJECT)
     assert before is not None
     # A skew longer than the token's life: every use refreshes first.
-    provider = TokenProvider(ctx, skew_s=10_000)
+    provider = TokenProvider(ctx, skew_s=10_000, margin_share=1)
     upstream_client = UpstreamClient(allow_private=True, auth=provider)
     try:
         assert (await whoami(upstream_client, server))["subject"] == "alice"
@@ -312,10 +312,12 @@ async def test_insufficient_scope_asks_for_consent_with_the_larger_scope(
                 await upstream_client.call_tool(server, "whoami", {})
             marked = store.get_grant(TENANT, "files", SHARED_SUBJECT)
             assert marked is not None
-            assert marked.state == "needs_consent"
-            assert set((marked.scope or "").split()) >= {"files:read", "files:write"}
+            # A pending step-up: the grant stays usable for what it holds (tests/.../test_oauth_refusals).
+            assert (marked.state, marked.scope) == ("connected", "files:read")
+            assert set((marked.step_up or "").split()) >= {"files:read", "files:write"}
             # The next consent asks for the union (what the connect route passes for a marked grant).
-            authorize = await start_consent(ctx, TENANT, server, SHARED_SUBJECT, extra_scope=marked.scope)
+            extra = marked.consent_scope()
+            authorize = await start_consent(ctx, TENANT, server, SHARED_SUBJECT, extra_scope=extra)
             answer = await consent(authorize, REDIRECT)
             await finish_consent(ctx, answer["state"], answer["code"], answer.get("iss"), lambda t, n: server)
             assert (await whoami(upstream_client, server))["subject"] == "alice"

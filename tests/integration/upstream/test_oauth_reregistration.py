@@ -114,7 +114,7 @@ async def test_a_refresh_refused_as_invalid_client_registers_again_and_connectin
 
     auth_server.restart()
     # A skew longer than the token's life: the next use refreshes, and the refresh meets the amnesia.
-    provider = TokenProvider(context(store), skew_s=10_000)
+    provider = TokenProvider(context(store), skew_s=10_000, margin_share=1)
     with pytest.raises(UpstreamConsentError, match="no longer knows foldgate's client"):
         await whoami(provider, server)
     grant = store.get_grant(TENANT, "files", SHARED_SUBJECT)
@@ -136,7 +136,9 @@ async def test_a_refresh_refused_as_invalid_client_registers_again_and_connectin
     reconnected = store.get_grant(TENANT, "files", SHARED_SUBJECT)
     assert reconnected is not None
     assert (reconnected.state, reconnected.reason, reconnected.client_id) == ("connected", None, renewed)
-    answer = await whoami(TokenProvider(context(store), skew_s=10_000), server)  # refreshes with it too
+    answer = await whoami(
+        TokenProvider(context(store), skew_s=10_000, margin_share=1), server
+    )  # refreshes with it too
     assert (answer["subject"], answer["client"]) == ("alice", renewed)
 
 
@@ -187,7 +189,9 @@ async def test_a_grant_of_the_replaced_client_needs_consent_without_a_refresh_re
     auth_server.restart()
     await start_consent(ctx, TENANT, server, SHARED_SUBJECT)  # the connect's check registers anew ...
     assert stored_client_id(store, auth_server.provider.issuer) != first
-    provider = TokenProvider(context(store), skew_s=10_000)  # ... and the person never finishes it
+    provider = TokenProvider(
+        context(store), skew_s=10_000, margin_share=1
+    )  # ... and the person never finishes it
     with pytest.raises(UpstreamConsentError, match="no longer uses"):
         await whoami(provider, server)
     assert provider.refreshes == 0  # its refresh token is bound to the old client: not even sent

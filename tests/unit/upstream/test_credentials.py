@@ -10,8 +10,8 @@ import pytest
 
 from foldgate.config.tenant import ServerConfig, parse_tenant_config
 from foldgate.errors import UpstreamError
-from foldgate.model.caller import UpstreamCaller, calling_as
-from foldgate.upstream.credentials import resolve_headers
+from foldgate.model.caller import SHARED_SUBJECT, UpstreamCaller, calling_as
+from foldgate.upstream.credentials import credential_identity, resolve_headers, split_authorization
 
 
 class Recording:
@@ -55,3 +55,25 @@ async def test_an_oauth_server_without_a_provider_is_refused() -> None:
     oauth = server({"kind": "oauth"})
     with pytest.raises(UpstreamError, match="not available in this process"):
         await resolve_headers(oauth, oauth.headers, None)
+
+
+async def test_an_oauth_sessions_identity_is_whose_grant_it_uses_never_the_token() -> None:
+    """Sessions are pooled by (auth kind, tenant, subject): a refreshed token keeps its session, a shared
+    grant is one session for every agent of the tenant, a per-user grant one per person."""
+    shared, per_user = server({"kind": "oauth"}), server({"kind": "per_user"})
+    with calling_as("acme", "user-7"):
+        assert credential_identity(shared) == ("oauth", "acme", SHARED_SUBJECT)
+        assert credential_identity(per_user) == ("per_user", "acme", "user-7")
+        assert credential_identity(server()) == ()
+    with calling_as("acme", "user-8"):
+        assert credential_identity(shared) == ("oauth", "acme", SHARED_SUBJECT)
+        assert credential_identity(per_user) == ("per_user", "acme", "user-8")
+    with calling_as("other", "user-7"):
+        assert credential_identity(shared) == ("oauth", "other", SHARED_SUBJECT)
+    headers = {"x-k": "v", "authorization": "Bearer abc"}
+    assert split_authorization(shared, headers) == "Bearer abc"
+    assert headers == {"x-k": "v"}
+    # A static server's own Authorization header is one of its identifying headers: it stays.
+    static = {"authorization": "Bearer static"}
+    assert split_authorization(server(), static) is None
+    assert static == {"authorization": "Bearer static"}

@@ -75,6 +75,18 @@ class UpstreamGrant:
     client_id: str | None = None
     # Why the grant needs consent, in foldgate's own words (never text from the authorization server).
     reason: str | None = None
+    # When foldgate received the access token (epoch seconds): its lifetime sets the refresh margin.
+    # None: stored before this was kept (``updated_at`` stands in).
+    issued_at: float | None = None
+    # A step-up pending: the scope the next consent asks for (held plus what one tool's 403 named).
+    # The grant stays usable meanwhile for what its scope allows.
+    step_up: str | None = None
+
+    def consent_scope(self) -> str | None:
+        """The extra scope the next consent for this grant asks for (None: the configured one)."""
+        if self.step_up:
+            return self.step_up
+        return self.scope if self.state == "needs_consent" else None
 
 
 @dataclass(frozen=True, slots=True)

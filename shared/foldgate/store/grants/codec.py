@@ -121,6 +121,8 @@ def seal_grant(cipher: GrantCipher, grant: UpstreamGrant) -> bytes:
         "resource": grant.resource,
         "client_id": grant.client_id,
         "reason": grant.reason,
+        "issued_at": grant.issued_at,
+        "step_up": grant.step_up,
     }
     return _seal(cipher, doc, grant_context(grant.tenant, grant.server, grant.subject))
 
@@ -154,6 +156,8 @@ def open_grant(
         version=int(version),
         client_id=_opt_str(doc, "client_id"),
         reason=_opt_str(doc, "reason"),
+        issued_at=_opt_float(doc, "issued_at"),
+        step_up=_opt_str(doc, "step_up"),
     )
 
 

@@ -4,8 +4,10 @@ The upstream client asks :meth:`TokenProvider.authorization` before opening (or 
 and tells :meth:`TokenProvider.refused` when the upstream answered 401/403 so the request can be sent
 once more with a fresh token:
 
-* **Refresh before expiry.** A grant within ``skew_s`` of its expiry is refreshed first. One refresh at
-  a time per grant in this process; across instances the store's conditional write decides: the
+* **Refresh before expiry.** A grant within its margin of expiry is refreshed first: ``skew_s`` (60 s),
+  but at most a quarter of the token's lifetime (from its issue), so a 45-second token is used for
+  ~34 s, not refreshed on every request (see :func:`refresh_margin`). One refresh at a time per grant
+  in this process; across instances the store's conditional write decides: the
   loser re-reads and uses the winner's tokens (a rotating server has already invalidated the loser's
   refresh token, so it must not overwrite the winner's).
 * **Expiry mid-call.** A 401 for the token just sent forces a refresh; the caller retries once (the
@@ -20,8 +22,13 @@ once more with a fresh token:
 * **Revoked grant.** ``invalid_grant`` on refresh marks the grant ``needs_consent`` and raises
   :class:`UpstreamConsentError` naming the connect route, unless the stored grant moved on meanwhile
   (another instance rotated it). No retry loop: a ``needs_consent`` grant is never refreshed again.
-* **Step-up.** 403 ``insufficient_scope`` marks the grant ``needs_consent`` with the union of the
-  granted and the challenged scopes; the next consent asks for that.
+  Every refresh re-reads the stored grant first (under the per-grant lock), so requests that meet a
+  revoked grant at once, here or on another instance, send its dead refresh token once: the ones
+  behind see ``needs_consent`` and stop; a grant another instance refreshed meanwhile is used as is.
+* **Step-up.** 403 ``insufficient_scope`` compares the scope the challenge names with the scope held
+  (``step_up``): held already, it is the tool's authorization failure (an error, no reconnect);
+  missing, the grant gets a pending step-up for the union and stays usable for the tools its scope
+  allows, while the tool that needs more answers consent-needed; identical step-ups are bounded.
 * **client_credentials.** Tokens are fetched with the configured secret or private key and kept in
   memory per (tenant, server) until near expiry; a 401 drops the cached token.
 
@@ -35,7 +42,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Final
+from typing import Final, NoReturn
 
 from foldgate.auth.connect_links import LINK_SECONDS, sign_connect_link
 from foldgate.config.tenant import ServerConfig
@@ -48,6 +55,7 @@ from foldgate.upstream.oauth.discovery import Discovered, authorization_server_m
 from foldgate.upstream.oauth.http import checked_endpoint
 from foldgate.upstream.oauth.registration import client_auth
 from foldgate.upstream.oauth.renewal import FORGOTTEN_REASON, self_registered
+from foldgate.upstream.oauth.step_up import StepUps
 from foldgate.upstream.oauth.tokens import ClientAuth, TokenRefusedError, grant_from, request_token
 
 __all__ = [
@@ -55,16 +63,20 @@ __all__ = [
     "ConnectLink",
     "TokenProvider",
     "discover_issuer_endpoint",
+    "refresh_margin",
     "signed_link",
 ]
 
 log = logging.getLogger(__name__)
 
 SKEW_SECONDS: Final = 60.0
+# The margin is at most this share of a token's lifetime (see refresh_margin).
+MARGIN_SHARE: Final = 0.25
 # Why a grant needs consent, as /api/v1/status shows it (foldgate's words, never the server's).
 REVOKED_REASON: Final = "the authorization server refused the refresh token (revoked or expired)"
 NO_REFRESH_REASON: Final = "the access token expired and the upstream gave no refresh token"
 SCOPE_REASON: Final = "the upstream needs more scope"
+NEEDS_CONSENT_REASON: Final = "needs consent again (revoked, expired or more scope needed)"
 REFUSED_CLIENT_REASON: Final = (
     "the authorization server refused the configured client (invalid_client): check the client_id and "
     "secret in the server's auth: block"
@@ -96,6 +108,27 @@ def signed_link(secret: bytes, public_url: str) -> ConnectLink:
     return link
 
 
+def refresh_margin(grant: UpstreamGrant, skew_s: float = SKEW_SECONDS, share: float = MARGIN_SHARE) -> float:
+    """How long before its expiry ``grant``'s access token is refreshed: ``skew_s``, but at most
+    ``share`` (``MARGIN_SHARE``) of its lifetime, measured from when foldgate received it
+    (``issued_at``; a grant stored before that was kept uses its last write time).
+
+    The margin covers clock skew and a request in flight while the token expires; a 401 is refreshed
+    and sent once more anyway. A fixed 60 s margin on a token living 60 s or less would refresh it on
+    every request (each refresh yields another such token); a quarter of the lifetime keeps three
+    quarters of every token in use, so a grant is refreshed at most once per 3/4 of its tokens' life
+    whatever that life is, and long-lived tokens keep the 60 s margin.
+    """
+    issued = grant.issued_at if grant.issued_at is not None else grant.updated_at
+    return _margin(issued, grant.expires_at, skew_s, share)
+
+
+def _margin(issued: float, expires: float | None, skew_s: float, share: float) -> float:
+    if expires is None or issued <= 0 or expires <= issued:
+        return skew_s  # no expiry, or issue time unknown (stored before it was kept): the cap
+    return min(skew_s, (expires - issued) * share)
+
+
 def _link_text(server: str, link: str) -> str:
     return f"connect your own {server} account at {link} (valid {LINK_SECONDS // 60} minutes), then retry"
 
@@ -108,11 +141,13 @@ class TokenProvider:
         ctx: OAuthContext,
         *,
         skew_s: float = SKEW_SECONDS,
+        margin_share: float = MARGIN_SHARE,
         hint: ConnectHint | None = None,
         link: ConnectLink | None = None,
     ) -> None:
         self.ctx = ctx
         self.skew_s = skew_s
+        self.margin_share = margin_share  # 1.0 with a skew past any lifetime: every use refreshes
         self.hint = hint or _default_hint
         # With ``link``, a per-user consent error carries the link as ``connect_url`` (for the edge's
         # URL-mode elicitation) and names it in its message.
@@ -120,7 +155,9 @@ class TokenProvider:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._locks: dict[tuple[str, str, str], asyncio.Lock] = {}
         # client_credentials tokens by (tenant, server, url, client id): a config change is a new entry.
-        self._machine: dict[tuple[str, str, str, str], tuple[str, float | None]] = {}
+        # Each with when it was received and when it expires (the margin scales with its lifetime).
+        self._machine: dict[tuple[str, str, str, str], tuple[str, float, float | None]] = {}
+        self._step_ups = StepUps()
         self.refreshes = 0  # refresh requests sent (observability and tests)
 
     def _subject(self, server: ServerConfig, caller: UpstreamCaller) -> str:
@@ -160,9 +197,9 @@ class TokenProvider:
                 raise self._consent_error(*key, "not connected")
             if grant.state == "needs_consent":
                 # The reason recorded when it was marked (by this or another call), else the usual ones.
-                why = grant.reason or "needs consent again (revoked, expired or more scope needed)"
-                raise self._consent_error(*key, why)
-            if grant.expires_at is not None and grant.expires_at - self.skew_s <= time.time():
+                raise self._consent_error(*key, grant.reason or NEEDS_CONSENT_REASON)
+            margin = refresh_margin(grant, self.skew_s, self.margin_share)
+            if grant.expires_at is not None and grant.expires_at - margin <= time.time():
                 grant = await self._refresh(server, grant)
             return f"Bearer {grant.access_token}"
 
@@ -191,25 +228,45 @@ class TokenProvider:
             grant = self.ctx.grant(*key, fresh=True)  # the refusal may mean the memo is stale
             if grant is None:
                 raise self._consent_error(*key, "not connected")
+            if grant.state == "needs_consent":
+                # Marked by a request that held the lock before (or another instance): never refreshed.
+                raise self._consent_error(*key, grant.reason or NEEDS_CONSENT_REASON)
             if sent is not None and f"Bearer {grant.access_token}" != sent:
                 return  # another request (or instance) already replaced the refused token
             if status == 403 and challenge.error == "insufficient_scope":
-                # The SDK's scope union: step-up keeps what was granted before.
-                from mcp.client.auth.utils import union_scopes
-
                 # The challenge's scope, else what the upstream's metadata lists (the spec's order).
                 named = challenge.scope or (await self.ctx.discovered(server)).scope
-                wanted = union_scopes(grant.scope, named)
-                self._mark_needs_consent(grant, SCOPE_REASON, scope=wanted)
-                raise self._consent_error(*key, f"the upstream needs more scope ({wanted})")
+                self._step_up(server, grant, named)
             if status == 403:
                 raise UpstreamError(f"{server.name}: the upstream refused the request (HTTP 403)")
             await self._refresh(server, grant)
 
-    def _mark_needs_consent(self, grant: UpstreamGrant, reason: str, *, scope: str | None = None) -> None:
-        marked = replace(
-            grant, state="needs_consent", scope=scope or grant.scope, reason=reason, updated_at=time.time()
-        )
+    def _step_up(self, server: ServerConfig, grant: UpstreamGrant, named: str | None) -> NoReturn:
+        """Answer a 403 ``insufficient_scope`` to ``grant`` (see ``step_up``); always raises."""
+        verdict = self._step_ups.judge(grant, named)
+        key = (grant.tenant, grant.server, grant.subject)
+        asked = " ".join(verdict.named) or "none named"
+        if verdict.kind == "held":
+            raise UpstreamError(
+                f"{server.name}: the upstream refused this request for lack of scope ({asked}) the "
+                "connection already holds: an authorization failure of this tool upstream (reconnecting "
+                "would not change it)"
+            )
+        missing = " ".join(verdict.missing)
+        if verdict.kind == "exhausted":
+            raise UpstreamError(
+                f"{server.name}: this tool still needs scope {missing} after {self._step_ups.limit} "
+                "consents: the authorization server does not grant it (check the scopes it allows "
+                "this client)"
+            )
+        if verdict.kind == "step_up":
+            marked = replace(grant, step_up=verdict.wanted, reason=SCOPE_REASON)
+            stored = self.ctx.store.put_grant(marked)
+            self.ctx.remember(key, stored)  # None (another writer won): re-read next time
+        raise self._consent_error(*key, f"this tool needs more scope ({missing})")
+
+    def _mark_needs_consent(self, grant: UpstreamGrant, reason: str) -> None:
+        marked = replace(grant, state="needs_consent", reason=reason, updated_at=time.time())
         stored = self.ctx.store.put_grant(marked)
         self.ctx.remember((grant.tenant, grant.server, grant.subject), stored)  # None: re-read next time
         if stored is None:
@@ -219,9 +276,28 @@ class TokenProvider:
                 grant.server,
             )
 
+    def _before_refresh(self, grant: UpstreamGrant) -> tuple[UpstreamGrant, bool]:
+        """The stored grant, re-read before a refresh token is spent, and whether its access token can
+        be used as it is (another instance refreshed it meanwhile). Raises when it needs consent
+        (marked by another request or instance: its refresh token is dead, never send it again)."""
+        key = (grant.tenant, grant.server, grant.subject)
+        current = self.ctx.grant(*key, fresh=True)
+        if current is None:
+            raise self._consent_error(*key, "not connected")
+        if current.state == "needs_consent":
+            raise self._consent_error(*key, current.reason or NEEDS_CONSENT_REASON)
+        fresh = current.access_token != grant.access_token and (
+            current.expires_at is None
+            or current.expires_at - refresh_margin(current, self.skew_s, self.margin_share) > time.time()
+        )
+        return current, fresh
+
     async def _refresh(self, server: ServerConfig, grant: UpstreamGrant) -> UpstreamGrant:
         """A fresh access token for ``grant`` (called under its lock)."""
         key = (grant.tenant, grant.server, grant.subject)
+        grant, usable = self._before_refresh(grant)  # a rotated refresh token is the one to send
+        if usable:
+            return grant
         if not grant.refresh_token:
             self._mark_needs_consent(grant, NO_REFRESH_REASON)
             raise self._consent_error(*key, NO_REFRESH_REASON)
@@ -298,8 +374,13 @@ class TokenProvider:
         key = (tenant, server.name, server.url or "", auth.client_id)
         async with self._lock((tenant, server.name, "\x00machine")):
             held = self._machine.get(key)
-            if held is not None and (held[1] is None or held[1] - self.skew_s > time.time()):
-                return f"Bearer {held[0]}"
+            if held is not None:
+                token, issued, expires = held
+                if (
+                    expires is None
+                    or expires - _margin(issued, expires, self.skew_s, self.margin_share) > time.time()
+                ):
+                    return f"Bearer {token}"
             issuer = auth.issuer
             token_url = auth.token_url
             if token_url is None:
@@ -320,8 +401,9 @@ class TokenProvider:
             token = await request_token(
                 token_url, form, client, issuer=issuer or token_url, allow_private=self.ctx.allow_private
             )
-            expires = time.time() + token.expires_in if token.expires_in else None
-            self._machine[key] = (token.access_token, expires)
+            now = time.time()
+            expires = now + token.expires_in if token.expires_in else None
+            self._machine[key] = (token.access_token, now, expires)
             return f"Bearer {token.access_token}"
 
 

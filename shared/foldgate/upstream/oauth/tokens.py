@@ -121,7 +121,7 @@ def grant_from(
 ) -> UpstreamGrant:
     """The grant to store for a token answer; a refresh answer without a new refresh token keeps the
     old one (RFC 6749 section 6: rotation is the server's choice). ``client_id``: the client it was
-    issued to."""
+    issued to. ``issued_at`` is now (the token's lifetime sets its refresh margin)."""
     now = time.time()
     expires_at = now + token.expires_in if token.expires_in else None
     refresh = token.refresh_token or (previous.refresh_token if previous is not None else None)
@@ -139,6 +139,11 @@ def grant_from(
         state="connected",
         updated_at=now,
         client_id=client_id or (previous.client_id if previous is not None else None),
+        issued_at=now,
+        # A refresh keeps a pending step-up and its reason (the refreshed token has the same scope);
+        # a consent ends it.
+        step_up=previous.step_up if previous is not None else None,
+        reason=previous.reason if previous is not None and previous.step_up else None,
     )
     return replace(fresh, version=previous.version) if previous is not None else fresh
 

@@ -227,6 +227,26 @@ def test_a_reason_and_the_client_of_a_grant_round_trip_and_the_reason_is_listed(
     assert [s.reason for s in store.list_grants("acme")] == [None]
 
 
+def test_a_tokens_issue_time_and_a_pending_step_up_round_trip_sealed(store: GrantStore) -> None:
+    """The refresh margin needs when the token was issued; a pending step-up (the scope the next consent
+    asks for) lives on a connected grant until that consent."""
+    stored = store.put_grant(grant(issued_at=1_000_000.25, step_up="repo read:user admin:org"))
+    assert stored is not None
+    held = store.get_grant("acme", "github", SHARED)
+    assert held is not None
+    assert (held.state, held.issued_at, held.step_up) == (
+        "connected",
+        1_000_000.25,
+        "repo read:user admin:org",
+    )
+    assert held.consent_scope() == "repo read:user admin:org"
+    done = store.put_grant(replace(held, step_up=None))
+    assert done is not None
+    again = store.get_grant("acme", "github", SHARED)
+    assert again is not None
+    assert (again.step_up, again.consent_scope()) == (None, None)
+
+
 def registered(client_id: str, at: float = 5.0) -> ClientRegistration:
     return ClientRegistration("acme", "github", "https://auth.example.com", client_id, client_secret="s3cret",
                               redirect_uris=("https://gw.example.com/oauth/callback",), registered_at=at,
