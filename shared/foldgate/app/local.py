@@ -23,6 +23,7 @@ from foldgate.app.wiring import (
     open_upstream_oauth,
     optional_secret,
 )
+from foldgate.auth.oauth.setup import tenant_oauth_configs
 from foldgate.config.settings import Settings
 from foldgate.config.source import ConfigSource, FileConfigSource
 from foldgate.edge.admin import admin_router
@@ -170,7 +171,8 @@ def build_local(
     )
     app.include_router(hooks_router(open_hook_secrets(settings, configs), changes.signal))
     if oauth is not None:
-        app.include_router(oauth_client_router(gateway, oauth, connect_link_secret(settings)))
+        issuers = tenant_oauth_configs(settings, configs)
+        app.include_router(oauth_client_router(gateway, oauth, connect_link_secret(settings), issuers))
     local = LocalGateway(app, gateway, indexer, configs, store, interval_s, changes)
     holder.append(local)
     inner = app.router.lifespan_context
