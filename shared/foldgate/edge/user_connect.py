@@ -31,7 +31,6 @@ from foldgate.auth.connect_links import (
     BROWSER_COOKIE,
     CONNECT_PATH,
     LINK_FIELDS,
-    LINK_SECONDS,
     ConnectLink,
     browser_hash,
     form_token,
@@ -61,6 +60,9 @@ _CSP: Final = "default-src 'none'; frame-ancestors 'none'; base-uri 'none'"
 _MAX_FORM_BYTES: Final = 8192
 # A used link is remembered a little past its expiry: instances' clocks differ by a few seconds.
 _USED_MARGIN_S: Final = 300
+# The binding must outlast the link, a sign-in and a consent (10 minutes each); it is only a random
+# value that pins a flow to this browser, so an hour is harmless.
+_COOKIE_SECONDS: Final = 3600
 
 
 def _secure(oauth: OAuthContext) -> bool:
@@ -187,7 +189,7 @@ def add_user_connect_routes(
         )
         page = _page(f"Connect {link.server}", text, 200, form)
         page.set_cookie(
-            ("__Host-" if _secure(oauth) else "") + BROWSER_COOKIE, cookie, max_age=LINK_SECONDS + 600,
+            ("__Host-" if _secure(oauth) else "") + BROWSER_COOKIE, cookie, max_age=_COOKIE_SECONDS,
             path="/", secure=_secure(oauth), httponly=True, samesite="lax",
         )  # fmt: skip
         return page
