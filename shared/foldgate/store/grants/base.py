@@ -207,5 +207,9 @@ class GrantStore(ABC):
         """Mark the connect link ``nonce`` used, kept until ``expires_at`` (the link's own expiry):
         True the first time, False for every later use, on any instance (a conditional write)."""
 
+    @abstractmethod
+    def link_used(self, nonce: str) -> bool:
+        """Whether :meth:`use_link` spent ``nonce`` already (a read, for the page a used link shows)."""
+
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release resources."""

@@ -351,3 +351,15 @@ class DynamoGrantStore(GrantStore):
                 return False
             raise StoreError(f"cannot mark a connect link used: {_describe(exc)}") from exc
         return True
+
+    def link_used(self, nonce: str) -> bool:
+        """A strongly consistent GetItem (a use on another instance a moment ago shows)."""
+        try:
+            resp = self.client.get_item(
+                TableName=self.table_name,
+                Key={"pk": {"S": f"{PENDING_PREFIX}{link_key(nonce)}"}, "sk": {"S": _LINK_SK}},
+                ConsistentRead=True,
+            )
+        except self._errors as exc:
+            raise StoreError(f"cannot read a used link: {_describe(exc)}") from exc
+        return "Item" in resp

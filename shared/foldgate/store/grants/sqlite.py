@@ -291,6 +291,15 @@ class SqliteGrantStore(GrantStore):
         )
         return count == 1
 
+    def link_used(self, nonce: str) -> bool:
+        """A mark still kept (expired ones are as good as purged)."""
+        rows, _ = self._run(
+            "read a used link",
+            "SELECT 1 FROM upstream_used_links WHERE key = ? AND expires_at > ?",
+            (link_key(nonce), self._clock()),
+        )
+        return bool(rows)
+
     def close(self) -> None:
         """Close the database."""
         with self._lock:

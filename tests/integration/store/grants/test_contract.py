@@ -315,7 +315,10 @@ def test_a_browser_bound_sign_in_round_trips_with_its_purpose_nonce_and_binding(
 
 def test_a_connect_link_is_used_once_across_instances(make_store: MakeStore) -> None:
     one, two = make_store(), make_store()
+    assert not two.link_used("nonce-1")
     assert one.use_link("nonce-1", 1_000_600.0) is True
+    assert two.link_used("nonce-1")
+    assert not two.link_used("nonce-2")
     assert two.use_link("nonce-1", 1_000_600.0) is False
     assert one.use_link("nonce-1", 1_000_600.0) is False
     assert two.use_link("nonce-2", 1_000_600.0) is True  # another link is its own
