@@ -213,10 +213,13 @@ async def test_a_link_works_once(setup: Setup) -> None:
         assert "already used" in again.text
         assert (await browser.approve(started, "dave")).status_code == 200
     async with LinkBrowser(setup.base) as other:
-        _, form = await other.confirmation(link)  # another browser after the connect: still used
-        refused = await other.confirm(form)
-    assert refused.status_code == 410
-    assert "call the tool again" in refused.text.lower()
+        page, offered = await other.confirmation(link)  # another browser after the connect: a clear page
+        replayed = await other.confirm(form)  # the first browser's form, without its cookie
+    assert page.status_code == 410
+    assert "already used" in page.text
+    assert "call the tool again" in page.text.lower()
+    assert offered == {}  # no form to confirm
+    assert replayed.status_code == 403
     assert json.loads((await whoami(setup, "d")).content[0].text)["subject"] == "dave"
 
 

@@ -60,6 +60,7 @@ _CSP: Final = "default-src 'none'; frame-ancestors 'none'; base-uri 'none'"
 _MAX_FORM_BYTES: Final = 8192
 # A used link is remembered a little past its expiry: instances' clocks differ by a few seconds.
 _USED_MARGIN_S: Final = 300
+_USED: Final = "This connect link was already used. Call the tool again: the agent gets a new link."
 # The binding must outlast the link, a sign-in and a consent (10 minutes each); it is only a random
 # value that pins a flow to this browser, so an hour is harmless.
 _COOKIE_SECONDS: Final = 3600
@@ -159,6 +160,8 @@ def add_user_connect_routes(
         if isinstance(link, HTMLResponse):
             return link
         assert link_secret is not None  # verified() refused otherwise
+        if oauth.store.link_used(link.nonce):
+            return _refused("Link already used", _USED, 410)
         cookie = browser_cookie(request, oauth) or new_browser_cookie()
         issuer = issuer_of(link)
         minutes = max(1, int(link.expires_at - time.time()) // 60)
@@ -216,8 +219,7 @@ def add_user_connect_routes(
                     "(oauth.login.client_id): ask the operator to configure one.")  # fmt: skip
             return _refused("Not available", text, 409)
         if not oauth.store.use_link(link.nonce, link.expires_at + _USED_MARGIN_S):
-            text = "This connect link was already used. Call the tool again: the agent gets a new link."
-            return _refused("Link already used", text, 410)
+            return _refused("Link already used", _USED, 410)
         bound = browser_hash(cookie)
         try:
             if issuer is not None:
