@@ -158,15 +158,15 @@ def stdio_fleet(scratch: Path) -> list[dict[str, Any]]:
 
 @contextlib.contextmanager
 def foldgate_serve(
-    config: dict[str, Any], tmp: Path, *extra_args: str, timeout: float = 90.0
+    config: dict[str, Any], tmp: Path, *extra_args: str, timeout: float = 90.0, port: int | None = None
 ) -> Iterator[str]:
-    """``foldgate serve`` in its own process on a free port with ``config`` written to ``tmp``; yields
-    the base URL once /healthz answers (the first index run finished)."""
+    """``foldgate serve`` in its own process on ``port`` (default: a free one) with ``config`` written to
+    ``tmp``; yields the base URL once /healthz answers (the first index run finished)."""
     import yaml
 
     path = tmp / "foldgate.yaml"
     path.write_text(yaml.safe_dump(config))
-    port = free_port()
+    port = port or free_port()
     env = {**os.environ, "FOLDGATE_SQLITE_PATH": str(tmp / "store.sqlite3")}
     cmd = [sys.executable, "-m", "foldgate.app.cli", "serve", "--config", str(path), "--port", str(port)]
     cmd.extend(extra_args)

@@ -1,13 +1,16 @@
 """Real parts for the upstream OAuth tests: oidc-provider (the upstream's authorization server) and an
 MCP server that requires its tokens (demo/oauth/protected_mcp.py), both on loopback; plus the
-person who signs in and consents at the provider (tests.oauth_provider.consent), driven over HTTP; and
-a provider a test restarts so it forgets every client (``RestartableProvider``).
+person who signs in and consents at the provider (tests.oauth_provider.consent), driven over HTTP; the
+person's browser opening a per-user connect link (``LinkBrowser``); and a provider a test restarts so
+it forgets every client (``RestartableProvider``).
 """
 
 from __future__ import annotations
 
 import contextlib
+import html
 import json
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -23,7 +26,7 @@ from foldgate.store.grants.base import GrantStore
 from foldgate.store.grants.cipher import LocalKeyCipher
 from foldgate.store.grants.sqlite import SqliteGrantStore
 from foldgate.upstream.oauth.context import OAuthContext
-from tests.oauth_provider import Provider, oidc_provider
+from tests.oauth_provider import Provider, consent, oidc_provider
 from tests.procs import wait_http
 
 SERVER = Path(__file__).resolve().parents[1] / "demo" / "oauth" / "protected_mcp.py"
@@ -49,6 +52,53 @@ class OperatorAdmin:
         assert status.status_code == 200, status.text
         state: dict[str, Any] = status.json()["auth"][server]
         return state
+
+
+_HIDDEN = re.compile(r'<input type=hidden name="([^"]+)" value="([^"]*)">')
+
+
+class LinkBrowser:
+    """One person's browser opening per-user connect links on the gateway at ``base``: it keeps the
+    gateway's cookies (the binding the confirmation page sets) between requests, like a real one."""
+
+    def __init__(self, base: str, http: httpx2.AsyncClient | None = None) -> None:
+        self.base = base
+        self.http = http or httpx2.AsyncClient(timeout=30)
+
+    async def __aenter__(self) -> LinkBrowser:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.http.aclose()
+
+    async def confirmation(self, link: str) -> tuple[httpx2.Response, dict[str, str]]:
+        """GET the link: the confirmation page and its form's fields."""
+        page = await self.http.get(link)
+        return page, {k: html.unescape(v) for k, v in _HIDDEN.findall(page.text)}
+
+    async def confirm(self, form: dict[str, str]) -> httpx2.Response:
+        """POST the confirmation form (the person pressed the button)."""
+        return await self.http.post(self.base + "/oauth/connect", data=form)
+
+    async def approve(self, started: httpx2.Response, login: str) -> httpx2.Response:
+        """Follow a 303 to an authorization server: sign in as ``login``, approve, and land on the
+        gateway's callback (the sign-in one first, when the tenant signs people in) in this browser."""
+        response = started
+        for _ in range(3):
+            assert response.status_code == 303, response.text
+            location = response.headers["location"]
+            callback = "/oauth/signin/callback" if "nonce=" in location else "/oauth/callback"
+            answer = await consent(location, self.base + callback, login)
+            response = await self.http.get(self.base + callback, params=answer)
+            if callback == "/oauth/callback":
+                return response
+        raise AssertionError("the connect flow did not reach the callback")
+
+    async def connect(self, link: str, login: str) -> httpx2.Response:
+        """Open the link, confirm, sign in and approve as ``login``: the callback's answer."""
+        page, form = await self.confirmation(link)
+        assert page.status_code == 200, page.text
+        return await self.approve(await self.confirm(form), login)
 
 
 @contextlib.contextmanager

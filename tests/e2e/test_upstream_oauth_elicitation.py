@@ -37,7 +37,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 
 from tests.oauth_provider import consent
 from tests.procs import foldgate_serve
-from tests.upstream_oauth import Protected, protected_upstream
+from tests.upstream_oauth import LinkBrowser, Protected, protected_upstream
 
 pytestmark = pytest.mark.e2e
 
@@ -96,12 +96,9 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
 
 async def open_link(setup: Setup, link: str, login: str) -> None:
     """What the user's browser does with a connect link: sign in and approve at the real provider."""
-    async with httpx2.AsyncClient(timeout=30) as browser:
-        start = await browser.get(link)
-        assert start.status_code == 303, start.text
-        callback = setup.base + "/oauth/callback"
-        answer = await consent(start.headers["location"], callback, login)
-        assert (await browser.get(callback, params=answer)).status_code == 200
+    async with LinkBrowser(setup.base) as browser:
+        done = await browser.connect(link, login)
+    assert done.status_code == 200, done.text
 
 
 @dataclass

@@ -5,21 +5,29 @@ Pins: a user without a grant gets a tool error carrying a signed connect link (a
 connection is never used for their call); opening the link connects exactly that user; afterwards
 each user's calls reach the upstream as themselves, on the direct surface and the code surface, and
 user A's token is never used for user B (checked on the upstream's own record of who called).
+
+The link is a capability a model (and anyone reading the conversation) sees, so: opening it shows a
+confirmation page naming the server and the identity (a GET neither uses the link nor redirects);
+only a POST from the browser that was shown the page proceeds; the link works once and lives ten
+minutes; and the callback completes only in the browser that confirmed the link.
 """
 
 from __future__ import annotations
 
 import asyncio
+import html
 import json
 import os
 import re
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qsl, urlsplit
 
 import httpx2
 import pytest
@@ -27,9 +35,12 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
+from foldgate.auth.connect_links import LINK_SECONDS, sign_connect_link
+from foldgate.auth.secrets import load_secret
+from foldgate.config.settings import Settings
 from tests.oauth_provider import consent
 from tests.procs import foldgate_serve
-from tests.upstream_oauth import Protected, protected_upstream
+from tests.upstream_oauth import LinkBrowser, Protected, protected_upstream
 
 pytestmark = pytest.mark.e2e
 
@@ -41,6 +52,7 @@ class Setup:
     base: str
     upstream: Protected
     tokens: dict[str, str]  # user -> agent token
+    link_secret: bytes  # the gateway's token secret, which signs connect links
 
 
 def _token(db: Path, label: str) -> str:
@@ -53,7 +65,7 @@ def _token(db: Path, label: str) -> str:
 def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
     tmp = tmp_path_factory.mktemp("per-user")
     db = tmp / "store.sqlite3"
-    tokens = {user: _token(db, user) for user in ("a", "b")}
+    tokens = {user: _token(db, user) for user in ("a", "b", "c", "d", "e", "f", "g")}
     saved = os.environ.get("FOLDGATE_AUTH_REQUIRED")
     os.environ["FOLDGATE_AUTH_REQUIRED"] = "true"
     try:
@@ -69,7 +81,7 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
             assert started.status_code == 200, started.text
             _complete(started.json()["authorization_url"], base, "ops")
             httpx2.post(f"{base}/api/v1/reindex", json={"tenant": "default"}, headers=operator, timeout=60)
-            yield Setup(base, upstream, tokens)
+            yield Setup(base, upstream, tokens, load_secret(Settings(sqlite_path=str(db)), "token"))
     finally:
         if saved is None:
             os.environ.pop("FOLDGATE_AUTH_REQUIRED", None)
@@ -94,20 +106,21 @@ async def whoami(setup: Setup, user: str) -> Any:
     return await call(setup, user, "/mcp/all", "files__whoami", {})
 
 
-async def connect_with_link(setup: Setup, user: str, login: str) -> None:
+async def fresh_link(setup: Setup, user: str) -> str:
+    """The connect link in the tool error ``user`` gets while not connected."""
     refused = await whoami(setup, user)
     assert refused.is_error
     text = refused.content[0].text
     found = LINK.search(text)
     assert found is not None, text
-    link = found.group(0)
-    async with httpx2.AsyncClient(timeout=30) as browser:
-        start = await browser.get(link)
-    assert start.status_code == 303, start.text
-    callback = setup.base + "/oauth/callback"
-    answer = await consent(start.headers["location"], callback, login)
-    async with httpx2.AsyncClient(timeout=30) as browser:
-        assert (await browser.get(callback, params=answer)).status_code == 200
+    return found.group(0)
+
+
+async def connect_with_link(setup: Setup, user: str, login: str) -> None:
+    link = await fresh_link(setup, user)
+    async with LinkBrowser(setup.base) as browser:
+        done = await browser.connect(link, login)
+    assert done.status_code == 200, done.text
 
 
 def subjects(setup: Setup) -> list[str]:
@@ -149,3 +162,113 @@ def test_a_forged_link_for_another_subject_is_refused(setup: Setup) -> None:
                                   "exp": "9999999999", "sig": "0" * 64}, timeout=10)  # fmt: skip
     assert response.status_code == 400
     assert "invalid or expired" in response.text
+
+
+def link_params(link: str) -> dict[str, str]:
+    return dict(parse_qsl(urlsplit(link).query))
+
+
+async def test_the_confirmation_page_names_server_and_identity_and_a_get_neither_uses_nor_redirects(
+    setup: Setup,
+) -> None:
+    link = await fresh_link(setup, "c")
+    subject = link_params(link)["subject"]
+    async with LinkBrowser(setup.base) as browser:
+        # A link previewer or chat unfurler fetches the link first: nothing may happen then.
+        for _ in range(2):
+            page, form = await browser.confirmation(link)
+            assert page.status_code == 200, page.text
+            assert "location" not in page.headers
+        assert "files" in page.text
+        assert "default" in page.text
+        assert html.escape(subject) in page.text
+        assert "works once" in page.text
+        assert '<form method=post action="/oauth/connect">' in page.text
+        assert "<script" not in page.text
+        csp = page.headers["content-security-policy"]
+        assert "default-src 'none'" in csp
+        assert "frame-ancestors 'none'" in csp
+        assert page.headers["cache-control"] == "no-store"
+        assert page.headers["referrer-policy"] == "no-referrer"
+        cookie = page.headers["set-cookie"].lower()
+        assert "httponly" in cookie
+        assert "samesite=lax" in cookie
+        assert "path=/" in cookie
+        assert "secure" not in cookie  # plain http on loopback: a browser would drop a Secure cookie
+        assert set(form) >= {"tenant", "server", "subject", "exp", "nonce", "sig", "csrf"}
+        # The GETs did not use the link: the person's confirmation still goes through.
+        done = await browser.approve(await browser.confirm(form), "carol")
+    assert done.status_code == 200, done.text
+    assert json.loads((await whoami(setup, "c")).content[0].text)["subject"] == "carol"
+
+
+async def test_a_link_works_once(setup: Setup) -> None:
+    link = await fresh_link(setup, "d")
+    async with LinkBrowser(setup.base) as browser:
+        _, form = await browser.confirmation(link)
+        started = await browser.confirm(form)
+        assert started.status_code == 303, started.text
+        again = await browser.confirm(form)  # the same browser, a second press (or a replay)
+        assert again.status_code == 410
+        assert "already used" in again.text
+        assert (await browser.approve(started, "dave")).status_code == 200
+    async with LinkBrowser(setup.base) as other:
+        page, offered = await other.confirmation(link)  # another browser after the connect: a clear page
+        replayed = await other.confirm(form)  # the first browser's form, without its cookie
+    assert page.status_code == 410
+    assert "already used" in page.text
+    assert "call the tool again" in page.text.lower()
+    assert offered == {}  # no form to confirm
+    assert replayed.status_code == 403
+    assert json.loads((await whoami(setup, "d")).content[0].text)["subject"] == "dave"
+
+
+async def test_a_confirmation_from_a_browser_that_was_not_shown_the_page_is_refused(setup: Setup) -> None:
+    """The form's token is bound to the page's cookie: a cross-site or copied POST does nothing, and
+    does not use up the link."""
+    link = await fresh_link(setup, "e")
+    async with LinkBrowser(setup.base) as victim, LinkBrowser(setup.base) as attacker:
+        _, form = await victim.confirmation(link)
+        forged = await attacker.confirm(form)  # no cookie at all
+        assert forged.status_code == 403
+        _, own = await attacker.confirmation(link)
+        swapped = await attacker.confirm({**form, "csrf": own["csrf"][::-1]})
+        assert swapped.status_code == 403
+        started = await victim.confirm(form)
+        assert started.status_code == 303, started.text
+
+
+async def test_a_callback_in_another_browser_is_refused_and_connects_nobody(setup: Setup) -> None:
+    """Someone who got hold of the authorization response (or lured a victim into finishing their own
+    flow) cannot complete it in a browser without the cookie of the one that confirmed the link."""
+    link = await fresh_link(setup, "f")
+    async with LinkBrowser(setup.base) as browser:
+        _, form = await browser.confirmation(link)
+        started = await browser.confirm(form)
+        assert started.status_code == 303, started.text
+        callback = setup.base + "/oauth/callback"
+        answer = await consent(started.headers["location"], callback, "mallory")
+    async with LinkBrowser(setup.base) as other:
+        refused = await other.http.get(callback, params=answer)
+    assert refused.status_code == 403
+    assert "another browser" in refused.text
+    assert (await whoami(setup, "f")).is_error  # nobody's account was connected for f
+    async with LinkBrowser(setup.base) as late:  # and the flow is spent: a replay finds nothing
+        assert (await late.http.get(callback, params=answer)).status_code in (400, 403)
+
+
+async def test_an_expired_link_shows_a_clear_page(setup: Setup) -> None:
+    subject = link_params(await fresh_link(setup, "g"))["subject"]
+    stale = sign_connect_link(setup.link_secret, setup.base, "default", "files", subject,
+                              now=time.time() - LINK_SECONDS - 5)  # fmt: skip
+    fresh = sign_connect_link(setup.link_secret, setup.base, "default", "files", subject)
+    async with LinkBrowser(setup.base) as browser:
+        assert (await browser.confirmation(fresh))[0].status_code == 200  # the secret is the gateway's
+        page, form = await browser.confirmation(stale)
+        assert page.status_code == 400
+        assert "invalid or expired" in page.text
+        assert "call the tool again" in page.text
+        assert form == {}
+        posted = await browser.confirm(link_params(stale))
+    assert posted.status_code == 400
+    assert (await whoami(setup, "g")).is_error

@@ -90,6 +90,8 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     base = f"http://{args.host}:{args.port}"
     if args.oauth_issuer:
         oauth = {"oauth_issuer": args.oauth_issuer, "oauth_audience": args.oauth_audience}
+        if args.oauth_login_client_id:
+            oauth["oauth_login_client_id"] = args.oauth_login_client_id
         settings = settings.model_copy(update=oauth)
     if not settings.public_url:
         # The process is its own public URL unless the environment names another (e.g. a tunnel); set
@@ -296,6 +298,8 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--interval", type=float, default=300.0, help="seconds between index runs")
     serve.add_argument("--oauth-issuer", metavar="URL", help="accept this issuer's OAuth access tokens")
     serve.add_argument("--oauth-audience", metavar="AUD", help="their audience (default: this server's URL)")
+    serve.add_argument("--oauth-login-client-id", metavar="ID",
+                       help="the issuer's client people sign in with before a per-user connect")  # fmt: skip
     serve.set_defaults(func=_cmd_serve)
 
     index = sub.add_parser("index", help="index the configured upstreams once and print a report")

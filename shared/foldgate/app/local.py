@@ -25,6 +25,7 @@ from foldgate.app.wiring import (
     operator_login_limit,
     optional_secret,
 )
+from foldgate.auth.oauth.setup import tenant_oauth_configs
 from foldgate.config.settings import Settings
 from foldgate.config.source import ConfigSource, FileConfigSource
 from foldgate.edge.admin import admin_router
@@ -179,7 +180,8 @@ def build_local(
     )
     app.include_router(hooks_router(open_hook_secrets(settings, configs), changes.signal))
     if oauth is not None:
-        app.include_router(oauth_client_router(gateway, oauth, connect_link_secret(settings)))
+        issuers = tenant_oauth_configs(settings, configs)
+        app.include_router(oauth_client_router(gateway, oauth, connect_link_secret(settings), issuers))
     local = LocalGateway(app, gateway, indexer, configs, store, interval_s, changes)
     holder.append(local)
     inner = app.router.lifespan_context

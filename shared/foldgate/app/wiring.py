@@ -446,9 +446,11 @@ def build_mcp_app(settings: Settings, *, reindex: Reindexer | None = None, admin
     )
     if oauth is not None:
         # Loaded only where the settings pick this part: a cold start pays for nothing else.
+        from foldgate.auth.oauth.setup import tenant_oauth_configs
         from foldgate.edge.connect import oauth_client_router
 
-        app.include_router(oauth_client_router(gateway, oauth, connect_link_secret(settings)))
+        issuers = tenant_oauth_configs(settings, configs)
+        app.include_router(oauth_client_router(gateway, oauth, connect_link_secret(settings), issuers))
     if admin_api and settings.indexer_function:
         # Loaded only where the settings pick this part: a cold start pays for nothing else.
         from foldgate.edge.hooks import hooks_router

@@ -30,6 +30,7 @@ __all__ = [
     "DEFAULT_SCOPE_PREFIX",
     "ClaimRule",
     "OAuthConfig",
+    "OAuthLogin",
     "OAuthMapping",
     "is_loopback_host",
     "parse_oauth_config",
@@ -131,6 +132,25 @@ class OAuthMapping(_Strict):
         return value
 
 
+class OAuthLogin(_Strict):
+    """The client foldgate signs people in with at this issuer before they connect their own account
+    to a ``per_user`` upstream (OpenID Connect code flow with PKCE; a public client, no secret).
+
+    Register it at the issuer with the redirect URI ``<public URL>/oauth/signin/callback``, the
+    ``authorization_code`` grant, the ``openid`` scope and ``token_endpoint_auth_method: none``.
+    """
+
+    client_id: str = Field(min_length=1, max_length=256, description="The sign-in client's id at the issuer.")
+
+    @field_validator("client_id")
+    @classmethod
+    def _visible(cls, value: str) -> str:
+        # It goes into a URL and is compared with the id_token's aud: visible ASCII only.
+        if any(not ("\x21" <= c <= "\x7e") for c in value):
+            raise ValueError("client_id must be visible ASCII without spaces")
+        return value
+
+
 class OAuthConfig(_Strict):
     """The tenant's trusted authorization server and how its tokens map onto foldgate's grant."""
 
@@ -145,6 +165,11 @@ class OAuthConfig(_Strict):
     algorithms: list[Algorithm] = Field(default_factory=lambda: list(ALGORITHMS))
     leeway_seconds: int = Field(default=30, ge=0, le=300, description="Clock skew allowed on exp/nbf.")
     mapping: OAuthMapping = Field(default_factory=OAuthMapping)
+    login: OAuthLogin | None = Field(
+        default=None,
+        description="The client people sign in with before connecting their own account to a per_user "
+        "upstream (required for those connects: a person must prove they are the link's subject).",
+    )
 
     @field_validator("mapping", mode="before")
     @classmethod

@@ -69,6 +69,9 @@ class Settings(Strict):
     # comma-separated) and prefixes scopes with its resource server identifier.
     oauth_audience_claim: Literal["aud", "client_id"] = "aud"
     oauth_scope_prefix: str | None = None
+    # The client people of the default tenant sign in with at oauth_issuer before connecting their own
+    # account to a per_user upstream (the tenant oauth: block's login.client_id).
+    oauth_login_client_id: str | None = None
     # The access-token claim that names the caller's tenant (e.g. foldgate_tenant); None: every OAuth
     # caller is the default tenant's. Never a header: the signed token (checked by that tenant's own
     # issuer) decides.

@@ -6,10 +6,12 @@ callback, and foldgate's Client ID Metadata Document.
 * ``DELETE /api/v1/servers/<name>/connect?tenant=<t>`` (operator): forget the grant, revoking it at
   the authorization server where it offers RFC 7009.
 * ``GET /oauth/callback?code&state&iss`` (public; the browser lands here): completes the consent the
-  ``state`` names, on whichever instance it reaches (the flow's state is in the grant store). Answers a
-  small HTML page (JSON when asked), never a stack trace or a token.
-* ``GET /oauth/connect?...&sig`` (public, signed): a ``per_user`` server's connect link, handed to the
-  end user in a tool error; redirects to the authorization server for exactly the linked subject.
+  ``state`` names, on whichever instance it reaches (the flow's state is in the grant store); a
+  per-user consent only in the browser that confirmed its link (its cookie). Answers a small HTML page
+  (JSON when asked), never a stack trace or a token.
+* ``GET|POST /oauth/connect`` and ``GET /oauth/signin/callback`` (public, signed links): a
+  ``per_user`` server's connect link, handed to the end user in a tool error
+  (:mod:`foldgate.edge.user_connect`).
 * ``GET /oauth/client-metadata.json`` (public): the document whose URL is foldgate's client id at
   authorization servers that support Client ID Metadata Documents.
 """
@@ -24,10 +26,12 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from fastapi import APIRouter, HTTPException, Request
-from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from fastapi.responses import HTMLResponse, JSONResponse, Response
 
-from foldgate.auth.connect_links import CONNECT_PATH, verify_connect_link
+from foldgate.auth.connect_links import browser_hash
+from foldgate.config.oauth import OAuthConfig
 from foldgate.config.tenant import ServerConfig
+from foldgate.edge.user_connect import add_user_connect_routes, browser_cookie
 from foldgate.errors import AuthError, ConfigError, FoldgateError, NotFoundError
 from foldgate.model.caller import SHARED_SUBJECT
 from foldgate.serve.gateway import Gateway
@@ -163,34 +167,18 @@ def _answer(request: Request, ok: bool, title: str, text: str, status: int, **ex
     return _page(title, text, status)
 
 
-def oauth_client_router(gateway: Gateway, oauth: OAuthContext, link_secret: bytes | None = None) -> APIRouter:
+def oauth_client_router(
+    gateway: Gateway,
+    oauth: OAuthContext,
+    link_secret: bytes | None = None,
+    issuers: Callable[[str], OAuthConfig | None] | None = None,
+) -> APIRouter:
     """The public routes of foldgate as an OAuth client: the callback, the CIMD document, and (with
-    ``link_secret``) the signed per-user connect links."""
+    ``link_secret``) the signed per-user connect links (``foldgate.edge.user_connect``); ``issuers``
+    gives a tenant's inbound OAuth config, whose people sign in there before connecting."""
     router = APIRouter(include_in_schema=False)
 
-    @router.get(CONNECT_PATH)
-    async def connect_user(request: Request) -> Response:
-        if link_secret is None:
-            return _answer(request, False, "Not available", "Per-user connect links are not enabled.", 404)
-        try:
-            tenant, name, subject = verify_connect_link(link_secret, dict(request.query_params))
-            server = gateway.config(tenant).server(name)
-        except AuthError as exc:
-            return _answer(request, False, "Link refused", exc.message, 400)
-        except FoldgateError:
-            return _answer(request, False, "Not available", "This server is not configured.", 404)
-        if server is None or server.auth.kind != "per_user":
-            return _answer(request, False, "Not available", "This server takes no per-user connections.", 404)
-        held = oauth.store.get_grant(tenant, name, subject)
-        extra = held.consent_scope() if held is not None else None
-        try:
-            url = await start_consent(oauth, tenant, server, subject, extra_scope=extra)
-        except FoldgateError as exc:
-            log.warning("per-user consent for %s/%s failed to start: %s", tenant, name, exc.message)
-            return _answer(request, False, "Not connected", exc.message, 502)
-        return RedirectResponse(
-            url, 303, headers={"cache-control": "no-store", "referrer-policy": "no-referrer"}
-        )
+    add_user_connect_routes(router, gateway, oauth, link_secret, issuers)
 
     @router.get(CALLBACK_PATH)
     async def callback(request: Request) -> Response:
@@ -213,10 +201,15 @@ def oauth_client_router(gateway: Gateway, oauth: OAuthContext, link_secret: byte
             except FoldgateError:
                 return None
 
+        cookie = browser_cookie(request, oauth)
         try:
-            pending = await finish_consent(oauth, state, code, iss, server_of)
+            pending = await finish_consent(
+                oauth, state, code, iss, server_of, browser=browser_hash(cookie) if cookie else None
+            )
         except NotFoundError as exc:
             return _answer(request, False, "Not connected", exc.message, 400)
+        except AuthError as exc:
+            return _answer(request, False, "Not connected", exc.message, 403)
         except FoldgateError as exc:
             log.warning("upstream consent failed: %s", exc.message)
             return _answer(request, False, "Not connected", exc.message, 502)

@@ -71,3 +71,26 @@ def test_loopback_http_only_when_allowed(issuer: str) -> None:
 def test_invalid_blocks_are_refused_naming_the_field(block: dict[str, Any]) -> None:
     with pytest.raises(ConfigError, match="invalid oauth"):
         parse_oauth_config(block, allow_loopback=False)
+
+
+def test_a_sign_in_client_for_per_user_connects_is_optional_and_kept() -> None:
+    assert parse_oauth_config({"issuer": "https://a.example"}, allow_loopback=False).login is None
+    block = {"issuer": "https://a.example", "login": {"client_id": "foldgate-connect"}}
+    config = parse_oauth_config(block, allow_loopback=False)
+    assert config.login is not None
+    assert config.login.client_id == "foldgate-connect"
+
+
+@pytest.mark.parametrize(
+    "login",
+    [
+        {},
+        {"client_id": ""},
+        {"client_id": "has space"},
+        {"client_id": "x" * 257},
+        {"client_id": "ok", "client_secret": "never in tenant config"},
+    ],
+)
+def test_a_bad_sign_in_client_is_refused_naming_the_field(login: dict[str, Any]) -> None:
+    with pytest.raises(ConfigError, match="login"):
+        parse_oauth_config({"issuer": "https://a.example", "login": login}, allow_loopback=False)

@@ -25,7 +25,14 @@ from foldgate.errors import InsufficientScopeError
 from foldgate.model.catalog import Tier
 from foldgate.model.principal import TIER_RANK, Principal
 
-__all__ = ["SCOPE_TIERS", "SERVER_SCOPE_PREFIX", "claims_principal", "tier_scope", "token_scopes"]
+__all__ = [
+    "SCOPE_TIERS",
+    "SERVER_SCOPE_PREFIX",
+    "claims_principal",
+    "oauth_subject",
+    "tier_scope",
+    "token_scopes",
+]
 
 TIERS: Final[tuple[Tier, ...]] = ("read", "write", "destructive")
 SCOPE_TIERS: Final[dict[str, Tier]] = {f"{DEFAULT_SCOPE_PREFIX}{t}": t for t in TIERS}
@@ -90,6 +97,12 @@ def claims_principal(claims: dict[str, Any], tenant: str, config: OAuthConfig) -
         raise InsufficientScopeError("this token grants no foldgate tier", scope=tier_scope(config))
     tier = max(tiers, key=TIER_RANK.__getitem__)
     scope = frozenset(servers) if servers else None
-    who = "\x1f".join(str(claims.get(c, "")) for c in ("iss", "sub"))
-    subject = "oauth-sub-" + hashlib.sha256(who.encode("utf-8")).hexdigest()[:24]
+    subject = oauth_subject(str(claims.get("iss", "")), str(claims.get("sub", "")))
     return Principal(tenant, scope, tier, _key(claims, tier, scope), subject)
+
+
+def oauth_subject(issuer: str, sub: str) -> str:
+    """The principal subject of a person signed in at ``issuer`` as ``sub`` (opaque, stable): what a
+    per-user grant is keyed by, and what a connect-link sign-in must match."""
+    who = f"{issuer}\x1f{sub}"
+    return "oauth-sub-" + hashlib.sha256(who.encode("utf-8")).hexdigest()[:24]

@@ -44,6 +44,10 @@ class IssuerMetadata:
     issuer: str
     jwks_uri: str
     introspection_endpoint: str | None = None
+    # What a sign-in (foldgate as the issuer's OpenID Connect client) needs; None when not published.
+    authorization_endpoint: str | None = None
+    token_endpoint: str | None = None
+    iss_parameter_supported: bool = False  # RFC 9207
 
 
 def _well_known_urls(issuer: str) -> list[str]:
@@ -69,6 +73,14 @@ def _checked_url(value: Any, what: str, *, allow_loopback: bool) -> str:
     raise UpstreamError(f"authorization server metadata {what} is not an https URL")
 
 
+def _usable_url(value: Any, *, allow_loopback: bool) -> str | None:
+    """An endpoint only sign-ins use: None when absent or unusable, so token checks never depend on it."""
+    try:
+        return _checked_url(value, "endpoint", allow_loopback=allow_loopback)
+    except UpstreamError:
+        return None
+
+
 async def discover_issuer(config: OAuthConfig, fetch: FetchJson, *, allow_loopback: bool) -> IssuerMetadata:
     """The issuer's metadata (or just the configured ``jwks_uri``); UpstreamError when unusable."""
     if config.jwks_uri is not None:
@@ -86,10 +98,16 @@ async def discover_issuer(config: OAuthConfig, fetch: FetchJson, *, allow_loopba
             # A document for another issuer is a mix-up (or an attack), never a fallback.
             raise UpstreamError("authorization server metadata names a different issuer")
         introspection = doc.get("introspection_endpoint")
+        endpoints = {
+            name: _usable_url(doc.get(name), allow_loopback=allow_loopback)
+            for name in ("authorization_endpoint", "token_endpoint")
+        }
         return IssuerMetadata(
             config.issuer,
             _checked_url(doc.get("jwks_uri"), "jwks_uri", allow_loopback=allow_loopback),
             introspection if isinstance(introspection, str) else None,
+            iss_parameter_supported=doc.get("authorization_response_iss_parameter_supported") is True,
+            **endpoints,
         )
     detail = f": {failures[-1]}" if failures else ""
     raise UpstreamError(f"no authorization server metadata found for the issuer{detail}")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from foldgate.config.oauth import OAuthConfig, parse_oauth_config
 from foldgate.errors import ConfigError, NotFoundError
@@ -42,7 +42,10 @@ def tenant_oauth_configs(
         mapping: dict[str, str] = {"audience_claim": settings.oauth_audience_claim}
         if settings.oauth_scope_prefix:
             mapping["scope_prefix"] = settings.oauth_scope_prefix
-        doc = {"issuer": settings.oauth_issuer, "audience": audience or None, "mapping": mapping}
+        doc: dict[str, Any] = {"issuer": settings.oauth_issuer, "audience": audience or None,
+                               "mapping": mapping}  # fmt: skip
+        if settings.oauth_login_client_id:
+            doc["login"] = {"client_id": settings.oauth_login_client_id}
         fallback = parse_oauth_config(doc, allow_loopback=allow, source="OAuth settings")
     checked: dict[str, OAuthConfig | None] = {}
     # Unknown tenants for a while: a source caches what it finds, not what it does not (a Parameter

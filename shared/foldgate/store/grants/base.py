@@ -37,6 +37,7 @@ __all__ = [
     "GrantStore",
     "GrantSummary",
     "PendingConsent",
+    "PendingPurpose",
     "UpstreamGrant",
 ]
 
@@ -44,6 +45,9 @@ __all__ = [
 SHARED = "*"
 
 GrantState = Literal["connected", "expired", "needs_consent"]
+# What a pending code flow completes: an upstream consent, or the sign-in at the tenant's own issuer
+# that must come before a per-user consent (its callback is another route).
+PendingPurpose = Literal["consent", "login"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,6 +142,11 @@ class PendingConsent:
     scope: str | None
     expires_at: float
     return_to: str | None = None
+    # SHA-256 (hex) of the browser cookie the flow was started from: the callback must present that
+    # cookie. None for an operator's connect (the admin API hands the URL to an authenticated operator).
+    browser: str | None = None
+    purpose: PendingPurpose = "consent"
+    nonce: str | None = field(default=None, repr=False)  # the OpenID Connect nonce of a sign-in
 
 
 class GrantCipher(ABC):
@@ -204,6 +213,15 @@ class GrantStore(ABC):
     @abstractmethod
     def take_pending(self, state: str) -> PendingConsent | None:
         """Remove and return the pending consent for ``state``; None if unknown, used or expired."""
+
+    @abstractmethod
+    def use_link(self, nonce: str, expires_at: float) -> bool:
+        """Mark the connect link ``nonce`` used, kept until ``expires_at`` (the link's own expiry):
+        True the first time, False for every later use, on any instance (a conditional write)."""
+
+    @abstractmethod
+    def link_used(self, nonce: str) -> bool:
+        """Whether :meth:`use_link` spent ``nonce`` already (a read, for the page a used link shows)."""
 
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release resources."""

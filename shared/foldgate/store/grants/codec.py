@@ -25,6 +25,7 @@ from foldgate.store.grants.base import (
     GrantCipher,
     GrantState,
     PendingConsent,
+    PendingPurpose,
     UpstreamGrant,
 )
 
@@ -32,6 +33,7 @@ __all__ = [
     "GRANT_STATES",
     "decode_state",
     "grant_context",
+    "link_key",
     "open_client",
     "open_grant",
     "open_pending",
@@ -52,6 +54,11 @@ def grant_context(tenant: str, server: str, subject: str) -> str:
 
 def _client_context(tenant: str, server: str, issuer: str) -> str:
     return json.dumps(["client", tenant, server, issuer])
+
+
+def link_key(nonce: str) -> str:
+    """The address of a used connect link: a digest of its nonce, apart from every consent's."""
+    return hashlib.sha256(b"link\x1f" + nonce.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def pending_key(state: str) -> str:
@@ -205,6 +212,15 @@ def open_client(
     )
 
 
+def _purpose(value: object) -> PendingPurpose:
+    # A consent stored before sign-ins existed has no purpose: it is an upstream consent.
+    if value is None or value == "consent":
+        return "consent"
+    if value == "login":
+        return "login"
+    raise StoreError("stored pending consent has an unknown purpose")
+
+
 def seal_pending(cipher: GrantCipher, pending: PendingConsent) -> bytes:
     """The whole pending consent, sealed under its key (the ``state`` digest)."""
     doc = {
@@ -219,6 +235,9 @@ def seal_pending(cipher: GrantCipher, pending: PendingConsent) -> bytes:
         "scope": pending.scope,
         "expires_at": pending.expires_at,
         "return_to": pending.return_to,
+        "browser": pending.browser,
+        "purpose": pending.purpose,
+        "nonce": pending.nonce,
     }
     return _seal(cipher, doc, json.dumps(["pending", pending_key(pending.state)]))
 
@@ -241,6 +260,9 @@ def open_pending(cipher: GrantCipher, sealed: bytes, *, state: str) -> PendingCo
         scope=_opt_str(doc, "scope"),
         expires_at=expires_at,
         return_to=_opt_str(doc, "return_to"),
+        browser=_opt_str(doc, "browser"),
+        purpose=_purpose(doc.get("purpose")),
+        nonce=_opt_str(doc, "nonce"),
     )
 
 

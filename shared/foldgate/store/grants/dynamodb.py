@@ -5,7 +5,9 @@
 - client: ``pk = UPGRANT#{tenant}``, ``sk = CLIENT#{server}#{issuer}``; ``sealed`` (B), ``client_id``
   and ``claimed_at`` (the re-registration's conditional writes; PutItems, the roles' only write);
 - pending consent: ``pk = UPPENDING#{sha256(state)}``, ``sk = PENDING``; ``sealed`` (B) and the
-  table's TTL attribute ``expires_at``.
+  table's TTL attribute ``expires_at``;
+- used connect link: ``pk = UPPENDING#{sha256("link" 0x1f nonce)}``, ``sk = USEDLINK``; only the TTL
+  attribute ``expires_at`` (the partition the roles may already write: no IAM change).
 
 A tenant's grants are one Query (of one server: ``begins_with`` on ``GRANT#{server}#``; server names
 hold no ``#``, so ``a`` never matches ``a-b``). The access token's expiry is ``token_expires_at``, never
@@ -37,6 +39,7 @@ from foldgate.store.grants.base import (
 )
 from foldgate.store.grants.codec import (
     decode_state,
+    link_key,
     open_client,
     open_grant,
     open_pending,
@@ -53,6 +56,7 @@ __all__ = ["GRANT_PREFIX", "PENDING_PREFIX", "DynamoGrantStore"]
 GRANT_PREFIX: Final = "UPGRANT#"
 PENDING_PREFIX: Final = "UPPENDING#"
 _PENDING_SK: Final = "PENDING"
+_LINK_SK: Final = "USEDLINK"
 _SUMMARY = ("server", "subject", "state", "token_expires_at", "scope", "updated_at", "reason")
 # The stored client is still the one read (an item stored before client_id was kept has none).
 _SAME_CLIENT: Final = "(attribute_not_exists(client_id) OR client_id = :id)"
@@ -330,3 +334,32 @@ class DynamoGrantStore(GrantStore):
         pending = open_pending(self._cipher, bytes(_attr(item, "sealed", "B")), state=state)
         # TTL deletion lags: the sealed expiry decides.
         return pending if pending.expires_at > self._clock() else None
+
+    def use_link(self, nonce: str, expires_at: float) -> bool:
+        """One PutItem under ``attribute_not_exists(pk)``: of any number of instances, one wins."""
+        item = {
+            "pk": {"S": f"{PENDING_PREFIX}{link_key(nonce)}"},
+            "sk": {"S": _LINK_SK},
+            "expires_at": {"N": str(math.ceil(expires_at))},
+        }
+        try:
+            self.client.put_item(
+                TableName=self.table_name, Item=item, ConditionExpression="attribute_not_exists(pk)"
+            )
+        except self._errors as exc:
+            if _code(exc) == "ConditionalCheckFailedException":
+                return False
+            raise StoreError(f"cannot mark a connect link used: {_describe(exc)}") from exc
+        return True
+
+    def link_used(self, nonce: str) -> bool:
+        """A strongly consistent GetItem (a use on another instance a moment ago shows)."""
+        try:
+            resp = self.client.get_item(
+                TableName=self.table_name,
+                Key={"pk": {"S": f"{PENDING_PREFIX}{link_key(nonce)}"}, "sk": {"S": _LINK_SK}},
+                ConsistentRead=True,
+            )
+        except self._errors as exc:
+            raise StoreError(f"cannot read a used link: {_describe(exc)}") from exc
+        return "Item" in resp

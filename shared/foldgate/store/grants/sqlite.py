@@ -3,8 +3,9 @@
 Three tables beside the catalog's: ``upstream_grants`` (one row per tenant, server and subject: the
 sealed document plus the clear columns listing needs), ``upstream_clients`` (sealed registrations,
 with the clear ``client_id`` and ``claimed_at`` their conditional writes test) and
-``upstream_pending`` (sealed consents in flight, addressed by the digest of their ``state``). The
-conditional write and the single-use take are single SQL statements, so they hold between processes
+``upstream_pending`` (sealed consents in flight, addressed by the digest of their ``state``), and
+``upstream_used_links`` (the digests of used connect-link nonces, until the link expires). The
+conditional writes and the single-use take are single SQL statements, so they hold between processes
 sharing the file, not just between threads.
 """
 
@@ -28,6 +29,7 @@ from foldgate.store.grants.base import (
 )
 from foldgate.store.grants.codec import (
     decode_state,
+    link_key,
     open_client,
     open_grant,
     open_pending,
@@ -50,6 +52,7 @@ CREATE TABLE IF NOT EXISTS upstream_clients (
     PRIMARY KEY (tenant, server, issuer));
 CREATE TABLE IF NOT EXISTS upstream_pending (
     key TEXT PRIMARY KEY, expires_at REAL NOT NULL, sealed BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS upstream_used_links (key TEXT PRIMARY KEY, expires_at REAL NOT NULL);
 """
 
 # Columns added after the first release: a file made before gets them on open (NULL in old rows).
@@ -275,6 +278,27 @@ class SqliteGrantStore(GrantStore):
         pending = open_pending(self._cipher, _blob(rows[0][0]), state=state)
         # The sealed expiry decides: the clear column only drives the purge.
         return pending if pending.expires_at > self._clock() else None
+
+    def use_link(self, nonce: str, expires_at: float) -> bool:
+        """One INSERT that does nothing when the nonce is there (processes sharing the file agree);
+        expired marks are purged here, after their links stopped verifying."""
+        now = self._clock()
+        self._run("purge used links", "DELETE FROM upstream_used_links WHERE expires_at <= ?", (now,))
+        _, count = self._run(
+            "mark a connect link used",
+            "INSERT INTO upstream_used_links (key, expires_at) VALUES (?, ?) ON CONFLICT DO NOTHING",
+            (link_key(nonce), expires_at),
+        )
+        return count == 1
+
+    def link_used(self, nonce: str) -> bool:
+        """A mark still kept (expired ones are as good as purged)."""
+        rows, _ = self._run(
+            "read a used link",
+            "SELECT 1 FROM upstream_used_links WHERE key = ? AND expires_at > ?",
+            (link_key(nonce), self._clock()),
+        )
+        return bool(rows)
 
     def close(self) -> None:
         """Close the database."""

@@ -18,6 +18,7 @@ PKCE comes from the SDK's ``PKCEParameters`` (``secrets``-generated verifier); `
 
 from __future__ import annotations
 
+import hmac
 import logging
 import secrets
 import time
@@ -27,7 +28,7 @@ from typing import Final
 from urllib.parse import urlencode
 
 from foldgate.config.tenant import ServerConfig
-from foldgate.errors import ConfigError, FoldgateError, NotFoundError, UpstreamError
+from foldgate.errors import AuthError, ConfigError, FoldgateError, NotFoundError, UpstreamError
 from foldgate.store.grants.base import ClientRegistration, PendingConsent, UpstreamGrant
 from foldgate.upstream.oauth.context import OAuthContext
 from foldgate.upstream.oauth.discovery import Discovered
@@ -61,8 +62,13 @@ async def start_consent(
     *,
     extra_scope: str | None = None,
     return_to: str | None = None,
+    browser: str | None = None,
 ) -> str:
-    """Begin a consent for (tenant, server, subject): the authorization URL to send a person to."""
+    """Begin a consent for (tenant, server, subject): the authorization URL to send a person to.
+
+    ``browser``: the hash of the cookie of the browser that confirmed a per-user connect link; the
+    callback must then present that cookie (None: an operator's connect, not bound to a browser).
+    """
     # The SDK's PKCE generator loads with the first consent.
     from mcp.client.auth.oauth2 import PKCEParameters
 
@@ -89,6 +95,7 @@ async def start_consent(
             scope=scope,
             expires_at=time.time() + CONSENT_SECONDS,
             return_to=return_to,
+            browser=browser,
         )
     )
     query = {
@@ -154,18 +161,26 @@ async def finish_consent(
     code: str,
     iss: str | None,
     servers: Callable[[str, str], ServerConfig | None],
+    *,
+    browser: str | None = None,
 ) -> PendingConsent:
     """Complete the consent ``state`` names: exchange ``code`` and store the grant.
 
-    ``servers(tenant, name)`` is the server's current config. Raises NotFoundError for an unknown,
-    used or expired state, UpstreamError when the authorization server refuses.
+    ``servers(tenant, name)`` is the server's current config; ``browser`` the hash of the callback
+    request's browser cookie. Raises NotFoundError for an unknown, used or expired state, AuthError
+    for a browser-bound consent reaching another browser (the consent is then spent: nobody can finish
+    it), UpstreamError when the authorization server refuses.
     """
     # The SDK's RFC 9207 check loads with the first callback.
     from mcp.client.auth.utils import validate_authorization_response_iss
 
     pending = ctx.store.take_pending(state)
-    if pending is None or pending.expires_at < time.time():
+    if pending is None or pending.purpose != "consent" or pending.expires_at < time.time():
         raise NotFoundError("unknown or expired consent: start again with the connect route")
+    # A per-user consent completes only in the browser that confirmed its link: a victim lured into
+    # finishing someone else's flow, or a replayed callback, has no (or another) cookie.
+    if pending.browser is not None and (browser is None or not hmac.compare_digest(pending.browser, browser)):
+        raise AuthError("this connection was started in another browser: open a new connect link in this one")
     server = servers(pending.tenant, pending.server)
     if server is None or server.auth.kind not in ("oauth", "per_user"):
         raise NotFoundError("the server of this consent is no longer configured for OAuth")

@@ -100,7 +100,7 @@ def _default_hint(tenant: str, server: str, subject: str) -> str:
 
 
 def signed_link(secret: bytes, public_url: str) -> ConnectLink:
-    """Signed, short-lived per-user connect links (``foldgate.auth.connect_links``)."""
+    """Signed, single-use, short-lived per-user connect links (``foldgate.auth.connect_links``)."""
 
     def link(tenant: str, server: str, subject: str) -> str:
         return sign_connect_link(secret, public_url, tenant, server, subject)
@@ -130,7 +130,10 @@ def _margin(issued: float, expires: float | None, skew_s: float, share: float) -
 
 
 def _link_text(server: str, link: str) -> str:
-    return f"connect your own {server} account at {link} (valid {LINK_SECONDS // 60} minutes), then retry"
+    return (
+        f"the user opens {link} in their own browser to connect their own {server} account (single use, "
+        f"valid {LINK_SECONDS // 60} minutes; a new call gives a new link), then retry"
+    )
 
 
 class TokenProvider:

@@ -318,3 +318,40 @@ def test_a_state_cannot_be_issued_twice(store: GrantStore) -> None:
     with pytest.raises(ConflictError):
         store.put_pending(replace(consent(), subject="mallory"))
     assert store.take_pending("st-1") == consent()
+
+
+def test_a_browser_bound_sign_in_round_trips_with_its_purpose_nonce_and_binding(store: GrantStore) -> None:
+    login = replace(consent("st-login"), browser="b" * 64, purpose="login", nonce="n-1")
+    store.put_pending(login)
+    taken = store.take_pending("st-login")
+    assert taken == login
+    assert taken is not None
+    assert (taken.browser, taken.purpose, taken.nonce) == ("b" * 64, "login", "n-1")
+    store.put_pending(consent("st-plain"))
+    plain = store.take_pending("st-plain")
+    assert plain is not None
+    assert (plain.browser, plain.purpose, plain.nonce) == (None, "consent", None)
+
+
+def test_a_connect_link_is_used_once_across_instances(make_store: MakeStore) -> None:
+    one, two = make_store(), make_store()
+    assert not two.link_used("nonce-1")
+    assert one.use_link("nonce-1", 1_000_600.0) is True
+    assert two.link_used("nonce-1")
+    assert not two.link_used("nonce-2")
+    assert two.use_link("nonce-1", 1_000_600.0) is False
+    assert one.use_link("nonce-1", 1_000_600.0) is False
+    assert two.use_link("nonce-2", 1_000_600.0) is True  # another link is its own
+
+
+def test_of_many_instances_opening_one_link_at_once_exactly_one_uses_it(make_store: MakeStore) -> None:
+    stores = [make_store() for _ in range(6)]
+    with ThreadPoolExecutor(len(stores)) as pool:
+        wins = list(pool.map(lambda s: s.use_link("raced", 1_000_600.0), stores))
+    assert wins.count(True) == 1
+
+
+def test_a_used_link_is_remembered_until_its_expiry(store: GrantStore, clock: Clock) -> None:
+    assert store.use_link("short", clock.now + 60)
+    clock.now += 59
+    assert not store.use_link("short", clock.now + 60)

@@ -105,3 +105,20 @@ def test_challenge_names_metadata_scope_and_error_and_cannot_be_broken_out_of() 
         == 'Bearer resource_metadata="https://m.example/X-Evil: 1"'
     )
     assert "error" not in challenge("https://m.example/")
+
+
+async def test_the_sign_in_endpoints_are_read_and_held_to_the_issuers_url_rule() -> None:
+    """A connect-link sign-in uses the issuer's authorization and token endpoints (and RFC 9207),
+    held to the issuer's URL rule."""
+    issuer = FakeIssuer()
+    doc = issuer.documents[ISSUER + "/.well-known/openid-configuration"]
+    doc.update(authorization_endpoint=ISSUER + "/authorize", token_endpoint=ISSUER + "/token",
+               authorization_response_iss_parameter_supported=True)  # fmt: skip
+    found = await discover_issuer(CONFIG, issuer.fetch, allow_loopback=False)
+    assert (found.authorization_endpoint, found.token_endpoint) == (ISSUER + "/authorize", ISSUER + "/token")
+    assert found.iss_parameter_supported
+    # A plain http one is unusable for a sign-in, and never breaks access-token checks.
+    doc["token_endpoint"] = "http://login.example.com/token"
+    found = await discover_issuer(CONFIG, issuer.fetch, allow_loopback=False)
+    assert found.token_endpoint is None
+    assert found.jwks_uri == issuer.jwks_uri

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from foldgate.auth.oauth.setup import open_oauth
+from foldgate.auth.oauth.setup import open_oauth, tenant_oauth_configs
 from foldgate.config.settings import Settings
 from foldgate.errors import ConfigError
 
@@ -107,3 +107,15 @@ def test_unknown_tenants_are_not_looked_up_on_every_request() -> None:
         assert verifier.config("default") is None
         assert verifier.config("made-up") is None
     assert source.gets == 2
+
+
+def test_the_default_tenants_sign_in_client_comes_from_the_settings() -> None:
+    env = {"FOLDGATE_OAUTH_ISSUER": "https://login.example.com", "FOLDGATE_PUBLIC_URL": "https://mcp.example.com",
+           "FOLDGATE_OAUTH_LOGIN_CLIENT_ID": "foldgate-connect"}  # fmt: skip
+    config = tenant_oauth_configs(Settings.from_env(env), None)("default")
+    assert config is not None
+    assert config.login is not None
+    assert config.login.client_id == "foldgate-connect"
+    without = tenant_oauth_configs(Settings.from_env({**env, "FOLDGATE_OAUTH_LOGIN_CLIENT_ID": ""}), None)
+    assert (config := without("default")) is not None
+    assert config.login is None

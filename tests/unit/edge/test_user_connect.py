@@ -1,0 +1,93 @@
+"""The per-user connect routes in process (no authorization server is reached in these tests): the
+confirmation page escapes everything it shows, and a tenant whose people sign in with OAuth but that
+configured no sign-in client refuses their connects without using the link. The flows through real
+authorization servers are in tests/e2e/test_upstream_oauth_per_user*.py."""
+
+from __future__ import annotations
+
+import contextlib
+import html
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+import httpx2
+
+from foldgate.auth.connect_links import sign_connect_link
+from foldgate.auth.oauth.grant import oauth_subject
+from foldgate.config.oauth import OAuthConfig
+from foldgate.config.source import StaticConfigSource
+from foldgate.config.tenant import parse_tenant_config
+from foldgate.edge.app import create_app
+from foldgate.edge.connect import oauth_client_router
+from foldgate.index.indexer import catalog_from_tools
+from foldgate.serve.gateway import Gateway
+from foldgate.store.catalog.sqlite import SqliteStore
+from foldgate.store.grants.sqlite import SqliteGrantStore
+from tests.gateway_fixture import RecordingUpstream
+from tests.upstream_oauth import PUBLIC, LinkBrowser, grant_store, oauth_context
+
+SECRET = b"s" * 32
+ISSUER = "https://login.example.com"
+
+
+@contextlib.asynccontextmanager
+async def gateway(tmp: Path, **tenant: Any) -> AsyncIterator[tuple[LinkBrowser, SqliteGrantStore]]:
+    """The public OAuth client routes over one tenant with a per_user server ``files``."""
+    files = {"name": "files", "url": "https://files.example.com/mcp", "auth": {"kind": "per_user"}}
+    config = parse_tenant_config({"servers": [files], **tenant})
+    store = SqliteStore(":memory:")
+    store.publish(catalog_from_tools("default", []), expected_current=None)
+    configs = StaticConfigSource({"default": config})
+    gw = Gateway(store, configs, RecordingUpstream(), catalog_ttl=0.0)
+    app = create_app(gw)
+
+    def issuers(name: str) -> OAuthConfig | None:
+        return configs.get(name).oauth
+
+    with grant_store(tmp) as grants:
+        app.include_router(oauth_client_router(gw, oauth_context(grants), SECRET, issuers))
+        http = httpx2.AsyncClient(transport=httpx2.ASGITransport(app=app), base_url=PUBLIC)
+        async with LinkBrowser(PUBLIC, http) as browser:
+            yield browser, grants
+
+
+async def test_the_confirmation_page_escapes_what_it_names(tmp_path: Path) -> None:
+    hostile = '<script>alert("x")</script>'
+    link = sign_connect_link(SECRET, PUBLIC, "default", "files", hostile)
+    async with gateway(tmp_path) as (browser, _):
+        page, form = await browser.confirmation(link)
+    assert page.status_code == 200, page.text
+    assert "<script" not in page.text
+    assert html.escape(hostile) in page.text
+    assert form["subject"] == hostile  # the hidden field carries it back intact
+
+
+async def test_without_a_sign_in_client_an_oauth_tenants_connect_is_refused_and_the_link_kept(
+    tmp_path: Path,
+) -> None:
+    """Nobody can prove they are the link's subject, so nothing starts; the link stays unused so it
+    works once the operator configures ``oauth.login``."""
+    subject = oauth_subject(ISSUER, "alice")
+    link = sign_connect_link(SECRET, PUBLIC, "default", "files", subject)
+    async with gateway(tmp_path, oauth={"issuer": ISSUER}) as (browser, grants):
+        page, form = await browser.confirmation(link)
+        assert page.status_code == 200, page.text
+        assert f"You will first sign in at {ISSUER}" in page.text
+        for _ in range(2):
+            refused = await browser.confirm(form)
+            assert refused.status_code == 409
+            assert "oauth.login.client_id" in refused.text
+        nonce = dict(parse_qsl(urlsplit(link).query))["nonce"]
+        assert grants.use_link(nonce, 2_000_000_000.0)  # never marked used by the refusals
+
+
+async def test_an_agent_tokens_link_needs_no_sign_in_even_in_an_oauth_tenant(tmp_path: Path) -> None:
+    """An agent token's subject is nobody at the issuer: its link goes straight to the upstream."""
+    link = sign_connect_link(SECRET, PUBLIC, "default", "files", "tok-123")
+    async with gateway(tmp_path, oauth={"issuer": ISSUER}) as (browser, _):
+        page, _ = await browser.confirmation(link)
+    assert page.status_code == 200
+    assert "sign in at" not in page.text
+    assert "the agent token tok-123" in page.text
