@@ -37,6 +37,7 @@ from foldgate.model.caller import SHARED_SUBJECT
 from foldgate.serve.gateway import Gateway
 from foldgate.upstream.oauth.consent import disconnect, finish_consent, start_consent
 from foldgate.upstream.oauth.context import OAuthContext
+from foldgate.upstream.oauth.provider import SCOPE_REASON
 from foldgate.upstream.oauth.registration import CALLBACK_PATH, CIMD_PATH, client_metadata_document
 
 __all__ = [
@@ -143,6 +144,9 @@ def auth_states(oauth: OAuthContext | None, gateway: Gateway, tenant: str) -> di
         }
         if shared is not None and shared.reason and state == "needs_consent":
             entry["reason"] = shared.reason  # foldgate's own words (why a person must connect again)
+        elif shared is not None and shared.reason == SCOPE_REASON and state in ("connected", "expired"):
+            # A pending step-up: the connection serves, but one tool waits for a consent to more scope.
+            entry["step_up"] = shared.reason
         if server.auth.kind == "per_user":
             entry["users_connected"] = sum(
                 1 for g in mine if g.subject != SHARED_SUBJECT and g.state == "connected"

@@ -20,7 +20,8 @@ from typing import Any
 
 import pytest
 
-from foldgate.config.tenant import ServerConfig, parse_tenant_config
+from foldgate.config.tenant import ServerConfig, TenantConfig, parse_tenant_config
+from foldgate.edge.connect import auth_states
 from foldgate.errors import UpstreamConsentError, UpstreamError
 from foldgate.model.caller import SHARED_SUBJECT, UpstreamCaller, calling_as
 from foldgate.store.grants.base import UpstreamGrant
@@ -35,6 +36,16 @@ from tests.upstream_oauth import REDIRECT, UPSTREAM_SCOPE, grant_store, oauth_co
 
 TENANT = "acme"
 KEY = (TENANT, "files", SHARED_SUBJECT)
+
+
+class _Configs:
+    """The one thing auth_states asks of a gateway: the tenant's config."""
+
+    def __init__(self, server: ServerConfig) -> None:
+        self._config = TenantConfig(servers=[server])
+
+    def config(self, tenant: str) -> TenantConfig:
+        return self._config
 
 
 @pytest.fixture(scope="module")
@@ -157,6 +168,11 @@ async def test_a_step_up_for_one_tool_keeps_the_other_tools_working_until_the_co
         pending = held(store)
         assert pending.state == "connected"
         assert pending.step_up == "files:read files:write"
+        # The status route tells the operator a consent is pending while the connection serves.
+        status = auth_states(ctx, _Configs(server), TENANT)["files"]  # type: ignore[arg-type]
+        assert status["state"] == "connected"
+        assert status["step_up"] == "the upstream needs more scope"
+        assert "reason" not in status
         # Everyone's other tools keep working on the held token, and so does listing.
         assert json.loads((await call(client, server, "whoami"))["content"][0]["text"])["subject"] == "alice"
         with calling_as(TENANT):
