@@ -3,6 +3,7 @@ upstreams), driven by the official mcp client over HTTP in both protocol eras.""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from collections.abc import Iterator
@@ -150,13 +151,22 @@ async def test_deferred_then_auto_listing_after_a_config_change(served: Served) 
 
 async def test_a_dead_upstream_keeps_its_last_good_tools(served: Served) -> None:
     served.crm.stop()
-    time.sleep(4.5)  # two index runs at a 2 s interval
+
+    async def checked() -> list[dict[str, Any]]:
+        async with Client(served.url) as client:
+            check = await client.call_tool(
+                "describe_tool", {"tool_ids": ["crm__find_contact"], "check": True}
+            )
+        found: list[dict[str, Any]] = json.loads(check.content[0].text)["tools"]
+        return found
+
+    # The next index runs (every 2 s) find the upstream dead; wait for that, not for a fixed time.
+    deadline = time.monotonic() + 60
+    while (found := await checked())[0].get("status") != "unavailable":
+        assert time.monotonic() < deadline, f"crm still reported healthy: {found}"
+        await asyncio.sleep(0.2)
+    assert found == [{"id": "crm__find_contact", "status": "unavailable", "reason": "server_unhealthy"}]
     tools = await listing(served.url)
     assert "crm__find_contact" in tools
-    async with Client(served.url) as client:
-        check = await client.call_tool("describe_tool", {"tool_ids": ["crm__find_contact"], "check": True})
-    assert json.loads(check.content[0].text)["tools"] == [
-        {"id": "crm__find_contact", "status": "unavailable", "reason": "server_unhealthy"}
-    ]
     failed = await call(served.url, "crm__find_contact", {"query": "x"})
     assert json.loads(failed.content[0].text)["error_type"] == "upstream_error"

@@ -48,7 +48,9 @@ async def test_infinite_loop_times_out_and_the_next_run_works(sandbox: Sandbox, 
     assert result.error is not None
     assert result.error["type"] == "timeout"
     assert "400 ms" in result.error["message"]
-    assert 0.35 < elapsed < 1.5
+    # Killed at its deadline: never before it, and long before anything but the kill would end it
+    # (the upper bound is loose so a loaded machine's scheduling cannot fail the test).
+    assert 0.35 < elapsed < 10
     assert sandbox.respawns == 1
     await assert_next_run_works(sandbox, tools)
 
@@ -63,7 +65,7 @@ async def test_native_sort_loop_is_killed_on_the_wall_clock(sandbox: Sandbox, to
     result = await sandbox.run(code, tools, SHORT)
     assert result.error is not None
     assert result.error["type"] == "timeout"
-    assert time.perf_counter() - started < 1.5
+    assert time.perf_counter() - started < 10  # the sort loop never ends by itself: the kill ended it
     await assert_next_run_works(sandbox, tools)
 
 
@@ -422,11 +424,11 @@ return got;
 async def test_calls_run_concurrently_within_the_bound(sandbox: Sandbox, tools: FakeTools) -> None:
     tools.delay_s = 0.05
     code = "await Promise.all(Array.from({length: 16}, (_, i) => call_tool('x', 'sleep', {i})));\nreturn 1"
-    started = time.perf_counter()
     result = await sandbox.run(code, tools, RunLimits(concurrency=4))
     assert result.ok, result.error
+    # Four at a time, never more: the bound and the concurrency both show in the peak, not in a timing.
     assert tools.max_in_flight == 4
-    assert time.perf_counter() - started < 0.5  # four waves of 50 ms, not sixteen
+    assert len(tools.received) == 16
 
 
 async def test_unawaited_calls_are_not_made_and_say_so(sandbox: Sandbox, tools: FakeTools) -> None:
