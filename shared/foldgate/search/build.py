@@ -126,9 +126,5 @@ def build_search_index(tools: Sequence[Tool], *, config: SearchConfig = DEFAULT)
         offsets=offsets,
         gaps=gaps,
         saturations=saturations,
-        fields=FieldCounts(
-            used=used,
-            tfs=[tf for row in counts for tf in row],
-            lengths=[row[f] for f in used for row in lengths],
-        ),
+        fields=FieldCounts(used, counts, [[row[f] for row in lengths] for f in used]),
     )

@@ -84,8 +84,7 @@ class SearchIndex:
             or (
                 fields is not None
                 and (
-                    len(fields.tfs) != len(fields.used) * len(gaps)
-                    or len(fields.lengths) != len(fields.used) * len(names)
+                    not fields.valid(len(gaps), len(names))
                     or any(not 0 <= f < len(config.weights) for f in fields.used)
                 )
             )
@@ -133,11 +132,6 @@ class SearchIndex:
         """Whether :meth:`scoped` works (an index stored in format 1 lacks the field counts)."""
         return self._fields is not None
 
-    @cached_property
-    def _field_arrays(self) -> tuple[npt.NDArray[np.integer], npt.NDArray[np.integer]]:
-        assert self._fields is not None
-        return self._fields.arrays(len(self._gaps), len(self._names))
-
     def scoped(self, keys: Iterable[str]) -> SearchIndex:
         """This index as a caller who sees only the tools ``keys`` searches it.
 
@@ -158,14 +152,11 @@ class SearchIndex:
         elif mask.all():
             return self
         base = self._base_index
-        tfs, lengths = self._field_arrays
         scoped = scope_postings(
             config=self._config,
             docs=base._decoded[0],
             offsets=base._offsets,
-            tfs=tfs,
-            lengths=lengths,
-            used=self._fields.used,
+            fields=self._fields,
             mask=mask,
         )
         view = object.__new__(SearchIndex)

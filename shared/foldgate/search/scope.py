@@ -34,39 +34,45 @@ SATURATION_LEVELS = 255
 class FieldCounts:
     """The raw inputs of the length normalisation, per field with a weight (``used``, field order).
 
-    ``tfs`` is field-major: one row of a count per posting (in posting order) for each used field;
-    ``lengths`` likewise one row of a length per doc.
+    ``tfs`` has one row per used field of a count per posting (posting order); ``lengths`` one row
+    per used field of a length per doc. The rows are mostly zeros and compress well: on 11k tools
+    they add ~3 MB of JSON but ~0.26 MB zlib to the index's 2.1 MB / 0.83 MB.
     """
 
     used: Sequence[int]
-    tfs: Sequence[int]
-    lengths: Sequence[int]
+    tfs: Sequence[Sequence[int]]
+    lengths: Sequence[Sequence[int]]
 
-    def arrays(self, postings: int, docs: int) -> tuple[npt.NDArray[np.integer], npt.NDArray[np.integer]]:
-        """``tfs`` as (used fields x postings) and ``lengths`` as (used fields x docs) arrays."""
+    def valid(self, postings: int, docs: int) -> bool:
+        """Whether the rows fit an index of this many postings and docs."""
         rows = len(self.used)
-        return np.asarray(self.tfs).reshape(rows, postings), np.asarray(self.lengths).reshape(rows, docs)
+        return (
+            len(self.tfs) == rows
+            and len(self.lengths) == rows
+            and all(len(row) == postings for row in self.tfs)
+            and all(len(row) == docs for row in self.lengths)
+        )
 
     def to_doc(self) -> dict[str, Any]:
-        """The keys a serialised index (format 2) adds: packed arrays, mostly zeros (zlib likes them)."""
-        tf_width = width_for(max(self.tfs, default=0))
-        len_width = width_for(max(self.lengths, default=0))
-        return {
-            "fields": list(self.used),
-            "tfs": pack(self.tfs, tf_width),
-            "tfs_w": tf_width,
-            "lengths": pack(self.lengths, len_width),
-            "lengths_w": len_width,
-        }
+        """The keys a serialised index (format 2) adds: each row packed at its own width."""
+        return {"fields": list(self.used), "tfs": _packed(self.tfs), "lengths": _packed(self.lengths)}
 
     @classmethod
     def from_doc(cls, doc: Mapping[str, Any]) -> FieldCounts:
-        """Inverse of :meth:`to_doc` (lengths are checked by the index that holds them)."""
+        """Inverse of :meth:`to_doc` (sizes are checked by the index that holds them: :meth:`valid`)."""
         return cls(
             used=[int(f) for f in doc["fields"]],
-            tfs=unpack(doc["tfs"], doc["tfs_w"]),
-            lengths=unpack(doc["lengths"], doc["lengths_w"]),
+            tfs=[unpack(text, width) for text, width in doc["tfs"]],
+            lengths=[unpack(text, width) for text, width in doc["lengths"]],
         )
+
+
+def _packed(rows: Sequence[Sequence[int]]) -> list[list[str]]:
+    out = []
+    for row in rows:
+        width = width_for(max(row, default=0))
+        out.append([pack(row, width), width])
+    return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,33 +98,32 @@ def scope_postings(
     config: SearchConfig,
     docs: npt.NDArray[np.intp],
     offsets: Sequence[int],
-    tfs: npt.NDArray[np.integer],
-    lengths: npt.NDArray[np.integer],
-    used: Sequence[int],
+    fields: FieldCounts,
     mask: npt.NDArray[np.bool_],
 ) -> ScopedPostings:
     """The postings of the docs in ``mask``, saturated over those docs' average field lengths.
 
-    ``docs`` is every posting's doc number; ``tfs`` (used fields x postings) and ``lengths`` (used
-    fields x docs) are :class:`FieldCounts` as arrays. Each step mirrors build_search_index so the
-    levels are bit-for-bit the ones a build over the visible tools alone would store.
+    ``docs`` is every posting's doc number. Each step mirrors build_search_index so the levels are
+    bit-for-bit the ones a build over the visible tools alone would store.
     """
     keep = mask[docs]
     kept = docs[keep]
     ends = np.concatenate(([0], np.cumsum(keep, dtype=np.intp)))
-    new_offsets = [int(x) for x in ends[np.asarray(offsets, dtype=np.intp)]]
+    new_offsets: list[int] = ends[np.asarray(offsets, dtype=np.intp)].tolist()
     count = int(np.count_nonzero(mask))
     weights, bs = config.field_params()
     tfn = np.zeros(len(kept), dtype=np.float64)
-    for row, f in enumerate(used):
+    for row, f in enumerate(fields.used):
+        lengths = np.asarray(fields.lengths[row], dtype=np.int64)
         # Python ints: the sum and the division round exactly as build's sum(...) / n does.
-        total = int(lengths[row][mask].sum(dtype=np.int64))
+        total = int(lengths[mask].sum())
         avg = total / count if count else 0.0
         if weights[f] <= 0 or avg <= 0:
             continue
-        norm = weights[f] / (1 - bs[f] + bs[f] * lengths[row].astype(np.float64) / avg)
+        norm = weights[f] / (1 - bs[f] + bs[f] * lengths.astype(np.float64) / avg)
+        tfs = np.asarray(fields.tfs[row])[keep]
         # A zero count adds 0.0, which leaves the sum exactly as build's sum over nonzero counts.
-        tfn += norm[kept] * tfs[row][keep]
+        tfn += norm[kept] * tfs
     sat_max = config.k1 + 1
     sat = tfn * sat_max / (config.k1 + tfn)
     return ScopedPostings(new_offsets, kept, quantise(sat, sat_max), count)

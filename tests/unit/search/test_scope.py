@@ -13,14 +13,17 @@ import numpy as np
 import pytest
 
 from foldgate.model.tool import Tool
-from foldgate.search import SearchIndex, build_search_index
+from foldgate.search import IndexFormatError, SearchIndex, build_search_index
 from foldgate.search.dense import build_dense_index
 from foldgate.search.hybrid import HybridSearcher, _top_order
 from foldgate.search.multi import MultiIntentSearcher
+from foldgate.search.scope import FieldCounts
 from tests.unit.search.conftest import _tool
 from tests.unit.search.fakes import FakeEmbedder
 
 QUERY = "forecast tides"
+_FORMAT_1 = {"v", "config", "servers", "names", "doc_server", "doc_server_w", "terms", "offsets", "gaps"}
+_FORMAT_1 |= {"gaps_w", "sats"}
 
 
 def _visible() -> list[Tool]:
@@ -110,7 +113,7 @@ def test_a_word_only_hidden_tools_have_takes_no_query_term_slot() -> None:
 
 def test_an_index_stored_before_scopes_loads_but_cannot_be_scoped(tiny_catalog: list[Tool]) -> None:
     doc = build_search_index(tiny_catalog).to_doc()
-    old = {k: v for k, v in doc.items() if k not in {"fields", "tfs", "tfs_w", "lengths", "lengths_w"}}
+    old = {k: v for k, v in doc.items() if k in _FORMAT_1}
     old["v"] = 1
     index = SearchIndex.from_doc(old)
     assert not index.scopeable
@@ -156,3 +159,20 @@ def test_a_page_cut_inside_a_tie_lists_the_tied_tools_in_catalog_order(seed: int
     page = [h.key for h in build_search_index(tools).search("widget", limit=40)]
     best_first = [t.key for want in (0, 1, 2) for t, lv in zip(tools, levels, strict=True) if lv == want]
     assert page == best_first[:40]
+
+
+def test_field_counts_round_trip_at_each_rows_own_width() -> None:
+    fields = FieldCounts([0, 2], [[1, 0, 300], [0, 2, 1]], [[4, 5], [70000, 6]])
+    again = FieldCounts.from_doc(json.loads(json.dumps(fields.to_doc())))
+    assert [list(r) for r in again.tfs] == [[1, 0, 300], [0, 2, 1]]
+    assert [list(r) for r in again.lengths] == [[4, 5], [70000, 6]]
+    assert [width for _, width in fields.to_doc()["tfs"]] == ["H", "B"]
+
+
+def test_a_stored_index_whose_field_counts_do_not_fit_is_refused(tiny_catalog: list[Tool]) -> None:
+    doc = build_search_index(tiny_catalog).to_doc()
+    short = FieldCounts([0], [[1]], [[1]])
+    with pytest.raises(IndexFormatError):
+        SearchIndex.from_doc({**doc, **short.to_doc()})
+    with pytest.raises(IndexFormatError):
+        SearchIndex.from_doc({**doc, "tfs": "not rows"})
