@@ -439,16 +439,20 @@ class SearchIndex:
         try:
             terms_text = doc["terms"]
             offsets: array[int] = unpack(doc["offsets"], "I")
+            names = [str(n) for n in doc["names"]]
+            fields = None
+            if doc["v"] >= 2:
+                fields = FieldCounts.from_doc(doc, offsets[-1] if offsets else 0, len(names))
             return cls(
                 config=SearchConfig.from_doc(doc["config"]),
                 servers=[str(s) for s in doc["servers"]],
                 doc_server=unpack(doc["doc_server"], doc["doc_server_w"]),
-                names=[str(n) for n in doc["names"]],
+                names=names,
                 terms=terms_text.split(" ") if terms_text else [],
                 offsets=offsets,
                 gaps=unpack(doc["gaps"], doc["gaps_w"]),
                 saturations=unpack(doc["sats"], "B"),
-                fields=FieldCounts.from_doc(doc) if doc["v"] >= 2 else None,
+                fields=fields,
             )
         except IndexFormatError:
             raise

@@ -14,6 +14,7 @@ import pytest
 
 from foldgate.model.tool import Tool
 from foldgate.search import IndexFormatError, SearchIndex, build_search_index
+from foldgate.search.codec import pack
 from foldgate.search.dense import build_dense_index
 from foldgate.search.hybrid import HybridSearcher, _top_order
 from foldgate.search.multi import MultiIntentSearcher
@@ -161,18 +162,26 @@ def test_a_page_cut_inside_a_tie_lists_the_tied_tools_in_catalog_order(seed: int
     assert page == best_first[:40]
 
 
-def test_field_counts_round_trip_at_each_rows_own_width() -> None:
-    fields = FieldCounts([0, 2], [[1, 0, 300], [0, 2, 1]], [[4, 5], [70000, 6]])
-    again = FieldCounts.from_doc(json.loads(json.dumps(fields.to_doc())))
-    assert [list(r) for r in again.tfs] == [[1, 0, 300], [0, 2, 1]]
+def test_field_counts_round_trip_plain_or_sparse_at_each_rows_own_width() -> None:
+    tfs = [[1, 0, 300, 2], [0, 0, 0, 1]]
+    fields = FieldCounts([0, 2], tfs, [[4, 5], [70000, 6]])
+    doc = json.loads(json.dumps(fields.to_doc()))
+    # A row mostly zeros is stored sparse (gaps and values); a full one plain; each at its width.
+    assert [row[0] for row in doc["tfs"]] == ["plain", "sparse"]
+    assert doc["tfs"][0][2] == "H"
+    again = FieldCounts.from_doc(doc, 4, 2)
+    assert [list(r) for r in again.tfs] == tfs
     assert [list(r) for r in again.lengths] == [[4, 5], [70000, 6]]
-    assert [width for _, width in fields.to_doc()["tfs"]] == ["H", "B"]
 
 
 def test_a_stored_index_whose_field_counts_do_not_fit_is_refused(tiny_catalog: list[Tool]) -> None:
     doc = build_search_index(tiny_catalog).to_doc()
-    short = FieldCounts([0], [[1]], [[1]])
-    with pytest.raises(IndexFormatError):
-        SearchIndex.from_doc({**doc, **short.to_doc()})
-    with pytest.raises(IndexFormatError):
-        SearchIndex.from_doc({**doc, "tfs": "not rows"})
+    postings = len(SearchIndex.from_doc(doc)._gaps)
+    # A row one posting short, a sparse row pointing past the end, and rows that are not rows.
+    short = FieldCounts([0], [[1] * (postings - 1)], [[1] * len(tiny_catalog)]).to_doc()
+    beyond = FieldCounts([0], [[0] * (postings - 1) + [1]], [[1] * len(tiny_catalog)]).to_doc()
+    beyond["tfs"][0][1] = pack([postings], "I")
+    beyond["tfs"][0][2] = "I"
+    for hostile in (short, beyond, {"tfs": "not rows"}, {"tfs": [["sparse", "", "B"]]}):
+        with pytest.raises(IndexFormatError):
+            SearchIndex.from_doc({**doc, **hostile})
