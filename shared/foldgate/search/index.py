@@ -410,7 +410,12 @@ class SearchIndex:
     # ---- serialisation -----------------------------------------------------------------------
 
     def to_doc(self) -> dict[str, Any]:
-        """A compact JSON-able form (base64 packed integer arrays); :meth:`from_doc` reads it back."""
+        """A compact JSON-able form (base64 packed integer arrays); :meth:`from_doc` reads it back.
+
+        A scoped index writes the whole catalog's index it derives from (a scope is never stored).
+        """
+        if self._scope is not None:
+            return self._base_index.to_doc()
         gap_width = width_for(max(self._gaps, default=0))
         server_width = width_for(max(self._doc_server, default=0))
         return {

@@ -122,6 +122,8 @@ def test_an_index_stored_before_scopes_loads_but_cannot_be_scoped(tiny_catalog: 
     with pytest.raises(ValueError, match="field counts"):
         index.scoped(["github:create_issue"])
     assert SearchIndex.from_doc(doc).scopeable
+    # A scope is never stored: it writes the catalog's index it derives from.
+    assert build_search_index(tiny_catalog).scoped(["github:create_issue"]).to_doc() == doc
 
 
 def test_hybrid_scope_ignores_hidden_words_and_never_returns_a_hidden_tool() -> None:
