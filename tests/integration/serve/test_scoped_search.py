@@ -4,6 +4,7 @@ depend on the words of tools it cannot see (another server, or a tool the operat
 from __future__ import annotations
 
 import json
+import logging
 from typing import Any
 
 import pytest
@@ -91,3 +92,22 @@ async def test_callers_with_the_same_visible_tools_share_one_scope_and_a_full_vi
     assert scoped is not base
     assert gateway.searchers.for_view(gateway.view(other)) is scoped
     assert gateway.searchers.for_view(gateway.view("default")) is base
+
+
+async def test_an_index_stored_before_scopes_is_rebuilt_so_a_scoped_token_still_gets_its_scope(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO, logger="foldgate.serve.searchers")
+    orders = []
+    for word in ("forecast", "tides"):
+        gateway = _gateway(_tools(word), hybrid=False)
+        catalog = gateway.catalog("default")
+        assert catalog is not None
+        assert catalog.search is not None
+        # What an indexer of format 1 stored: no field counts.
+        catalog.search["v"] = 1
+        for key in ("fields", "tfs", "lengths"):
+            catalog.search.pop(key)
+        orders.append(await _order(gateway, ALPHA_ONLY))
+    assert orders[0] == orders[1]
+    assert sum("predates scopes" in r.getMessage() for r in caplog.records) == 2
