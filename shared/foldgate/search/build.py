@@ -8,7 +8,8 @@ For every (term, tool) pair the per-document part of BM25F is computed here:
 
 idf needs only N and the term's posting count, so the query path derives it. Field weights, b and k1
 therefore live at build time; changing them means rebuilding, which the indexer does on every catalog
-version anyway.
+version anyway. The raw term counts per field and the field lengths are stored too: a caller who
+sees part of the catalog gets saturations and idf over the tools it sees (foldgate.search.scope).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from foldgate.search.analysis import analyze
 from foldgate.search.config import DEFAULT, SearchConfig
 from foldgate.search.fields import Field, field_texts
 from foldgate.search.index import SATURATION_LEVELS, SearchIndex
+from foldgate.search.scope import FieldCounts
 from foldgate.search.synonyms import expand
 
 __all__ = ["build_search_index", "unique_tools"]
@@ -61,11 +63,7 @@ def build_search_index(tools: Sequence[Tool], *, config: SearchConfig = DEFAULT)
     """
     unique = unique_tools(tools)
     nfields = len(Field)
-    if config.merge_fields:
-        weights = [1.0] + [0.0] * (nfields - 1)
-        bs = [config.b[Field.DESCRIPTION]] + [0.0] * (nfields - 1)
-    else:
-        weights, bs = list(config.weights), list(config.b)
+    weights, bs = config.field_params()
 
     postings: dict[str, list[tuple[int, list[int]]]] = {}
     lengths: list[list[int]] = []
@@ -98,9 +96,15 @@ def build_search_index(tools: Sequence[Tool], *, config: SearchConfig = DEFAULT)
     saturations: list[int] = []
     gaps: list[int] = []
     offsets = [0]
+    # The raw counts behind each saturation, kept so a caller's scope can redo the length
+    # normalisation over the tools it sees (foldgate.search.scope): one row per used field.
+    used = [f for f in range(nfields) if weights[f] > 0]
+    counts: list[list[int]] = [[] for _ in used]
     for term in terms:
         prev = 0
         for doc, tfs in postings[term]:
+            for row, f in zip(counts, used, strict=True):
+                row.append(tfs[f])
             norm = norms[doc]
             tfn = sum(norm[f] * tf for f, tf in enumerate(tfs) if tf)
             sat = tfn * sat_max / (k1 + tfn)
@@ -122,4 +126,5 @@ def build_search_index(tools: Sequence[Tool], *, config: SearchConfig = DEFAULT)
         offsets=offsets,
         gaps=gaps,
         saturations=saturations,
+        fields=FieldCounts(used, counts, [[row[f] for row in lengths] for f in used]),
     )

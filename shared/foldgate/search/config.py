@@ -81,6 +81,13 @@ class SearchConfig:
                 kwargs[key] = tuple(float(x) for x in kwargs[key])
         return cls(**kwargs)
 
+    def field_params(self) -> tuple[list[float], list[float]]:
+        """Per-field weight and b as the index is built: one merged bag in field 0 when merged."""
+        if self.merge_fields:
+            rest = [0.0] * (_NFIELDS - 1)
+            return [1.0, *rest], [self.b[Field.DESCRIPTION], *rest]
+        return list(self.weights), list(self.b)
+
     def replace(self, **changes: Any) -> SearchConfig:
         """A copy with some parameters changed (ablations, tests)."""
         return dataclasses.replace(self, **changes)

@@ -15,11 +15,11 @@ Normalisation (each chosen on the tuning sets, see the README's search section):
 
 Visibility: ``allowed`` is applied before anything is normalised or cut, so both normalisers and
 the page depend only on tools the caller may see; a hidden tool cannot move a visible tool's score
-through fusion. What remains catalog-wide is inside the lexical scores themselves
-(:meth:`SearchIndex.scores`): BM25's corpus statistics (idf, average field lengths), the same for
-every caller, and the exact-name/prefix boost, which is a multiple of the best lexical score of the
-query over *all* tools. Both only rescale or lift the few name-matching tools; they never reveal or
-rank a hidden tool.
+through fusion. The lexical scores' own statistics (idf, average field lengths) are the catalog's
+in a searcher over the whole catalog; :meth:`HybridSearcher.scoped` is the searcher of a caller who
+sees only some tools, whose lexical statistics come from those tools alone and whose dense side
+never ranks another tool (:mod:`foldgate.search.scope`). Cuts by rank include every tool tied with
+the last one kept, so which of equal values a partition kept never decides a page.
 
 Any failure on the dense side (provider down, wrong model, odd vector) answers that query lexically;
 nothing here raises on hostile queries.
@@ -27,6 +27,7 @@ nothing here raises on hostile queries.
 
 from __future__ import annotations
 
+import copy
 import logging
 import re
 from collections.abc import Callable, Collection, Sequence
@@ -120,9 +121,14 @@ def similarities(
 def _top_order(values: npt.NDArray[np.float32], count: int) -> npt.NDArray[np.intp]:
     """Doc numbers of the ``count`` largest values, best first, ties by doc number."""
     n = len(values)
+    if count <= 0:
+        return np.zeros(0, dtype=np.intp)
     if count >= n:
         return np.lexsort((np.arange(n), -values))
     part = np.argpartition(-values, count)[:count]
+    # Every doc tied with the last one kept too (so possibly more than ``count``): the order is then
+    # a prefix of the full order, whatever equal values the partition happened to keep.
+    part = np.flatnonzero(values >= values[part].min())
     return part[np.lexsort((part, -values[part]))]
 
 
@@ -166,6 +172,8 @@ class HybridSearcher:
         elif self.weight > 0:
             self._matrix, self._present = self._align(dense)
             self._complete = bool(self._present.all())
+        # Docs with a vector: a cut by cosine never needs to look past them.
+        self._vectors = int(np.count_nonzero(self._present)) if self._present is not None else 0
 
     def _align(self, dense: DenseIndex) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.bool_]]:
         """Dense rows in lexical doc order; a tool without a row has a zero vector, marked absent."""
@@ -180,6 +188,25 @@ class HybridSearcher:
         present = np.zeros(len(self._keys), dtype=bool)
         present[found] = dense.present[rows[found]]
         return matrix, present
+
+    def scoped(self, keys: Collection[str]) -> HybridSearcher:
+        """This searcher for a caller who sees only the tools ``keys`` (see :meth:`SearchIndex.scoped`).
+
+        The lexical side ranks with the scope's statistics; the dense side treats every other tool
+        as having no vector, so it is never an anchor or a hit. Every tool in ``keys``: ``self``.
+        """
+        lexical = self._lexical.scoped(keys)
+        if lexical is self._lexical:
+            return self
+        view = copy.copy(self)
+        view._lexical = lexical
+        if self._present is not None:
+            inside = np.zeros(len(self._keys), dtype=bool)
+            inside[[doc for key in keys if (doc := self._positions.get(key)) is not None]] = True
+            view._present = self._present & inside
+            view._complete = False
+            view._vectors = int(np.count_nonzero(view._present))
+        return view
 
     @property
     def mode(self) -> str:
@@ -286,11 +313,11 @@ class HybridSearcher:
         """The ``count`` best visible docs by cosine (fewer if the catalog has fewer)."""
         assert self._present is not None
         masked = dense if self._complete else np.where(self._present, dense, np.float32(-np.inf))
-        want = count
+        want = min(count, self._vectors)
         while True:
             order = _top_order(masked, want)
             docs = [d for d in visible.first(order, count) if self._present[d]]
-            if len(docs) >= count or want >= len(masked):
+            if len(docs) >= count or want >= self._vectors:
                 return docs
             want *= 4
 

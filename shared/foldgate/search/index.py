@@ -5,6 +5,8 @@ Querying is two steps so that a second signal can join later without changing ei
 :meth:`SearchIndex.rank` turns any such score map — this one, or a fusion of it with a dense one —
 into a visibility-filtered page of hits. :meth:`SearchIndex.search` is the two together, on numpy
 arrays (:meth:`SearchIndex.score_vector`, which the hybrid searcher shares) instead of a score map.
+:meth:`SearchIndex.scoped` is the index a caller who sees only some tools searches: its statistics
+come from those tools alone (:mod:`foldgate.search.scope`).
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from __future__ import annotations
 import heapq
 import math
 from array import array
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -24,12 +26,13 @@ from foldgate.search.analysis import analyze
 from foldgate.search.codec import IndexFormatError, pack, unpack, width_for
 from foldgate.search.config import SearchConfig
 from foldgate.search.names import NameMatcher, name_form
+from foldgate.search.scope import SATURATION_LEVELS, FieldCounts, scope_postings
 
 __all__ = ["FORMAT_VERSION", "SATURATION_LEVELS", "SearchHit", "SearchIndex"]
 
-FORMAT_VERSION = 1
-# Stored term saturations are integers 0..255 standing for 0..k1+1.
-SATURATION_LEVELS = 255
+# 2 adds the raw field counts a scope needs (FieldCounts); 1 still loads, without scopes.
+FORMAT_VERSION = 2
+_READABLE = (1, 2)
 # Hostile queries are cut, not refused: the first 4 KB and 64 distinct known terms are plenty for
 # intent. Terms are scored rarest first, and the commonest ones are skipped once a query has
 # visited this many postings, so one query costs a few milliseconds at most on any catalog; the
@@ -66,14 +69,25 @@ class SearchIndex:
         offsets: Sequence[int],
         gaps: Sequence[int],
         saturations: Sequence[int],
+        fields: FieldCounts | None = None,
     ) -> None:
-        """Assemble an index from its arrays (``build_search_index`` and :meth:`from_doc` call this)."""
+        """Assemble an index from its arrays (``build_search_index`` and :meth:`from_doc` call this).
+
+        ``fields`` (the raw counts behind the saturations) makes :meth:`scoped` possible.
+        """
         if (
             len(doc_server) != len(names)
             or len(offsets) != len(terms) + 1
             or len(gaps) != len(saturations)
             or (offsets and offsets[-1] != len(gaps))
             or (doc_server and max(doc_server) >= len(servers))
+            or (
+                fields is not None
+                and (
+                    not fields.valid(len(gaps), len(names))
+                    or any(not 0 <= f < len(config.weights) for f in fields.used)
+                )
+            )
         ):
             raise IndexFormatError("search index arrays disagree in length or range")
         self._config = config
@@ -84,8 +98,12 @@ class SearchIndex:
         self._offsets = offsets
         self._gaps = gaps
         self._saturations = saturations
+        self._fields = fields
         self._term_ids = dict(zip(self._terms, range(len(self._terms)), strict=True))
         self._keys = [f"{self._servers[s]}:{n}" for s, n in zip(doc_server, self._names, strict=True)]
+        # The docs this index ranks (BM25's N) and, for a scoped index, which ones (None: all).
+        self._count = len(self._keys)
+        self._scope: npt.NDArray[np.bool_] | None = None
 
     # ---- facts -------------------------------------------------------------------------------
 
@@ -107,18 +125,73 @@ class SearchIndex:
         # Built on first use by a short query: sentences never need it, and it costs ~30 ms on 11k tools.
         return NameMatcher(self._names, self._servers, self._doc_server)
 
+    # ---- scope -------------------------------------------------------------------------------
+
+    @property
+    def scopeable(self) -> bool:
+        """Whether :meth:`scoped` works (an index stored in format 1 lacks the field counts)."""
+        return self._fields is not None
+
+    def scoped(self, keys: Iterable[str]) -> SearchIndex:
+        """This index as a caller who sees only the tools ``keys`` searches it.
+
+        Idf and the field-length normalisation come from those tools alone, so no tool outside them
+        can move their order; hits, scores and ties are exactly those of an index built from those
+        tools only. Doc numbers stay this index's. Every tool in ``keys``: this index itself.
+        Raises ValueError when the index has no field counts (:attr:`scopeable`).
+        """
+        if self._fields is None:
+            raise ValueError("search index without field counts (format 1): rebuild it to scope it")
+        positions = self._positions
+        mask = np.zeros(len(self._keys), dtype=bool)
+        mask[[doc for key in keys if (doc := positions.get(key)) is not None]] = True
+        if self._scope is not None:
+            mask &= self._scope
+            if np.array_equal(mask, self._scope):
+                return self
+        elif mask.all():
+            return self
+        base = self._base_index
+        scoped = scope_postings(
+            config=self._config,
+            docs=base._decoded[0],
+            offsets=base._offsets,
+            fields=self._fields,
+            mask=mask,
+        )
+        view = object.__new__(SearchIndex)
+        view.__dict__.update(self.__dict__)
+        # The name tables are the catalog's (shared, built once); the scope filters their answers.
+        view.__dict__.pop("_matcher", None)
+        view.__dict__["_base_index"] = self._base_index
+        view._offsets = scoped.offsets
+        view._count = scoped.count
+        view._scope = mask
+        view.__dict__["_decoded"] = (scoped.docs, scoped.sats)
+        return view
+
+    @cached_property
+    def _base_index(self) -> SearchIndex:
+        """The unscoped index this one derives from (itself when it is unscoped)."""
+        return self
+
+    @cached_property
+    def _positions(self) -> dict[str, int]:
+        return {key: doc for doc, key in enumerate(self._keys)}
+
     # ---- query -------------------------------------------------------------------------------
 
     def _query_terms(self, query: str) -> list[int]:
         """Known distinct terms of the query, rarest first, within the postings budget."""
         ids: set[int] = set()
+        offsets = self._offsets
         for term in analyze(query[:_MAX_QUERY_CHARS], stemming=self._config.stemming):
             tid = self._term_ids.get(term)
-            if tid is not None:
+            # Known means in a tool of this index's scope: a term of hidden tools takes no slot.
+            if tid is not None and offsets[tid + 1] > offsets[tid]:
                 ids.add(tid)
                 if len(ids) >= _MAX_QUERY_TERMS:
                     break
-        offsets = self._offsets
         by_df = sorted(ids, key=lambda t: (offsets[t + 1] - offsets[t], t))
         chosen: list[int] = []
         visited = 0
@@ -135,7 +208,7 @@ class SearchIndex:
         A posting's score is its stored saturation times the weight; a doc's BM25F score is the sum
         over terms. This is what :meth:`scores` adds up, for a caller that adds it up vectorised.
         """
-        n = len(self._keys)
+        n = self._count
         if not isinstance(query, str) or not n:
             return []
         offsets = self._offsets
@@ -157,12 +230,17 @@ class SearchIndex:
         form = name_form(query[:_MAX_NAME_CHARS])
         if not form or form.count(" ") >= _MAX_NAME_WORDS:
             return []
-        matcher = self._matcher
-        return [
-            (boost, docs(form))
-            for boost, docs in ((cfg.exact_name_boost, matcher.exact), (cfg.prefix_boost, matcher.prefix))
-            if boost > 0
-        ]
+        matcher = self._base_index._matcher
+        scope = self._scope
+        out: list[tuple[float, list[int]]] = []
+        if cfg.exact_name_boost > 0:
+            exact = matcher.exact(form)
+            out.append((cfg.exact_name_boost, exact if scope is None else [d for d in exact if scope[d]]))
+        if cfg.prefix_boost > 0:
+            # The prefix table's first 50 names within the scope, not the catalog's first 50.
+            visible = None if scope is None else scope.item
+            out.append((cfg.prefix_boost, matcher.prefix(form, visible=visible)))
+        return out
 
     @cached_property
     def _decoded(self) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float64]]:
@@ -271,6 +349,9 @@ class SearchIndex:
             # A partial sort of the matched docs only: ties by doc number, as the page orders them.
             if pool < len(touched):
                 part = np.argpartition(-matched, pool - 1)[:pool]
+                # Every doc tied with the pool's last one too: which of equal scores a partition
+                # keeps must not decide the page.
+                part = np.flatnonzero(matched >= matched[part].min())
             else:
                 part = np.arange(len(touched))
             return [int(d) for d in touched[part[np.lexsort((touched[part], -matched[part]))]]]
@@ -329,7 +410,12 @@ class SearchIndex:
     # ---- serialisation -----------------------------------------------------------------------
 
     def to_doc(self) -> dict[str, Any]:
-        """A compact JSON-able form (base64 packed integer arrays); :meth:`from_doc` reads it back."""
+        """A compact JSON-able form (base64 packed integer arrays); :meth:`from_doc` reads it back.
+
+        A scoped index writes the whole catalog's index it derives from (a scope is never stored).
+        """
+        if self._scope is not None:
+            return self._base_index.to_doc()
         gap_width = width_for(max(self._gaps, default=0))
         server_width = width_for(max(self._doc_server, default=0))
         return {
@@ -345,6 +431,7 @@ class SearchIndex:
             "gaps": pack(self._gaps, gap_width),
             "gaps_w": gap_width,
             "sats": pack(self._saturations, "B"),
+            **(self._fields.to_doc() if self._fields is not None else {}),
         }
 
     @classmethod
@@ -352,20 +439,25 @@ class SearchIndex:
         """Load an index written by :meth:`to_doc`; raises IndexFormatError (a ValueError) if malformed."""
         if not isinstance(doc, Mapping):
             raise IndexFormatError("search index: expected a JSON object")
-        if doc.get("v") != FORMAT_VERSION:
+        if doc.get("v") not in _READABLE:
             raise IndexFormatError(f"search index: unsupported format version {doc.get('v')!r}")
         try:
             terms_text = doc["terms"]
             offsets: array[int] = unpack(doc["offsets"], "I")
+            names = [str(n) for n in doc["names"]]
+            fields = None
+            if doc["v"] >= 2:
+                fields = FieldCounts.from_doc(doc, offsets[-1] if offsets else 0, len(names))
             return cls(
                 config=SearchConfig.from_doc(doc["config"]),
                 servers=[str(s) for s in doc["servers"]],
                 doc_server=unpack(doc["doc_server"], doc["doc_server_w"]),
-                names=[str(n) for n in doc["names"]],
+                names=names,
                 terms=terms_text.split(" ") if terms_text else [],
                 offsets=offsets,
                 gaps=unpack(doc["gaps"], doc["gaps_w"]),
                 saturations=unpack(doc["sats"], "B"),
+                fields=fields,
             )
         except IndexFormatError:
             raise

@@ -16,7 +16,7 @@ ever scored into a page, and the merged value depends only on ranks among visibl
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -92,6 +92,16 @@ class MultiIntentSearcher:
         self.whole_dense = whole_dense
         self.k = max(0.0, float(k))
         self.whole_weight = max(0.0, float(whole_weight))
+
+    def scoped(self, keys: Collection[str]) -> MultiIntentSearcher:
+        """This searcher for a caller who sees only the tools ``keys`` (the inner searcher's scope)."""
+        scoped = getattr(self.inner, "scoped", None)
+        inner = scoped(keys) if callable(scoped) else self.inner
+        if inner is self.inner:
+            return self
+        return MultiIntentSearcher(
+            inner, k=self.k, whole_weight=self.whole_weight, whole_dense=self.whole_dense
+        )
 
     def __getattr__(self, name: str) -> object:
         # Facts of the wrapped searcher (mode, reason, fallbacks, keys) stay readable through the wrapper.

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from foldgate.search.analysis import WORD_PATTERN, split_words
 
@@ -70,14 +70,20 @@ class NameMatcher:
         """Docs whose name (or ``server name``) has exactly this form."""
         return self._exact.get(form, [])
 
-    def prefix(self, form: str, *, limit: int = 50) -> list[int]:
-        """Docs whose name form starts with ``form`` (at least 3 characters), at most ``limit``."""
+    def prefix(
+        self, form: str, *, limit: int = 50, visible: Callable[[int], bool] | None = None
+    ) -> list[int]:
+        """Docs whose name form starts with ``form`` (at least 3 characters), at most ``limit``.
+
+        With ``visible`` only the docs it admits count: hidden names never crowd visible ones out.
+        """
         if len(form) < _MIN_PREFIX:
             return []
         out: list[int] = []
         i = bisect.bisect_left(self._forms, form)
         while i < len(self._forms) and len(out) < limit and self._forms[i].startswith(form):
-            if self._forms[i] != form:
-                out.append(self._prefix_docs[i])
+            doc = self._prefix_docs[i]
+            if self._forms[i] != form and (visible is None or visible(doc)):
+                out.append(doc)
             i += 1
         return out

@@ -55,13 +55,14 @@ class EngineScores:
         def visible(key: str) -> bool:
             return view.resolve(key) is not None
 
+        # The token's scope, as its agents search: statistics from the tools it sees.
         fused = {
             h.key: h.score
-            for h in self.gateway.searchers.get(catalog).search(
+            for h in self.gateway.searchers.for_view(view).search(
                 query, limit=max(len(keys), 1) * 3, allowed=visible
             )
         }
-        lex_docs = lexical.scores(query, allowed=visible)
+        lex_docs = self._scoped(view, lexical).scores(query, allowed=visible)
         lex = {lexical.keys[doc]: score for doc, score in lex_docs.items()}
         cosine = self._dense(dense, query, keys)
         return {
@@ -72,6 +73,15 @@ class EngineScores:
             }
             for k in keys
         }
+
+    @staticmethod
+    def _scoped(view: TenantView, lexical: Any) -> Any:
+        """The lexical index over the view's tools only, kept with the view."""
+        memo = view.memo.get("playground_lexical")
+        if memo is None or memo[0] is not lexical:
+            scoped = lexical.scoped([t.tool.key for t in view.visible]) if lexical.scopeable else lexical
+            memo = view.memo["playground_lexical"] = (lexical, scoped)
+        return memo[1]
 
     def _dense(self, dense: Any, query: str, keys: list[str]) -> dict[str, float]:
         embedder = self.gateway.searchers.embedder

@@ -28,8 +28,8 @@ class CallContext:
     results: ResultPager | None = None
 
     def searcher(self) -> Searcher:
-        """Search over the view's catalog version."""
-        return self.searchers.get(self.view.catalog)
+        """Search over the view's catalog version, ranked over the tools this caller sees."""
+        return self.searchers.for_view(self.view)
 
 
 class Surface(Protocol):
