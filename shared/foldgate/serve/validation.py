@@ -16,6 +16,11 @@ are not left to chance, because the schema comes from an upstream and the argume
   recursive ``$ref``, ``if``/``then``, ``contains``, ``unevaluated*``, ...) can hold validation longer;
   arguments not checked in time are refused, never waved through. ``uniqueItems`` is n·log n
   (:mod:`foldgate.serve.unique`), not jsonschema's pairwise comparison;
+- references: ``$ref`` resolves only inside the schema and the drafts' own metaschemas. jsonschema's
+  default registry fetches any other URI with ``urlopen`` (no timeout, no SSRF guard) when a call
+  reaches it; here such a reference is unresolvable and the schema is skipped like an uncompilable one;
+- numbers: ``multipleOf`` never raises on an agent's number (jsonschema's own raises OverflowError for
+  a 400-digit integer and ValueError for NaN, and a raising keyword skipped the whole schema);
 - the event loop: :meth:`ValidatorCache.errors_async` validates small arguments inline for a few
   milliseconds at most and everything else on a worker thread, so other callers are answered meanwhile.
 
@@ -30,10 +35,12 @@ import concurrent.futures
 import contextvars
 import functools
 import itertools
+import math
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Iterator
+from fractions import Fraction
 from typing import TYPE_CHECKING, Any, Final
 
 import regex
@@ -192,6 +199,29 @@ def _unique_items(validator: Any, unique: Any, instance: Any, schema: Any) -> It
         yield ValidationError(f"items {pair[0]} and {pair[1]} are equal; the items must be unique")
 
 
+def _multiple_of(validator: Any, divisor: Any, instance: Any, schema: Any) -> Iterator[Any]:
+    """jsonschema's multipleOf, without its exceptions: an integer too large for a float against a
+    fractional divisor is decided exactly, and NaN or an infinity (Python's JSON parser reads both) is
+    a multiple of nothing. jsonschema's own raises there, which skipped the whole schema for the call."""
+    # jsonschema loads with the first validator compiled, not at init.
+    from jsonschema.exceptions import ValidationError
+
+    if not validator.is_type(instance, "number"):
+        return
+    if isinstance(instance, float) and not math.isfinite(instance):
+        failed = True
+    elif isinstance(divisor, float):
+        try:
+            quotient = instance / divisor
+            failed = int(quotient) != quotient
+        except OverflowError:
+            failed = (Fraction(instance) / Fraction(divisor)).denominator != 1
+    else:
+        failed = bool(instance % divisor)
+    if failed:
+        yield ValidationError(f"{instance!r} is not a multiple of {divisor}")
+
+
 _BOUNDED: dict[Any, Any] = {}
 
 
@@ -207,6 +237,8 @@ def _bounded(cls: Any) -> Any:
         keywords["additionalProperties"] = _additional_properties
         if "uniqueItems" in keywords:
             keywords["uniqueItems"] = _unique_items
+        if "multipleOf" in keywords:
+            keywords["multipleOf"] = _multiple_of
         checked = {name: timed(fn) for name, fn in keywords.items()}
         _BOUNDED[cls] = validators.extend(cls, checked)  # type: ignore[no-untyped-call]
     return _BOUNDED[cls]
@@ -251,6 +283,7 @@ class ValidatorCache:
     def _compile(self, schema: Any) -> Validator | None:
         # jsonschema is imported on the first call, not at init: listing never needs it.
         from jsonschema import Draft202012Validator, validators
+        from referencing import Registry
 
         if not isinstance(schema, dict):
             self.skipped += 1
@@ -263,7 +296,9 @@ class ValidatorCache:
                 raise ValueError("a pattern the bounded engine cannot evaluate")
             if any(k == "unevaluatedProperties" for k, _ in schema_items(schema)) and unsafe_patterns(schema):
                 raise ValueError("unevaluatedProperties would match names with an unbounded engine")
-            validator: Validator = _bounded(cls)(schema)
+            # A registry that retrieves nothing (referencing's default retrieval refuses every URI);
+            # jsonschema adds the drafts' metaschemas to it. Without one, jsonschema fetches remote refs.
+            validator: Validator = _bounded(cls)(schema, registry=Registry())
             # Probe once: some malformed schemas only fail when used (e.g. unresolvable $ref).
             validator.is_valid({})
         except Exception:  # SchemaError, unresolvable refs, anything: the schema is skipped

@@ -268,3 +268,81 @@ async def test_a_slow_validation_moves_off_the_event_loop_and_other_calls_are_an
     ]
     assert not hostile.done()  # answered while the slow one is still being validated
     assert await hostile == [too_slow(validation_seconds({"x": x}))]
+
+
+class _SchemaHost:
+    """A loopback HTTP server that serves a schema and records every request it receives."""
+
+    def __init__(self) -> None:
+        import http.server
+
+        hits: list[str] = []
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                hits.append(self.path)
+                body = json.dumps({"type": "string"}).encode()
+                self.send_response(200)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.hits = hits
+        self.server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_port}/schema.json"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+def test_a_remote_ref_in_an_upstream_schema_is_never_fetched() -> None:
+    """jsonschema's default registry urlopen()s any $ref URI (no timeout, no SSRF guard): an upstream's
+    schema could make the gateway fetch cloud metadata or a URL that never answers, when a call
+    reaches the ref. Refs resolve only inside the schema and the drafts' metaschemas."""
+    host = _SchemaHost()
+    try:
+        cache = ValidatorCache()
+        nested = {"type": "object", "properties": {"a": {"$ref": host.url}}}
+        assert cache.errors("nested", nested, {"a": 1}) is None  # unresolvable: skipped, not fetched
+        assert cache.errors("root", {"$ref": host.url}, {}) is None
+        meta = {"$ref": "https://json-schema.org/draft/2020-12/schema"}  # bundled: resolves locally
+        assert cache.errors("meta", meta, {"type": 5}) != []
+        assert host.hits == []
+    finally:
+        host.close()
+
+
+@pytest.mark.parametrize(
+    ("arguments", "valid"),
+    [
+        ({"n": 10**400, "cmd": "ls"}, True),
+        ({"n": 10**400 + 1, "cmd": "ls"}, False),
+        ({"n": 10**400, "cmd": "rm"}, False),
+        ({"n": float("nan"), "cmd": "ls"}, False),
+        ({"n": float("inf"), "cmd": "ls"}, False),
+        ({"n": 7.5, "cmd": "ls"}, True),
+        ({"n": 7, "cmd": "ls"}, False),
+    ],
+)
+def test_multiple_of_never_skips_the_schema_for_an_agents_number(
+    arguments: dict[str, Any], valid: bool
+) -> None:
+    """jsonschema's multipleOf raises for a huge integer over a fractional divisor (OverflowError) and
+    for NaN (ValueError), and a raising keyword skipped the whole schema: the agent's other arguments
+    (here an enum) went to the upstream unchecked."""
+    schema = {
+        "type": "object",
+        "properties": {"n": {"type": "number", "multipleOf": 2.5}, "cmd": {"enum": ["ls"]}},
+    }
+    cache = ValidatorCache()
+    errors = cache.errors("k", schema, arguments)
+    assert errors is not None
+    assert cache.skipped == 0
+    assert (errors == []) is valid
