@@ -23,6 +23,9 @@ are not left to chance, because the schema comes from an upstream and the argume
   a 400-digit integer and ValueError for NaN, and a raising keyword skipped the whole schema);
 - the event loop: :meth:`ValidatorCache.errors_async` validates small arguments inline for a few
   milliseconds at most and everything else on a worker thread, so other callers are answered meanwhile.
+  A schema is compiled on a thread of its own, never on the loop: compiling is not under the call's
+  deadline and an upstream's schema can make it take seconds (its size; the pattern probe that
+  ``unevaluatedProperties`` needs runs every pattern on growing inputs).
 
 :func:`unsafe_patterns` lists a schema's patterns that backtrack catastrophically, for the indexer to
 report: an upstream validating with a backtracking engine stalls on them too.
@@ -245,6 +248,7 @@ def _bounded(cls: Any) -> Any:
 
 
 _pool: concurrent.futures.ThreadPoolExecutor | None = None
+_compiler: concurrent.futures.ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()
 
 
@@ -256,6 +260,16 @@ def _workers() -> concurrent.futures.ThreadPoolExecutor:
         if _pool is None:
             _pool = concurrent.futures.ThreadPoolExecutor(_WORKERS, thread_name_prefix="foldgate-validate")
         return _pool
+
+
+def _compiling() -> concurrent.futures.ThreadPoolExecutor:
+    """The thread that compiles schemas: a slow compile (an upstream's doing, once per schema) holds
+    neither the event loop nor the threads validating calls."""
+    global _compiler
+    with _pool_lock:
+        if _compiler is None:
+            _compiler = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="foldgate-compile")
+        return _compiler
 
 
 class ValidatorCache:
@@ -279,6 +293,11 @@ class ValidatorCache:
             if len(self._cache) > self.capacity:
                 self._cache.popitem(last=False)
         return validator
+
+    def compiled(self, key: str) -> bool:
+        """Whether the validator for ``key`` is compiled already (or known to be skipped)."""
+        with self._lock:
+            return key in self._cache
 
     def _compile(self, schema: Any) -> Validator | None:
         # jsonschema is imported on the first call, not at init: listing never needs it.
@@ -319,14 +338,18 @@ class ValidatorCache:
 
     async def errors_async(self, key: str, schema: Any, arguments: Any) -> list[str] | None:
         """:meth:`errors` without holding the event loop: small arguments are validated inline for at
-        most ``INLINE_SECONDS``; heavy ones, and any that take longer, on a worker thread."""
+        most ``INLINE_SECONDS``; heavy ones, and any that take longer, on a worker thread. A schema not
+        compiled yet is compiled on the compile thread first."""
+        loop = asyncio.get_running_loop()
+        if not self.compiled(key):
+            await loop.run_in_executor(_compiling(), self.get, key, schema)
         if weight(arguments, INLINE_WEIGHT) <= INLINE_WEIGHT:
             try:
                 return self._errors(key, schema, arguments, INLINE_SECONDS)
             except Expired:
                 pass  # slow under this schema: start over off the loop (validation has no side effects)
         call = functools.partial(self.errors, key, schema, arguments)
-        return await asyncio.get_running_loop().run_in_executor(_workers(), call)
+        return await loop.run_in_executor(_workers(), call)
 
     def _errors(self, key: str, schema: Any, arguments: Any, seconds: float) -> list[str] | None:
         validator = self.get(key, schema)

@@ -230,13 +230,13 @@ class ThreadNotingValidators(ValidatorCache):
         self.threads: list[str] = []
         self.moved = asyncio.Event()
 
-    def get(self, key: str, schema: Any) -> Any:
+    def _errors(self, key: str, schema: Any, arguments: Any, seconds: float) -> list[str] | None:
         on_loop = threading.get_ident() == self.loop_thread
         # Validation's own threads, not the default executor's (others' work never queues behind it).
         self.threads.append("loop" if on_loop else threading.current_thread().name.split("_")[0])
         if not on_loop:
             self.loop.call_soon_threadsafe(self.moved.set)
-        return super().get(key, schema)
+        return super()._errors(key, schema, arguments, seconds)
 
     @property
     def loop_thread(self) -> int:
@@ -346,3 +346,28 @@ def test_multiple_of_never_skips_the_schema_for_an_agents_number(
     assert errors is not None
     assert cache.skipped == 0
     assert (errors == []) is valid
+
+
+class CompileNotingValidators(ValidatorCache):
+    """Notes the thread each schema is compiled on."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.compiled_on: list[str] = []
+
+    def _compile(self, schema: Any) -> Any:
+        on_loop = threading.get_ident() == (threading.main_thread().ident or 0)
+        self.compiled_on.append("loop" if on_loop else threading.current_thread().name.split("_")[0])
+        return super()._compile(schema)
+
+
+async def test_an_upstream_schema_is_compiled_off_the_event_loop() -> None:
+    """Compiling is outside the call's deadline, and an upstream's schema can make it take seconds (a
+    big one; with unevaluatedProperties every pattern is probed on growing inputs): the first call
+    to such a tool held every other caller. Compiled on a thread of its own, once per schema."""
+    patterns = {f"^(q{i}+z)+$": {"type": "string"} for i in range(40)}
+    schema = {"type": "object", "patternProperties": patterns, "unevaluatedProperties": False}
+    cache = CompileNotingValidators()
+    assert await cache.errors_async("probe", schema, {"q1z": 1}) == ["at 'q1z': 1 is not of type 'string'"]
+    assert await cache.errors_async("probe", schema, {"q1z": "q1z"}) == []
+    assert cache.compiled_on == ["foldgate-compile"]  # once, and not on the loop
