@@ -53,6 +53,7 @@ from foldgate.serve.unique import duplicate_pair
 from foldgate.serve.validation_time import (
     INLINE_SECONDS,
     INLINE_WEIGHT,
+    VALIDATION_SECONDS,
     Expired,
     timed,
     too_slow,
@@ -318,8 +319,14 @@ class ValidatorCache:
             # A registry that retrieves nothing (referencing's default retrieval refuses every URI);
             # jsonschema adds the drafts' metaschemas to it. Without one, jsonschema fetches remote refs.
             validator: Validator = _bounded(cls)(schema, registry=Registry())
-            # Probe once: some malformed schemas only fail when used (e.g. unresolvable $ref).
-            validator.is_valid({})
+            # Probe once: some malformed schemas only fail when used (e.g. unresolvable $ref). Under a
+            # deadline like any call's: unevaluatedProperties over allOf/$ref chains does work
+            # exponential in the schema's depth even for {} (Expired: the schema is skipped).
+            stop = until.set(time.monotonic() + VALIDATION_SECONDS)
+            try:
+                validator.is_valid({})
+            finally:
+                until.reset(stop)
         except Exception:  # SchemaError, unresolvable refs, anything: the schema is skipped
             self.skipped += 1
             return None

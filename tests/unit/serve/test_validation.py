@@ -371,3 +371,21 @@ async def test_an_upstream_schema_is_compiled_off_the_event_loop() -> None:
     assert await cache.errors_async("probe", schema, {"q1z": 1}) == ["at 'q1z': 1 is not of type 'string'"]
     assert await cache.errors_async("probe", schema, {"q1z": "q1z"}) == []
     assert cache.compiled_on == ["foldgate-compile"]  # once, and not on the loop
+
+
+def test_compiling_a_schema_whose_probe_is_exponential_ends_at_the_deadline() -> None:
+    """jsonschema's unevaluatedProperties walks every allOf branch through every $ref: 40 levels of
+    two refs each is 2^40 steps, even for the {} the compile step probes with. Unbounded, the first
+    call to such a tool never finished compiling (on the event loop before, on the compile thread
+    now); under the deadline the schema is skipped like any schema that breaks when used."""
+    code = (
+        "import json, time; from foldgate.serve.validation import ValidatorCache; "
+        "defs = {f'a{i}': {'allOf': [{'$ref': f'#/$defs/a{i + 1}'}] * 2} for i in range(40)}; "
+        "defs['a40'] = {'properties': {'x': {}}}; "
+        "schema = {'$defs': defs, 'allOf': [{'$ref': '#/$defs/a0'}], 'unevaluatedProperties': False}; "
+        "cache = ValidatorCache(); t = time.monotonic(); errors = cache.errors('k', schema, {'x': 1}); "
+        "print(json.dumps([errors, cache.skipped, time.monotonic() - t]))"
+    )
+    errors, skipped, seconds = _run_isolated(code)
+    assert (errors, skipped) == (None, 1)
+    assert seconds < 10
