@@ -16,6 +16,8 @@ are not left to chance, because the schema comes from an upstream and the argume
   recursive ``$ref``, ``if``/``then``, ``contains``, ``unevaluated*``, ...) can hold validation longer;
   arguments not checked in time are refused, never waved through. ``uniqueItems`` is n·log n
   (:mod:`foldgate.serve.unique`), not jsonschema's pairwise comparison;
+- error messages: heavy arguments are validated as a :func:`~foldgate.serve.brief.brief_copy`, whose
+  objects and arrays quote a few members in a message, not their whole subtree at every level;
 - references: ``$ref`` resolves only inside the schema and the drafts' own metaschemas. jsonschema's
   default registry fetches any other URI with ``urlopen`` (no timeout, no SSRF guard) when a call
   reaches it; here such a reference is unresolvable and the schema is skipped like an uncompilable one;
@@ -49,6 +51,7 @@ from typing import TYPE_CHECKING, Any, Final
 import regex
 
 from foldgate.model.pattern_probe import MAX_PATTERN, patterns_of, schema_items, unsafe_patterns
+from foldgate.serve.brief import brief_copy
 from foldgate.serve.unique import duplicate_pair
 from foldgate.serve.validation_time import (
     INLINE_SECONDS,
@@ -339,7 +342,8 @@ class ValidatorCache:
         (:func:`too_slow`), never waved through."""
         seconds = validation_seconds(arguments)
         try:
-            return self._errors(key, schema, arguments, seconds)
+            # Heavy arguments reach here (small ones are validated inline, within milliseconds).
+            return self._errors(key, schema, brief_copy(arguments), seconds)
         except Expired:
             return [too_slow(seconds)]
 
