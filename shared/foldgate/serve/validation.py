@@ -21,8 +21,8 @@ are not left to chance, because the schema comes from an upstream and the argume
 - references: ``$ref`` resolves only inside the schema and the drafts' own metaschemas. jsonschema's
   default registry fetches any other URI with ``urlopen`` (no timeout, no SSRF guard) when a call
   reaches it; here such a reference is unresolvable and the schema is skipped like an uncompilable one;
-- numbers: ``multipleOf`` never raises on an agent's number (jsonschema's own raises OverflowError for
-  a 400-digit integer and ValueError for NaN, and a raising keyword skipped the whole schema);
+- numbers: ``multipleOf`` never raises on an agent's number and NaN fails every bound
+  (:mod:`foldgate.serve.number_keywords`);
 - the event loop: :meth:`ValidatorCache.errors_async` validates small arguments inline for a few
   milliseconds at most and everything else on a worker thread, so other callers are answered meanwhile.
   A schema is compiled on a thread of its own, never on the loop: compiling is not under the call's
@@ -40,18 +40,17 @@ import concurrent.futures
 import contextvars
 import functools
 import itertools
-import math
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Iterator
-from fractions import Fraction
 from typing import TYPE_CHECKING, Any, Final
 
 import regex
 
 from foldgate.model.pattern_probe import MAX_PATTERN, patterns_of, schema_items, unsafe_patterns
 from foldgate.serve.brief import brief_copy
+from foldgate.serve.number_keywords import bounded_by_numbers
 from foldgate.serve.unique import duplicate_pair
 from foldgate.serve.validation_time import (
     INLINE_SECONDS,
@@ -206,29 +205,6 @@ def _unique_items(validator: Any, unique: Any, instance: Any, schema: Any) -> It
         yield ValidationError(f"items {pair[0]} and {pair[1]} are equal; the items must be unique")
 
 
-def _multiple_of(validator: Any, divisor: Any, instance: Any, schema: Any) -> Iterator[Any]:
-    """jsonschema's multipleOf, without its exceptions: an integer too large for a float against a
-    fractional divisor is decided exactly, and NaN or an infinity (Python's JSON parser reads both) is
-    a multiple of nothing. jsonschema's own raises there, which skipped the whole schema for the call."""
-    # jsonschema loads with the first validator compiled, not at init.
-    from jsonschema.exceptions import ValidationError
-
-    if not validator.is_type(instance, "number"):
-        return
-    if isinstance(instance, float) and not math.isfinite(instance):
-        failed = True
-    elif isinstance(divisor, float):
-        try:
-            quotient = instance / divisor
-            failed = int(quotient) != quotient
-        except OverflowError:
-            failed = (Fraction(instance) / Fraction(divisor)).denominator != 1
-    else:
-        failed = bool(instance % divisor)
-    if failed:
-        yield ValidationError(f"{instance!r} is not a multiple of {divisor}")
-
-
 _BOUNDED: dict[Any, Any] = {}
 
 
@@ -244,8 +220,7 @@ def _bounded(cls: Any) -> Any:
         keywords["additionalProperties"] = _additional_properties
         if "uniqueItems" in keywords:
             keywords["uniqueItems"] = _unique_items
-        if "multipleOf" in keywords:
-            keywords["multipleOf"] = _multiple_of
+        keywords = bounded_by_numbers(keywords)
         checked = {name: timed(fn) for name, fn in keywords.items()}
         _BOUNDED[cls] = validators.extend(cls, checked)  # type: ignore[no-untyped-call]
     return _BOUNDED[cls]

@@ -418,3 +418,23 @@ def test_a_deep_chain_around_a_big_object_is_reported_without_quoting_every_leve
     assert errors[0].startswith("at 'x': ")
     assert "is not valid under any of the given schemas" in errors[0]
     assert peak < 40_000_000  # the brief copy (~10 MB); quoting every level kept ~190 MB
+
+
+@pytest.mark.parametrize(
+    "draft", ["https://json-schema.org/draft/2020-12/schema", "http://json-schema.org/draft-04/schema#"]
+)
+@pytest.mark.parametrize(
+    "bound", [{"minimum": 0}, {"maximum": 10}, {"exclusiveMinimum": 0}, {"exclusiveMaximum": 10}]
+)
+def test_nan_fails_every_bound(draft: str, bound: dict[str, Any]) -> None:
+    """Python's JSON parsers read NaN, and NaN < 0 and NaN > 10 are both false: an amount bounded to
+    [0, 10] took NaN."""
+    if draft.startswith("http://") and "exclusive" in next(iter(bound)):
+        key = next(iter(bound))
+        bound = {key.replace("exclusiveM", "m"): bound[key], key: True}  # draft 4's boolean form
+    schema = {"$schema": draft, "type": "object", "properties": {"n": {"type": "number", **bound}}}
+    cache = ValidatorCache()
+    (error,) = cache.errors("k", schema, {"n": float("nan")}) or [""]
+    assert error.startswith("at 'n': ")
+    assert cache.errors("k", schema, {"n": 5}) == []
+    assert cache.skipped == 0
