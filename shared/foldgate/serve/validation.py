@@ -48,7 +48,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import regex
 
-from foldgate.model.pattern_probe import MAX_PATTERN, patterns_of, schema_items, unsafe_patterns
+from foldgate.model.pattern_probe import MAX_PATTERN, backtracks, patterns_of, schema_items, unsafe_patterns
 from foldgate.serve.brief import brief_copy
 from foldgate.serve.number_keywords import bounded_by_numbers
 from foldgate.serve.unique import duplicate_pair
@@ -126,6 +126,18 @@ def _search(pattern: str, text: str) -> bool:
 def _too_slow(pattern: str) -> str:
     shown = pattern if len(pattern) <= 80 else pattern[:77] + "..."
     return f"the value could not be checked against the pattern {shown!r} in time; send a simpler value"
+
+
+def _maybe_unsafe(patterns: list[str]) -> bool:
+    """Whether a pattern may backtrack catastrophically (:func:`backtracks`), deciding within
+    ``VALIDATION_SECONDS``: probing takes milliseconds per pattern, so an upstream's thousand patterns
+    would hold the compile thread (and every other schema's first call) for seconds; patterns not
+    probed in time count as unsafe."""
+    stop = time.monotonic() + VALIDATION_SECONDS
+    for pattern in patterns:
+        if len(pattern) > MAX_PATTERN or backtracks(pattern) or time.monotonic() > stop:
+            return True
+    return False
 
 
 def _pattern(validator: Any, patrn: str, instance: Any, schema: Any) -> Iterator[Any]:
@@ -292,7 +304,7 @@ class ValidatorCache:
             patterns = patterns_of(schema)
             if any(_compiled(p) is None for p in patterns):
                 raise ValueError("a pattern the bounded engine cannot evaluate")
-            if any(k == "unevaluatedProperties" for k, _ in schema_items(schema)) and unsafe_patterns(schema):
+            if any(k == "unevaluatedProperties" for k, _ in schema_items(schema)) and _maybe_unsafe(patterns):
                 raise ValueError("unevaluatedProperties would match names with an unbounded engine")
             # A registry that retrieves nothing (referencing's default retrieval refuses every URI);
             # jsonschema adds the drafts' metaschemas to it. Without one, jsonschema fetches remote refs.

@@ -438,3 +438,19 @@ def test_nan_fails_every_bound(draft: str, bound: dict[str, Any]) -> None:
     assert error.startswith("at 'n': ")
     assert cache.errors("k", schema, {"n": 5}) == []
     assert cache.skipped == 0
+
+
+def test_probing_an_upstreams_many_patterns_ends_within_the_deadline() -> None:
+    """With unevaluatedProperties every pattern is probed for catastrophic backtracking, milliseconds
+    each: 3,000 patterns held the compile (on the event loop before) for half a minute. Patterns not
+    probed within the validation deadline count as unsafe, and the schema is skipped."""
+    code = (
+        "import json, time; from foldgate.serve.validation import ValidatorCache; "
+        "patterns = {f'^(q{i}+z)+$': {'type': 'string'} for i in range(3000)}; "
+        "schema = {'type': 'object', 'patternProperties': patterns, 'unevaluatedProperties': False}; "
+        "cache = ValidatorCache(); t = time.monotonic(); errors = cache.errors('k', schema, {'q1z': 1}); "
+        "print(json.dumps([errors, cache.skipped, time.monotonic() - t]))"
+    )
+    errors, skipped, seconds = _run_isolated(code)
+    assert (errors, skipped) == (None, 1)
+    assert seconds < 10
