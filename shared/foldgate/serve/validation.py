@@ -53,6 +53,7 @@ from foldgate.serve.brief import brief_copy
 from foldgate.serve.number_keywords import bounded_by_numbers
 from foldgate.serve.unique import duplicate_pair
 from foldgate.serve.validation_time import (
+    INLINE_SCHEMA_WEIGHT,
     INLINE_SECONDS,
     INLINE_WEIGHT,
     VALIDATION_SECONDS,
@@ -220,13 +221,22 @@ def _unique_items(validator: Any, unique: Any, instance: Any, schema: Any) -> It
 _BOUNDED: dict[Any, Any] = {}
 
 
+_BOUNDED_LOCK = threading.Lock()
+_BOUNDED_CLASSES: set[Any] = set()  # the classes _bounded made (read without the lock: membership only)
+
+
 def _bounded(cls: Any) -> Any:
     """The validator class with pattern keywords evaluated by the bounded engine, uniqueItems in
-    n·log n, and every keyword checking the call's validation deadline."""
+    n·log n, and every keyword checking the call's validation deadline; the validators it evolves
+    for subschemas are bounded too (see :func:`_evolving_bounded`)."""
     # jsonschema loads with the first validator compiled, not at init.
     from jsonschema import validators
 
-    if cls not in _BOUNDED:
+    with _BOUNDED_LOCK:
+        if cls in _BOUNDED_CLASSES:
+            return cls
+        if cls in _BOUNDED:
+            return _BOUNDED[cls]
         keywords = dict(cls.VALIDATORS)
         keywords.update(pattern=_pattern, patternProperties=_pattern_properties)
         keywords["additionalProperties"] = _additional_properties
@@ -234,8 +244,30 @@ def _bounded(cls: Any) -> Any:
             keywords["uniqueItems"] = _unique_items
         keywords = bounded_by_numbers(keywords)
         checked = {name: timed(fn) for name, fn in keywords.items()}
-        _BOUNDED[cls] = validators.extend(cls, checked)  # type: ignore[no-untyped-call]
-    return _BOUNDED[cls]
+        bounded = validators.extend(cls, checked)  # type: ignore[no-untyped-call]
+        bounded.evolve = _evolving_bounded(bounded.evolve)
+        _BOUNDED[cls] = bounded
+        _BOUNDED_CLASSES.add(bounded)
+        return bounded
+
+
+def _evolving_bounded(evolve: Any) -> Any:
+    """``evolve`` (how jsonschema makes the validator of every subschema it descends into), keeping
+    the result bounded. jsonschema picks the class by the subschema's ``$schema``: a subschema naming
+    a draft (or a ``$ref`` to a draft's metaschema) got that draft's stock validator, and everything
+    below it ran unbounded: ``re`` backtracking without a budget, no deadline, pairwise uniqueItems."""
+
+    def evolved(self: Any, **changes: Any) -> Any:
+        # attrs (jsonschema's dependency) loads with jsonschema.
+        import attrs
+
+        made = evolve(self, **changes)
+        cls = type(made)
+        if cls in _BOUNDED_CLASSES:  # the common case: a subschema without $schema
+            return made
+        return _bounded(cls)(**{f.alias: getattr(made, f.name) for f in attrs.fields(cls) if f.init})
+
+    return evolved
 
 
 _pool: concurrent.futures.ThreadPoolExecutor | None = None
@@ -251,6 +283,26 @@ def _workers() -> concurrent.futures.ThreadPoolExecutor:
         if _pool is None:
             _pool = concurrent.futures.ThreadPoolExecutor(_WORKERS, thread_name_prefix="foldgate-validate")
         return _pool
+
+
+def _check_schema(cls: Any, schema: Any) -> None:
+    """jsonschema's ``check_schema`` (the schema against its draft's metaschema), with the bounded
+    keywords and under a deadline like a call's (Expired past it): the metaschema check of an
+    upstream's multi-megabyte schema took a minute."""
+    # jsonschema and referencing load with the first validator compiled, not at init.
+    from jsonschema import validators
+    from jsonschema.exceptions import SchemaError
+    from referencing import Registry
+
+    meta = validators.validator_for(cls.META_SCHEMA, default=cls)
+    checker = _bounded(meta)(cls.META_SCHEMA, format_checker=meta.FORMAT_CHECKER, registry=Registry())
+    stop = until.set(time.monotonic() + validation_seconds(schema))
+    try:
+        error = next(iter(checker.iter_errors(schema)), None)
+    finally:
+        until.reset(stop)
+    if error is not None:
+        raise SchemaError.create_from(error)
 
 
 def _compiling() -> concurrent.futures.ThreadPoolExecutor:
@@ -269,26 +321,37 @@ class ValidatorCache:
     def __init__(self, capacity: int = 4096) -> None:
         self.capacity = capacity
         self.skipped = 0  # schemas that could not be compiled (fail-open count)
-        self._cache: OrderedDict[str, Validator | None] = OrderedDict()
+        # key -> (validator or None when skipped, whether the schema is light enough to validate inline)
+        self._cache: OrderedDict[str, tuple[Validator | None, bool]] = OrderedDict()
         self._lock = threading.Lock()
 
     def get(self, key: str, schema: Any) -> Validator | None:
         """The validator for a schema, None when it cannot be compiled."""
+        return self._entry(key, schema)[0]
+
+    def _entry(self, key: str, schema: Any) -> tuple[Validator | None, bool]:
         with self._lock:
             if key in self._cache:
                 self._cache.move_to_end(key)
                 return self._cache[key]
-        validator = self._compile(schema)
+        # One keyword over a heavy schema (an enum of 200,000 values, as many properties) runs whole
+        # between two deadline checks: such schemas are validated off the event loop only.
+        entry = (self._compile(schema), weight(schema, INLINE_SCHEMA_WEIGHT) <= INLINE_SCHEMA_WEIGHT)
         with self._lock:
-            self._cache[key] = validator
+            self._cache[key] = entry
             if len(self._cache) > self.capacity:
                 self._cache.popitem(last=False)
-        return validator
+        return entry
 
     def compiled(self, key: str) -> bool:
         """Whether the validator for ``key`` is compiled already (or known to be skipped)."""
         with self._lock:
             return key in self._cache
+
+    def _inline(self, key: str) -> bool:
+        with self._lock:
+            entry = self._cache.get(key)
+        return entry is not None and entry[1]
 
     def _compile(self, schema: Any) -> Validator | None:
         # jsonschema is imported on the first call, not at init: listing never needs it.
@@ -300,7 +363,7 @@ class ValidatorCache:
             return None
         try:
             cls = validators.validator_for(schema, default=Draft202012Validator)
-            cls.check_schema(schema)
+            _check_schema(cls, schema)
             patterns = patterns_of(schema)
             if any(_compiled(p) is None for p in patterns):
                 raise ValueError("a pattern the bounded engine cannot evaluate")
@@ -341,7 +404,7 @@ class ValidatorCache:
         loop = asyncio.get_running_loop()
         if not self.compiled(key):
             await loop.run_in_executor(_compiling(), self.get, key, schema)
-        if weight(arguments, INLINE_WEIGHT) <= INLINE_WEIGHT:
+        if self._inline(key) and weight(arguments, INLINE_WEIGHT) <= INLINE_WEIGHT:
             try:
                 return self._errors(key, schema, arguments, INLINE_SECONDS)
             except Expired:

@@ -454,3 +454,55 @@ def test_probing_an_upstreams_many_patterns_ends_within_the_deadline() -> None:
     errors, skipped, seconds = _run_isolated(code)
     assert (errors, skipped) == (None, 1)
     assert seconds < 10
+
+
+DRAFT_2020 = "https://json-schema.org/draft/2020-12/schema"
+
+
+def test_a_subschema_naming_its_draft_is_still_validated_within_bounds() -> None:
+    """jsonschema picks the validator of every subschema by its $schema: a subschema naming a draft got
+    the stock validator of that draft, and below it patterns ran on ``re`` (^(a+)+$ against 40 a's
+    backtracks for hours, on the event loop for a small call) with no deadline at all."""
+    code = (
+        "import json, time; from foldgate.serve.validation import ValidatorCache; "
+        f"sub = {{'$schema': {DRAFT_2020!r}, 'type': 'string', 'pattern': '^(a+)+$'}}; "
+        "schema = {'type': 'object', 'properties': {'s': sub}}; "
+        "t = time.monotonic(); errors = ValidatorCache().errors('k', schema, {'s': 'a' * 40 + '!'}); "
+        "print(json.dumps([errors, time.monotonic() - t]))"
+    )
+    errors, seconds = _run_isolated(code)
+    assert len(errors) == 1
+    assert errors[0].startswith("at 's': ")
+    assert seconds < 5
+
+
+def test_exponential_work_below_a_subschema_naming_its_draft_is_refused_at_the_deadline() -> None:
+    schema, x = EXPONENTIAL["anyOf"]
+    schema = {**schema, "$defs": {"node": {**schema["$defs"]["node"], "$schema": DRAFT_2020}}}
+    for _ in range(40):
+        x = [x]
+    code = (
+        "import json, time; from foldgate.serve.validation import ValidatorCache; "
+        f"schema, x = json.loads({json.dumps(json.dumps([schema, x]))}); "
+        "t = time.monotonic(); errors = ValidatorCache().errors('k', schema, {'x': x}); "
+        "print(json.dumps([errors, time.monotonic() - t]))"
+    )
+    errors, seconds = _run_isolated(code)
+    assert errors == [too_slow(validation_seconds({"x": x}))]
+    assert seconds < 10
+
+
+def test_the_metaschema_check_of_a_huge_schema_ends_at_the_deadline() -> None:
+    """Compiling checks the schema against its draft's metaschema; for an upstream's 2 MB schema that
+    took ~25 s unbounded (the metaschema's own subschemas name their draft, so the check ran on the
+    stock validator). Now it stops at the validation deadline and the schema is skipped."""
+    code = (
+        "import json, time; from foldgate.serve.validation import ValidatorCache; "
+        "n = 60000; props = {f'p{i}': {'type': 'string'} for i in range(n)}; "
+        "schema = {'type': 'object', 'properties': props, 'enum': [{'x': i} for i in range(n)]}; "
+        "cache = ValidatorCache(); t = time.monotonic(); cache.get('k', schema); "
+        "print(json.dumps([cache.skipped, time.monotonic() - t]))"
+    )
+    skipped, seconds = _run_isolated(code)
+    assert skipped == 1
+    assert seconds < 20  # the deadline for a schema this heavy is the 10 s ceiling
