@@ -12,8 +12,10 @@ are not left to chance, because the schema comes from an upstream and the argume
   whose patterns could only be evaluated by jsonschema's own ``re`` calls (``unevaluatedProperties``
   together with a pattern :func:`unsafe_patterns` flags) is skipped like an uncompilable one;
 - time: every keyword of every draft checks the call's deadline before it runs
-  (:mod:`foldgate.serve.validation_time`), so no combination of keywords (``anyOf``/``oneOf`` over a
-  recursive ``$ref``, ``if``/``then``, ``contains``, ``unevaluated*``, ...) can hold validation longer;
+  (:mod:`foldgate.serve.validation_time`), in every subschema, also one whose ``$schema`` names a
+  draft (jsonschema would switch to that draft's stock validator there), so no combination of
+  keywords (``anyOf``/``oneOf`` over a recursive ``$ref``, ``if``/``then``, ``contains``,
+  ``unevaluated*``, ...) can hold validation longer;
   arguments not checked in time are refused, never waved through. ``uniqueItems`` is n·log n
   (:mod:`foldgate.serve.unique`), not jsonschema's pairwise comparison;
 - error messages: heavy arguments are validated as a :func:`~foldgate.serve.brief.brief_copy`, whose
@@ -25,9 +27,10 @@ are not left to chance, because the schema comes from an upstream and the argume
   (:mod:`foldgate.serve.number_keywords`);
 - the event loop: :meth:`ValidatorCache.errors_async` validates small arguments inline for a few
   milliseconds at most and everything else on a worker thread, so other callers are answered meanwhile.
-  A schema is compiled on a thread of its own, never on the loop: compiling is not under the call's
-  deadline and an upstream's schema can make it take seconds (its size; the pattern probe that
-  ``unevaluatedProperties`` needs runs every pattern on growing inputs).
+  Heavy schemas are never validated inline (one keyword over them runs whole between two deadline
+  checks). A schema is compiled on a thread of its own, never on the loop, each step of compiling
+  under a deadline too (the metaschema check, the pattern probe ``unevaluatedProperties`` needs, a
+  first validation of ``{}``): past it the schema is skipped.
 
 :func:`unsafe_patterns` lists a schema's patterns that backtrack catastrophically, for the indexer to
 report: an upstream validating with a backtracking engine stalls on them too.
