@@ -97,7 +97,7 @@ def verify_connect_link(secret: bytes, params: Mapping[str, str], *, now: float 
     if not all(values) or any(len(v) > _MAX_FIELD for v in values) or not exp.isdigit():
         raise refused
     expected = _mac(secret, tenant, server, subject, exp, nonce)
-    if not hmac.compare_digest(expected, params.get("sig", "")):
+    if not hmac.compare_digest(expected.encode(), _bytes(params.get("sig", ""))):
         raise refused
     if int(exp) < (time.time() if now is None else now):
         raise refused
@@ -129,4 +129,10 @@ def verify_form_token(secret: bytes, cookie: str | None, nonce: str, token: str)
     """Whether ``token`` was made for this browser's ``cookie`` and this link's ``nonce``."""
     if not valid_browser_cookie(cookie) or cookie is None:
         return False
-    return hmac.compare_digest(form_token(secret, cookie, nonce), token)
+    return hmac.compare_digest(form_token(secret, cookie, nonce).encode(), _bytes(token))
+
+
+def _bytes(presented: str) -> bytes:
+    # Compared as bytes: compare_digest raises TypeError on a str with non-ASCII characters, which a
+    # query string or form carries at will (surrogatepass: any str encodes, distinct ones stay distinct).
+    return presented.encode("utf-8", "surrogatepass")

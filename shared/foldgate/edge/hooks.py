@@ -84,7 +84,11 @@ class HookVerifier:
         expected = hmac.new(
             secret or _NO_SECRET, stamp.encode("ascii", "replace") + b"." + body, hashlib.sha256
         )
-        match = hmac.compare_digest(_PREFIX + expected.hexdigest(), given)
+        # As bytes: compare_digest raises TypeError on a str with non-ASCII characters (a header's
+        # latin-1 decoding gives them at will); surrogatepass encodes any str.
+        match = hmac.compare_digest(
+            (_PREFIX + expected.hexdigest()).encode(), given.encode("utf-8", "surrogatepass")
+        )
         if secret is None or not match or not stamp.isascii() or not stamp.isdigit() or len(stamp) > 12:
             return False
         now = self._clock()

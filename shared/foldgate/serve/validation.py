@@ -12,12 +12,25 @@ are not left to chance, because the schema comes from an upstream and the argume
   whose patterns could only be evaluated by jsonschema's own ``re`` calls (``unevaluatedProperties``
   together with a pattern :func:`unsafe_patterns` flags) is skipped like an uncompilable one;
 - time: every keyword of every draft checks the call's deadline before it runs
-  (:mod:`foldgate.serve.validation_time`), so no combination of keywords (``anyOf``/``oneOf`` over a
-  recursive ``$ref``, ``if``/``then``, ``contains``, ``unevaluated*``, ...) can hold validation longer;
+  (:mod:`foldgate.serve.validation_time`), in every subschema, also one whose ``$schema`` names a
+  draft (jsonschema would switch to that draft's stock validator there), so no combination of
+  keywords (``anyOf``/``oneOf`` over a recursive ``$ref``, ``if``/``then``, ``contains``,
+  ``unevaluated*``, ...) can hold validation longer;
   arguments not checked in time are refused, never waved through. ``uniqueItems`` is n·log n
   (:mod:`foldgate.serve.unique`), not jsonschema's pairwise comparison;
+- error messages: heavy arguments are validated as a :func:`~foldgate.serve.brief.brief_copy`, whose
+  objects and arrays quote a few members in a message, not their whole subtree at every level;
+- references: ``$ref`` resolves only inside the schema and the drafts' own metaschemas. jsonschema's
+  default registry fetches any other URI with ``urlopen`` (no timeout, no SSRF guard) when a call
+  reaches it; here such a reference is unresolvable and the schema is skipped like an uncompilable one;
+- numbers: ``multipleOf`` never raises on an agent's number and NaN fails every bound
+  (:mod:`foldgate.serve.number_keywords`);
 - the event loop: :meth:`ValidatorCache.errors_async` validates small arguments inline for a few
   milliseconds at most and everything else on a worker thread, so other callers are answered meanwhile.
+  Heavy schemas are never validated inline (one keyword over them runs whole between two deadline
+  checks). A schema is compiled on a thread of its own, never on the loop, each step of compiling
+  under a deadline too (the metaschema check, the pattern probe ``unevaluatedProperties`` needs, a
+  first validation of ``{}``): past it the schema is skipped.
 
 :func:`unsafe_patterns` lists a schema's patterns that backtrack catastrophically, for the indexer to
 report: an upstream validating with a backtracking engine stalls on them too.
@@ -38,11 +51,15 @@ from typing import TYPE_CHECKING, Any, Final
 
 import regex
 
-from foldgate.model.pattern_probe import MAX_PATTERN, patterns_of, schema_items, unsafe_patterns
+from foldgate.model.pattern_probe import MAX_PATTERN, backtracks, patterns_of, schema_items, unsafe_patterns
+from foldgate.serve.brief import brief_copy
+from foldgate.serve.number_keywords import bounded_by_numbers
 from foldgate.serve.unique import duplicate_pair
 from foldgate.serve.validation_time import (
+    INLINE_SCHEMA_WEIGHT,
     INLINE_SECONDS,
     INLINE_WEIGHT,
+    VALIDATION_SECONDS,
     Expired,
     timed,
     too_slow,
@@ -113,6 +130,18 @@ def _search(pattern: str, text: str) -> bool:
 def _too_slow(pattern: str) -> str:
     shown = pattern if len(pattern) <= 80 else pattern[:77] + "..."
     return f"the value could not be checked against the pattern {shown!r} in time; send a simpler value"
+
+
+def _maybe_unsafe(patterns: list[str]) -> bool:
+    """Whether a pattern may backtrack catastrophically (:func:`backtracks`), deciding within
+    ``VALIDATION_SECONDS``: probing takes milliseconds per pattern, so an upstream's thousand patterns
+    would hold the compile thread (and every other schema's first call) for seconds; patterns not
+    probed in time count as unsafe."""
+    stop = time.monotonic() + VALIDATION_SECONDS
+    for pattern in patterns:
+        if len(pattern) > MAX_PATTERN or backtracks(pattern) or time.monotonic() > stop:
+            return True
+    return False
 
 
 def _pattern(validator: Any, patrn: str, instance: Any, schema: Any) -> Iterator[Any]:
@@ -195,24 +224,57 @@ def _unique_items(validator: Any, unique: Any, instance: Any, schema: Any) -> It
 _BOUNDED: dict[Any, Any] = {}
 
 
+_BOUNDED_LOCK = threading.Lock()
+_BOUNDED_CLASSES: set[Any] = set()  # the classes _bounded made (read without the lock: membership only)
+
+
 def _bounded(cls: Any) -> Any:
     """The validator class with pattern keywords evaluated by the bounded engine, uniqueItems in
-    n·log n, and every keyword checking the call's validation deadline."""
+    n·log n, and every keyword checking the call's validation deadline; the validators it evolves
+    for subschemas are bounded too (see :func:`_evolving_bounded`)."""
     # jsonschema loads with the first validator compiled, not at init.
     from jsonschema import validators
 
-    if cls not in _BOUNDED:
+    with _BOUNDED_LOCK:
+        if cls in _BOUNDED_CLASSES:
+            return cls
+        if cls in _BOUNDED:
+            return _BOUNDED[cls]
         keywords = dict(cls.VALIDATORS)
         keywords.update(pattern=_pattern, patternProperties=_pattern_properties)
         keywords["additionalProperties"] = _additional_properties
         if "uniqueItems" in keywords:
             keywords["uniqueItems"] = _unique_items
+        keywords = bounded_by_numbers(keywords)
         checked = {name: timed(fn) for name, fn in keywords.items()}
-        _BOUNDED[cls] = validators.extend(cls, checked)  # type: ignore[no-untyped-call]
-    return _BOUNDED[cls]
+        bounded = validators.extend(cls, checked)  # type: ignore[no-untyped-call]
+        bounded.evolve = _evolving_bounded(bounded.evolve)
+        _BOUNDED[cls] = bounded
+        _BOUNDED_CLASSES.add(bounded)
+        return bounded
+
+
+def _evolving_bounded(evolve: Any) -> Any:
+    """``evolve`` (how jsonschema makes the validator of every subschema it descends into), keeping
+    the result bounded. jsonschema picks the class by the subschema's ``$schema``: a subschema naming
+    a draft (or a ``$ref`` to a draft's metaschema) got that draft's stock validator, and everything
+    below it ran unbounded: ``re`` backtracking without a budget, no deadline, pairwise uniqueItems."""
+
+    def evolved(self: Any, **changes: Any) -> Any:
+        # attrs (jsonschema's dependency) loads with jsonschema.
+        import attrs
+
+        made = evolve(self, **changes)
+        cls = type(made)
+        if cls in _BOUNDED_CLASSES:  # the common case: a subschema without $schema
+            return made
+        return _bounded(cls)(**{f.alias: getattr(made, f.name) for f in attrs.fields(cls) if f.init})
+
+    return evolved
 
 
 _pool: concurrent.futures.ThreadPoolExecutor | None = None
+_compiler: concurrent.futures.ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()
 
 
@@ -226,46 +288,101 @@ def _workers() -> concurrent.futures.ThreadPoolExecutor:
         return _pool
 
 
+def _check_schema(cls: Any, schema: Any) -> None:
+    """jsonschema's ``check_schema`` (the schema against its draft's metaschema), with the bounded
+    keywords and under a deadline like a call's (Expired past it): the metaschema check of an
+    upstream's multi-megabyte schema took a minute."""
+    # jsonschema and referencing load with the first validator compiled, not at init.
+    from jsonschema import validators
+    from jsonschema.exceptions import SchemaError
+    from referencing import Registry
+
+    meta = validators.validator_for(cls.META_SCHEMA, default=cls)
+    checker = _bounded(meta)(cls.META_SCHEMA, format_checker=meta.FORMAT_CHECKER, registry=Registry())
+    stop = until.set(time.monotonic() + validation_seconds(schema))
+    try:
+        error = next(iter(checker.iter_errors(schema)), None)
+    finally:
+        until.reset(stop)
+    if error is not None:
+        raise SchemaError.create_from(error)
+
+
+def _compiling() -> concurrent.futures.ThreadPoolExecutor:
+    """The thread that compiles schemas: a slow compile (an upstream's doing, once per schema) holds
+    neither the event loop nor the threads validating calls."""
+    global _compiler
+    with _pool_lock:
+        if _compiler is None:
+            _compiler = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="foldgate-compile")
+        return _compiler
+
+
 class ValidatorCache:
     """Compiled validators keyed by the tool's content hash (bounded LRU)."""
 
     def __init__(self, capacity: int = 4096) -> None:
         self.capacity = capacity
         self.skipped = 0  # schemas that could not be compiled (fail-open count)
-        self._cache: OrderedDict[str, Validator | None] = OrderedDict()
+        # key -> (validator or None when skipped, whether the schema is light enough to validate inline)
+        self._cache: OrderedDict[str, tuple[Validator | None, bool]] = OrderedDict()
         self._lock = threading.Lock()
 
     def get(self, key: str, schema: Any) -> Validator | None:
         """The validator for a schema, None when it cannot be compiled."""
+        return self._entry(key, schema)[0]
+
+    def _entry(self, key: str, schema: Any) -> tuple[Validator | None, bool]:
         with self._lock:
             if key in self._cache:
                 self._cache.move_to_end(key)
                 return self._cache[key]
-        validator = self._compile(schema)
+        # One keyword over a heavy schema (an enum of 200,000 values, as many properties) runs whole
+        # between two deadline checks: such schemas are validated off the event loop only.
+        entry = (self._compile(schema), weight(schema, INLINE_SCHEMA_WEIGHT) <= INLINE_SCHEMA_WEIGHT)
         with self._lock:
-            self._cache[key] = validator
+            self._cache[key] = entry
             if len(self._cache) > self.capacity:
                 self._cache.popitem(last=False)
-        return validator
+        return entry
+
+    def compiled(self, key: str) -> bool:
+        """Whether the validator for ``key`` is compiled already (or known to be skipped)."""
+        with self._lock:
+            return key in self._cache
+
+    def _inline(self, key: str) -> bool:
+        with self._lock:
+            entry = self._cache.get(key)
+        return entry is not None and entry[1]
 
     def _compile(self, schema: Any) -> Validator | None:
         # jsonschema is imported on the first call, not at init: listing never needs it.
         from jsonschema import Draft202012Validator, validators
+        from referencing import Registry
 
         if not isinstance(schema, dict):
             self.skipped += 1
             return None
         try:
             cls = validators.validator_for(schema, default=Draft202012Validator)
-            cls.check_schema(schema)
+            _check_schema(cls, schema)
             patterns = patterns_of(schema)
             if any(_compiled(p) is None for p in patterns):
                 raise ValueError("a pattern the bounded engine cannot evaluate")
-            if any(k == "unevaluatedProperties" for k, _ in schema_items(schema)) and unsafe_patterns(schema):
+            if any(k == "unevaluatedProperties" for k, _ in schema_items(schema)) and _maybe_unsafe(patterns):
                 raise ValueError("unevaluatedProperties would match names with an unbounded engine")
-            validator: Validator = _bounded(cls)(schema)
-            # Probe once: some malformed schemas only fail when used (e.g. unresolvable $ref).
-            validator.is_valid({})
+            # A registry that retrieves nothing (referencing's default retrieval refuses every URI);
+            # jsonschema adds the drafts' metaschemas to it. Without one, jsonschema fetches remote refs.
+            validator: Validator = _bounded(cls)(schema, registry=Registry())
+            # Probe once: some malformed schemas only fail when used (e.g. unresolvable $ref). Under a
+            # deadline like any call's: unevaluatedProperties over allOf/$ref chains does work
+            # exponential in the schema's depth even for {} (Expired: the schema is skipped).
+            stop = until.set(time.monotonic() + VALIDATION_SECONDS)
+            try:
+                validator.is_valid({})
+            finally:
+                until.reset(stop)
         except Exception:  # SchemaError, unresolvable refs, anything: the schema is skipped
             self.skipped += 1
             return None
@@ -278,20 +395,25 @@ class ValidatorCache:
         (:func:`too_slow`), never waved through."""
         seconds = validation_seconds(arguments)
         try:
-            return self._errors(key, schema, arguments, seconds)
+            # Heavy arguments reach here (small ones are validated inline, within milliseconds).
+            return self._errors(key, schema, brief_copy(arguments), seconds)
         except Expired:
             return [too_slow(seconds)]
 
     async def errors_async(self, key: str, schema: Any, arguments: Any) -> list[str] | None:
         """:meth:`errors` without holding the event loop: small arguments are validated inline for at
-        most ``INLINE_SECONDS``; heavy ones, and any that take longer, on a worker thread."""
-        if weight(arguments, INLINE_WEIGHT) <= INLINE_WEIGHT:
+        most ``INLINE_SECONDS``; heavy ones, and any that take longer, on a worker thread. A schema not
+        compiled yet is compiled on the compile thread first."""
+        loop = asyncio.get_running_loop()
+        if not self.compiled(key):
+            await loop.run_in_executor(_compiling(), self.get, key, schema)
+        if self._inline(key) and weight(arguments, INLINE_WEIGHT) <= INLINE_WEIGHT:
             try:
                 return self._errors(key, schema, arguments, INLINE_SECONDS)
             except Expired:
                 pass  # slow under this schema: start over off the loop (validation has no side effects)
         call = functools.partial(self.errors, key, schema, arguments)
-        return await asyncio.get_running_loop().run_in_executor(_workers(), call)
+        return await loop.run_in_executor(_workers(), call)
 
     def _errors(self, key: str, schema: Any, arguments: Any, seconds: float) -> list[str] | None:
         validator = self.get(key, schema)

@@ -17,6 +17,7 @@ import time
 from typing import Any, Final
 
 __all__ = [
+    "INLINE_SCHEMA_WEIGHT",
     "INLINE_SECONDS",
     "INLINE_WEIGHT",
     "VALIDATION_MAX_SECONDS",
@@ -35,6 +36,7 @@ VALIDATION_SECONDS_PER_WEIGHT: Final = 50e-6
 VALIDATION_MAX_SECONDS: Final = 10.0
 INLINE_SECONDS: Final = 0.01  # on the event loop; longer, and validation starts over on a worker thread
 INLINE_WEIGHT: Final = 256  # heavier arguments skip the inline attempt
+INLINE_SCHEMA_WEIGHT: Final = 4096  # so do all arguments of a heavier schema
 
 # When the validation of the current call must stop (monotonic seconds); 0 outside a call's validation.
 until: contextvars.ContextVar[float] = contextvars.ContextVar("foldgate_validation_deadline", default=0.0)

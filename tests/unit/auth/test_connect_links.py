@@ -106,3 +106,17 @@ def test_the_store_keeps_a_digest_of_the_cookie_never_the_cookie() -> None:
     cookie = new_browser_cookie()
     assert browser_hash(cookie) != cookie
     assert len(browser_hash(cookie)) == 64
+
+
+@pytest.mark.parametrize("sig", ["é" * 64, "\udcff", "\x00"])
+def test_a_non_ascii_signature_is_refused_not_an_error(sig: str) -> None:
+    """A query string carries any characters: a signature compare_digest cannot take as str (non-ASCII)
+    must be the usual refusal, not a TypeError (a 500 from the link route)."""
+    signed = params(sign_connect_link(SECRET, "https://gw", "acme", "github", "alice", now=NOW))
+    with pytest.raises(AuthError, match="invalid or expired"):
+        verify_connect_link(SECRET, {**signed, "sig": sig}, now=NOW)
+
+
+def test_a_non_ascii_form_token_is_refused_not_an_error() -> None:
+    cookie = new_browser_cookie()
+    assert not verify_form_token(SECRET, cookie, "nonce-1", "é" * 64)

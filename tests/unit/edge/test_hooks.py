@@ -145,3 +145,19 @@ def test_secret_answers_are_cached_including_unknown_names(missing: bool) -> Non
     cached = cached_secrets(lookup, ttl_s=60)
     assert [cached("acme", "crm") for _ in range(3)] == [None if missing else SECRET] * 3
     assert asked == [("acme", "crm")]
+
+
+async def test_a_non_ascii_signature_gets_the_same_401_not_a_server_error() -> None:
+    """Header values decode as latin-1, so a signature may hold non-ASCII characters: compared as
+    str, compare_digest raised TypeError (a 500 that told a prober its input reached the check)."""
+    seen: list[tuple[str, str]] = []
+    now = int(time.time())
+    headers = {TIMESTAMP_HEADER: str(now), SIGNATURE_HEADER: "sha256=" + "\xe9" * 64}
+    async with client(app_with(seen)) as c:
+        r = await c.post(
+            "/api/v1/hooks/acme/crm",
+            content=b"{}",
+            headers={k: v.encode("latin-1") for k, v in headers.items()},
+        )
+    assert r.status_code == 401
+    assert seen == []
