@@ -71,11 +71,23 @@ class CodeFlowAuth(_Strict):
     client_secret_secret: str | None = Field(
         default=None, pattern=_SECRET_NAME, description="Secret parameter holding the client secret."
     )
+    # The upstream names its authorization server, so without this a pre-registered client's id and
+    # secret go wherever the upstream points; with it they are only ever sent to this issuer.
+    issuer: str | None = Field(
+        default=None,
+        description="The authorization server the pre-registered client belongs to: its id and secret "
+        "are only ever sent there (recommended with client_secret_secret).",
+    )
 
     @field_validator("scopes")
     @classmethod
     def _check_scopes(cls, value: list[str] | None) -> list[str] | None:
         return None if value is None else _scopes(value)
+
+    @field_validator("issuer")
+    @classmethod
+    def _check_issuer(cls, value: str | None, info: ValidationInfo) -> str | None:
+        return None if value is None else _check_url(value, "issuer", info)
 
     @model_validator(mode="after")
     def _check_registration(self) -> CodeFlowAuth:
@@ -83,6 +95,8 @@ class CodeFlowAuth(_Strict):
             raise ValueError("registration 'preregistered' needs a client_id")
         if self.client_secret_secret and not self.client_id:
             raise ValueError("client_secret_secret needs a client_id")
+        if self.issuer and not self.client_id:
+            raise ValueError("issuer pins a pre-registered client: it needs a client_id")
         return self
 
 

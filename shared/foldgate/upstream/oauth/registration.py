@@ -141,6 +141,13 @@ async def client_for(
 
     mode = auth.registration
     if auth.client_id and mode in ("auto", "preregistered"):
+        if auth.issuer is not None and auth.issuer.rstrip("/") != found.issuer.rstrip("/"):
+            # Checked before the secret is even read: nothing of the client goes to another server.
+            raise UpstreamError(
+                f"{server}: the upstream names the authorization server {found.issuer!r}, not "
+                f"{auth.issuer!r} that its pre-registered client belongs to (auth.issuer); nothing was "
+                "sent to it"
+            )
         secret = await read_secret(auth.client_secret_secret) if auth.client_secret_secret else None
         return ClientRegistration(
             tenant=tenant,

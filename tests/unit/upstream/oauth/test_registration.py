@@ -67,6 +67,26 @@ async def test_a_preregistered_client_wins_and_reads_its_secret(store: SqliteGra
     assert chosen.token_endpoint_auth_method == "client_secret_post"  # what the server supports
 
 
+async def test_a_pinned_preregistered_client_is_used_at_its_own_issuer(store: SqliteGrantStore) -> None:
+    auth = OAuthAuth(client_id="fg", client_secret_secret="/fg/s", issuer=ISSUER + "/")
+    chosen = await choose(store, auth, found(), read=secret)
+    assert (chosen.client_id, chosen.client_secret, chosen.issuer) == ("fg", "value-of-/fg/s", ISSUER)
+
+
+async def test_a_pinned_preregistered_client_is_never_offered_to_another_issuer(
+    store: SqliteGrantStore,
+) -> None:
+    # The upstream names an authorization server of its choosing: the client's secret is not even read.
+    auth = OAuthAuth(client_id="fg", client_secret_secret="/fg/s", issuer="https://login.example.org")
+    with pytest.raises(UpstreamError, match=r"not 'https://login\.example\.org'.*nothing was sent"):
+        await choose(store, auth, found(), read=no_secret)
+
+
+def test_an_issuer_pin_needs_a_preregistered_client() -> None:
+    with pytest.raises(ValueError, match="needs a client_id"):
+        OAuthAuth(issuer=ISSUER)
+
+
 async def test_cimd_when_the_server_supports_it_and_foldgate_is_public_https(store: SqliteGrantStore) -> None:
     chosen = await choose(store, OAuthAuth(), found(client_id_metadata_document_supported=True))
     assert chosen.client_id == PUBLIC + "/oauth/client-metadata.json"
