@@ -31,7 +31,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 from foldgate.auth.connect_links import browser_hash
 from foldgate.config.oauth import OAuthConfig
 from foldgate.config.tenant import ServerConfig
-from foldgate.edge.user_connect import add_user_connect_routes, browser_cookie
+from foldgate.edge.user_connect import add_user_connect_routes, browser_cookie, end_refused_flow
 from foldgate.errors import AuthError, ConfigError, FoldgateError, NotFoundError
 from foldgate.model.caller import SHARED_SUBJECT
 from foldgate.serve.gateway import Gateway
@@ -192,7 +192,9 @@ def oauth_client_router(
         if error is not None:
             shown = error if _ERROR.match(error) else "invalid"
             if _CODE.match(state):
-                oauth.store.take_pending(state)  # a refused consent is over: its state must not linger
+                # A refused consent is over (its state must not linger), if it is this browser's.
+                cookie = browser_cookie(request, oauth)
+                end_refused_flow(oauth, state, browser_hash(cookie) if cookie else None, "consent")
             return _answer(
                 request, False, "Not connected", f"The authorization server answered: {shown}.", 400
             )

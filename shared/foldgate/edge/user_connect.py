@@ -46,7 +46,13 @@ from foldgate.serve.gateway import Gateway
 from foldgate.upstream.oauth.consent import start_consent
 from foldgate.upstream.oauth.context import OAuthContext
 
-__all__ = ["OAUTH_SUBJECT_PREFIX", "SIGNIN_CALLBACK_PATH", "add_user_connect_routes", "browser_cookie"]
+__all__ = [
+    "OAUTH_SUBJECT_PREFIX",
+    "SIGNIN_CALLBACK_PATH",
+    "add_user_connect_routes",
+    "browser_cookie",
+    "end_refused_flow",
+]
 
 log = logging.getLogger(__name__)
 
@@ -76,6 +82,17 @@ def browser_cookie(request: Request, oauth: OAuthContext) -> str | None:
     name = ("__Host-" if _secure(oauth) else "") + BROWSER_COOKIE
     value = request.cookies.get(name)
     return value if valid_browser_cookie(value) else None
+
+
+def end_refused_flow(oauth: OAuthContext, state: str, browser: str | None, purpose: str) -> None:
+    """An authorization server's refusal (``?error=``) ends the pending flow of ``state`` only when it
+    comes back to the browser the flow is bound to (``browser``: its cookie's hash) and to the route of
+    its ``purpose``: anyone else who learnt a state could otherwise end a person's flow."""
+    pending = oauth.store.take_pending(state)
+    if pending is None:
+        return
+    if pending.purpose != purpose or (pending.browser is not None and pending.browser != browser):
+        oauth.store.put_pending(pending)  # not this browser's (or route's) flow: it goes on
 
 
 def _headers() -> dict[str, str]:
@@ -248,7 +265,9 @@ def add_user_connect_routes(
         state, code, iss = params.get("state", ""), params.get("code", ""), params.get("iss")
         if params.get("error") is not None:
             if 0 < len(state) <= 2048:
-                oauth.store.take_pending(state)  # a refused sign-in is over: its state must not linger
+                # A refused sign-in is over (its state must not linger), if it is this browser's.
+                cookie = browser_cookie(request, oauth)
+                end_refused_flow(oauth, state, browser_hash(cookie) if cookie else None, "login")
             return _refused(
                 "Not signed in", "The sign-in was cancelled or refused: nothing was connected.", 400
             )

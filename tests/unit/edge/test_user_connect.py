@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import html
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ from foldgate.edge.connect import oauth_client_router
 from foldgate.index.indexer import catalog_from_tools
 from foldgate.serve.gateway import Gateway
 from foldgate.store.catalog.sqlite import SqliteStore
+from foldgate.store.grants.base import PendingConsent
 from foldgate.store.grants.sqlite import SqliteGrantStore
 from tests.gateway_fixture import RecordingUpstream
 from tests.upstream_oauth import PUBLIC, LinkBrowser, grant_store, oauth_context
@@ -91,3 +93,28 @@ async def test_an_agent_tokens_link_needs_no_sign_in_even_in_an_oauth_tenant(tmp
     assert page.status_code == 200
     assert "sign in at" not in page.text
     assert "the agent token tok-123" in page.text
+
+
+def _pending(state: str, browser: str | None, purpose: str = "consent") -> PendingConsent:
+    return PendingConsent(
+        state, "default", "files", "bob", "v" * 43, PUBLIC + "/oauth/callback", ISSUER, None, None,
+        time.time() + 600, browser=browser, purpose=purpose,  # type: ignore[arg-type]
+    )  # fmt: skip
+
+
+async def test_a_refusal_ends_a_flow_only_in_the_browser_it_is_bound_to(tmp_path: Path) -> None:
+    # Someone who learnt a flow's state must not end another person's consent or sign-in with ?error=.
+    async with gateway(tmp_path) as (browser, grants):
+        grants.put_pending(_pending("s-consent", "a" * 64))
+        grants.put_pending(_pending("s-login", "b" * 64, purpose="login"))
+        grants.put_pending(_pending("s-operator", None))
+        for path, state in (("/oauth/callback", "s-consent"), ("/oauth/signin/callback", "s-login")):
+            answer = await browser.http.get(path, params={"state": state, "error": "access_denied"})
+            assert answer.status_code == 400
+        # A consent's state sent to the sign-in callback is not a sign-in to end either.
+        await browser.http.get("/oauth/signin/callback", params={"state": "s-operator", "error": "x"})
+        assert grants.take_pending("s-consent") is not None
+        assert grants.take_pending("s-login") is not None
+        # An operator's connect is bound to no browser: the refusal ends it at its own callback.
+        await browser.http.get("/oauth/callback", params={"state": "s-operator", "error": "access_denied"})
+        assert grants.take_pending("s-operator") is None
