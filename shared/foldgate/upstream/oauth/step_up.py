@@ -25,9 +25,10 @@ from typing import Final, Literal
 
 from foldgate.store.grants.base import UpstreamGrant
 
-__all__ = ["STEP_UP_LIMIT", "StepUps", "Verdict", "scope_tokens"]
+__all__ = ["MAX_TRACKED", "STEP_UP_LIMIT", "StepUps", "Verdict", "scope_tokens"]
 
 STEP_UP_LIMIT: Final = 3
+MAX_TRACKED: Final = 4096  # step-up counts one instance keeps (grant and wanted scope)
 _MAX_TOKENS: Final = 32
 # RFC 6749 3.3: scope-token = 1*( %x21 / %x23-5B / %x5D-7E ), at most 128 characters here.
 _TOKEN: Final = re.compile(r"[\x21\x23-\x5b\x5d-\x7e]{1,128}")
@@ -82,5 +83,9 @@ class StepUps:
         count = self._marked.get(key, 0)
         if count >= self.limit:
             return Verdict("exhausted", named, missing, wanted)
+        if key not in self._marked and len(self._marked) >= MAX_TRACKED:
+            # An upstream naming a new scope on every refusal must not grow this without end: the
+            # oldest counts go first (a forgotten count only allows a few more consents to be asked).
+            del self._marked[next(iter(self._marked))]
         self._marked[key] = count + 1
         return Verdict("step_up", named, missing, wanted)

@@ -7,7 +7,7 @@ import pytest
 
 from foldgate.store.grants.base import UpstreamGrant
 from foldgate.upstream.oauth.provider import SKEW_SECONDS, refresh_margin
-from foldgate.upstream.oauth.step_up import STEP_UP_LIMIT, StepUps, scope_tokens
+from foldgate.upstream.oauth.step_up import MAX_TRACKED, STEP_UP_LIMIT, StepUps, scope_tokens
 
 T0 = 1_800_000_000.0
 
@@ -63,3 +63,13 @@ def test_identical_step_ups_stop_after_the_limit() -> None:
     assert judge.judge(grant(), "d").kind == "step_up"
     other = UpstreamGrant("acme", "files", "user-1", "at", scope="a b")
     assert judge.judge(other, "c").kind == "step_up"
+
+
+def test_an_upstream_naming_a_new_scope_every_time_cannot_grow_the_counts_without_end() -> None:
+    judge = StepUps()
+    for i in range(MAX_TRACKED + 100):
+        assert judge.judge(grant(), f"s{i}").kind == "step_up"
+    assert len(judge._marked) == MAX_TRACKED
+    # The newest counts are the ones kept: the limit still holds for a scope asked for again now.
+    kinds = [judge.judge(grant(), f"s{MAX_TRACKED + 99}").kind for _ in range(STEP_UP_LIMIT)]
+    assert kinds == ["step_up"] * (STEP_UP_LIMIT - 1) + ["exhausted"]
