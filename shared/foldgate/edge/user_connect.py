@@ -22,7 +22,6 @@ import logging
 import time
 from collections.abc import Callable
 from typing import Final
-from urllib.parse import parse_qsl
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
@@ -41,6 +40,7 @@ from foldgate.auth.connect_links import (
 )
 from foldgate.config.oauth import OAuthConfig
 from foldgate.config.tenant import ServerConfig
+from foldgate.edge.forms import read_form
 from foldgate.errors import AuthError, FoldgateError, NotFoundError
 from foldgate.serve.gateway import Gateway
 from foldgate.upstream.oauth.consent import start_consent
@@ -116,23 +116,6 @@ def _refused(title: str, text: str, status: int) -> HTMLResponse:
 
 def _redirect(url: str) -> RedirectResponse:
     return RedirectResponse(url, 303, headers=_headers())
-
-
-async def _form(request: Request) -> dict[str, str] | None:
-    kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
-    if kind != "application/x-www-form-urlencoded":
-        return None
-    body = await request.body()
-    if len(body) > _MAX_FORM_BYTES:
-        return None
-    try:
-        pairs = parse_qsl(body.decode("ascii"), keep_blank_values=True, max_num_fields=20)
-    except (UnicodeDecodeError, ValueError):
-        return None
-    form: dict[str, str] = {}
-    for key, value in pairs:
-        form.setdefault(key, value)
-    return form
 
 
 def add_user_connect_routes(
@@ -216,7 +199,7 @@ def add_user_connect_routes(
 
     @router.post(CONNECT_PATH)
     async def confirmed(request: Request) -> Response:
-        form = await _form(request)
+        form = await read_form(request, max_bytes=_MAX_FORM_BYTES, max_fields=20, encoding="ascii")
         if form is None:
             return _refused("Link refused", "The confirmation form is malformed: open the link again.", 400)
         link = verified(form)

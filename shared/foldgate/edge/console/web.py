@@ -8,7 +8,7 @@ from collections.abc import Callable, Coroutine
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import urlsplit
 
 from fastapi import HTTPException
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
@@ -16,6 +16,7 @@ from fastapi.routing import APIRoute
 from starlette.requests import Request
 
 from foldgate.edge.console.session import COOKIE_NAME, Session, SessionSigner
+from foldgate.edge.forms import read_form
 from foldgate.errors import FoldgateError
 
 if TYPE_CHECKING:
@@ -122,21 +123,6 @@ def _same_origin(request: Request) -> bool:
     return parts.scheme == request.url.scheme and parts.netloc.lower() == host.lower()
 
 
-async def _form(request: Request) -> dict[str, str] | None:
-    """The url-encoded form (first value per field), or None when it is too big or not a form."""
-    kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
-    if kind != "application/x-www-form-urlencoded":
-        return None
-    body = await request.body()
-    if len(body) > _MAX_FORM_BYTES:
-        return None
-    try:
-        fields = parse_qs(body.decode("utf-8"), keep_blank_values=True, max_num_fields=200)
-    except (UnicodeDecodeError, ValueError):
-        return None
-    return {name: values[0] for name, values in fields.items()}
-
-
 def form_value(request: Request, name: str) -> str:
     """A field of the POST's form (validated by the guard), or ''."""
     form: dict[str, str] = getattr(request.state, "form", None) or {}
@@ -186,7 +172,7 @@ def console_route(
                 if request.method == "POST":
                     if not _same_origin(request):
                         return _refuse(403, "cross-site request refused")
-                    form = await _form(request)
+                    form = await read_form(request, max_bytes=_MAX_FORM_BYTES, max_fields=200)
                     if form is None:
                         return _refuse(400, "expected a url-encoded form")
                     request.state.form = form
