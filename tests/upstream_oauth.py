@@ -54,6 +54,22 @@ class OperatorAdmin:
         return state
 
 
+def connect_as_operator(base: str, tmp: Path, server: str = "files", user: str = "ops") -> dict[str, str]:
+    """The operator of ``foldgate serve`` (state in ``tmp``) connects ``server``'s shared grant as
+    ``user`` at the authorization server, then reindexes; the operator's headers are returned."""
+    import asyncio
+
+    operator = {"authorization": f"Bearer {(tmp / 'operator.key').read_text().strip()}"}
+    started = httpx2.post(f"{base}/api/v1/servers/{server}/connect", params={"tenant": "default"},
+                          headers=operator, timeout=30)  # fmt: skip
+    assert started.status_code == 200, started.text
+    callback = base + "/oauth/callback"
+    answer = asyncio.run(consent(started.json()["authorization_url"], callback, user))
+    assert httpx2.get(callback, params=answer, timeout=30).status_code == 200
+    httpx2.post(f"{base}/api/v1/reindex", json={"tenant": "default"}, headers=operator, timeout=60)
+    return operator
+
+
 _HIDDEN = re.compile(r'<input type=hidden name="([^"]+)" value="([^"]*)">')
 
 

@@ -17,7 +17,6 @@ Pins, per protocol era:
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import subprocess
@@ -35,9 +34,8 @@ from mcp import Client, MCPError
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
-from tests.oauth_provider import consent
 from tests.procs import foldgate_serve
-from tests.upstream_oauth import LinkBrowser, Protected, protected_upstream
+from tests.upstream_oauth import LinkBrowser, Protected, connect_as_operator, protected_upstream
 
 pytestmark = pytest.mark.e2e
 
@@ -78,14 +76,7 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
             notes = {"name": "notes", "url": upstream.url, "auth": {"kind": "per_user", "tools": [NOTES]}}
             config = {"direct_tool_response_mode": "full", "servers": [files, notes]}
             base = stack.enter_context(foldgate_serve(config, tmp, "--interval", "600"))
-            operator = {"authorization": f"Bearer {(tmp / 'operator.key').read_text().strip()}"}
-            started = httpx2.post(f"{base}/api/v1/servers/files/connect", params={"tenant": "default"},
-                                  headers=operator, timeout=30)  # fmt: skip
-            assert started.status_code == 200, started.text
-            callback = base + "/oauth/callback"
-            answer = asyncio.run(consent(started.json()["authorization_url"], callback, "ops"))
-            assert httpx2.get(callback, params=answer, timeout=30).status_code == 200
-            httpx2.post(f"{base}/api/v1/reindex", json={"tenant": "default"}, headers=operator, timeout=60)
+            operator = connect_as_operator(base, tmp)
             yield Setup(base, upstream, tokens, operator)
     finally:
         if saved is None:

@@ -9,7 +9,6 @@ them; the sign-in, too, completes only in the browser that confirmed the link.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import re
@@ -27,7 +26,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from foldgate.dev.procs import free_port
 from tests.oauth_provider import Provider, consent
 from tests.procs import foldgate_serve
-from tests.upstream_oauth import LinkBrowser, Protected, protected_upstream
+from tests.upstream_oauth import LinkBrowser, Protected, connect_as_operator, protected_upstream
 
 pytestmark = pytest.mark.e2e
 
@@ -74,14 +73,7 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
             inbound = {"issuer": upstream.provider.issuer, "login": {"client_id": login}}
             config = {"direct_tool_response_mode": "full", "servers": [files], "oauth": inbound}
             base = stack.enter_context(foldgate_serve(config, tmp, "--interval", "600", port=port))
-            operator = {"authorization": f"Bearer {(tmp / 'operator.key').read_text().strip()}"}
-            started = httpx2.post(f"{base}/api/v1/servers/files/connect", params={"tenant": "default"},
-                                  headers=operator, timeout=30)  # fmt: skip
-            assert started.status_code == 200, started.text
-            callback = base + "/oauth/callback"
-            answer = asyncio.run(consent(started.json()["authorization_url"], callback, "ops"))
-            assert httpx2.get(callback, params=answer, timeout=30).status_code == 200
-            httpx2.post(f"{base}/api/v1/reindex", json={"tenant": "default"}, headers=operator, timeout=60)
+            connect_as_operator(base, tmp)
             yield Setup(base, upstream)
     finally:
         if saved is None:
