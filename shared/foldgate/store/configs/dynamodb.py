@@ -30,7 +30,7 @@ from foldgate.store.configs.base import (
 )
 from foldgate.store.connections import aws_errors, dynamodb_client, paginate
 
-__all__ = ["CONFIG_SK", "REGISTRY_PK", "DynamoTenantConfigStore"]
+__all__ = ["CONFIG_SK", "REGISTRY_PK", "DynamoTenantConfigStore", "registry_item"]
 
 CONFIG_SK: Final = "CONFIG"
 REGISTRY_PK: Final = "TENANTS"
@@ -42,6 +42,15 @@ def _config_key(tenant: str) -> dict[str, Any]:
 
 def _registry_key(tenant: str) -> dict[str, Any]:
     return {"pk": {"S": REGISTRY_PK}, "sk": {"S": tenant}}
+
+
+def registry_item(tenant: str, revision: str, updated_at: float) -> dict[str, Any]:
+    """The tenant's registry entry as stored (the storage bench sizes and writes it the same way)."""
+    return {**_registry_key(tenant), **_stamp(revision, updated_at)}
+
+
+def _stamp(revision: str, updated_at: float) -> dict[str, Any]:
+    return {"revision": {"S": revision}, "updated_at": {"N": f"{updated_at:.3f}"}}
 
 
 class DynamoTenantConfigStore(TenantConfigStore):
@@ -61,7 +70,7 @@ class DynamoTenantConfigStore(TenantConfigStore):
         if current is not None and current.revision == revision:
             return current, False
         now = time.time()
-        stamp = {"revision": {"S": revision}, "updated_at": {"N": f"{now:.3f}"}}
+        stamp = _stamp(revision, now)
         try:
             self.client.transact_write_items(
                 TransactItems=[
@@ -71,7 +80,7 @@ class DynamoTenantConfigStore(TenantConfigStore):
                             "Item": {**_config_key(tenant), "doc": {"S": text}, **stamp},
                         }
                     },
-                    {"Put": {"TableName": self.table_name, "Item": {**_registry_key(tenant), **stamp}}},
+                    {"Put": {"TableName": self.table_name, "Item": registry_item(tenant, revision, now)}},
                 ]
             )
         except self._errors as exc:
