@@ -43,11 +43,18 @@ def _cmd_bench_scale_storage(args: argparse.Namespace) -> int:
     )
 
     corpora = args.corpora or Path(__file__).resolve().parents[4] / "shared" / "corpora"
+    embedder = None
+    if args.embedding == "local":
+        # The search stack loads only when this option asks for it.
+        from foldgate.search.embed import open_provider
+
+        embedder = open_provider("local", model_dir=args.model_dir)
     report = run_scale_storage_bench(
         Path(corpora),
         registry_sizes=tuple(args.registry_tenants),
         ssm_parameters=args.ssm_parameters,
         assumptions=assumptions_from(args),
+        embedder=embedder,
     )
     print(json.dumps(report) if args.json else format_scale_storage_report(report))
     return 0
@@ -176,6 +183,9 @@ def add_bench_commands(sub: Any) -> None:
     scs.add_argument("--registry-tenants", type=int, nargs="+", default=[71, 10_000],
                      help="registry sizes to list (71 10000: 1,420 and 200,000 parameters)")  # fmt: skip
     scs.add_argument("--ssm-parameters", type=int, default=1_420, help="Parameter Store tree size (1,420)")
+    scs.add_argument("--embedding", choices=["none", "local"], default="none",
+                     help="index with the local dense model, as the cloud does")  # fmt: skip
+    scs.add_argument("--model-dir", help="local model dir (default: .model/all-MiniLM-L6-v2-int8)")
     for flag, kind, text in (
         ("--requests-per-tenant", int, "MCP requests per tenant per month (10,000)"),
         ("--tools-per-tenant", int, "tools per tenant (100)"),
