@@ -1,7 +1,7 @@
 """Tenant configs from the table (the ``table`` config source) over the real stores: one document per
 tenant served with the cloud's rules (own secrets only, no stdio, last good kept), reads cached
 ``max_age`` per tenant and bounded in number, and the tenant list read from the registry in one call
-per ~13,000 tenants — where Parameter Store's listing cost one call per 10 parameters."""
+per ~12,800 tenants — where Parameter Store's listing cost one call per 10 parameters."""
 
 from __future__ import annotations
 

@@ -5,8 +5,8 @@ Items (see docs/dynamodb.md):
 * ``TENANT#{tenant}`` / ``CONFIG``: ``doc`` (canonical JSON, at most 256 KB), ``revision``,
   ``updated_at``, in the tenant's own partition beside its catalog versions (whose sort keys are
   ``CURRENT``, ``MANIFEST#...`` and ``VERSION#...``, so nothing collides);
-* ``TENANTS`` / ``{tenant}``: the registry entry, ``revision`` and ``updated_at`` only (~80 bytes), so
-  one Query page (1 MB) lists ~13,000 tenants: 10,000 tenants cost 1 call of ~128 read units where
+* ``TENANTS`` / ``{tenant}``: the registry entry, ``revision`` and ``updated_at`` only (~82 bytes), so
+  one Query page (1 MB) lists ~12,800 tenants: 10,000 tenants cost 1 call of ~100 read units where
   Parameter Store's DescribeParameters took one call per 50 names (docs/scale.md).
 
 Both are written in one TransactWriteItems: a listed tenant always has its document, and a document
@@ -120,7 +120,7 @@ class DynamoTenantConfigStore(TenantConfigStore):
         return existed
 
     def tenants(self) -> list[str]:
-        """One Query of the registry partition, keys only, per 1 MB page (~13,000 tenants)."""
+        """One Query of the registry partition, keys only, per 1 MB page (~12,800 tenants)."""
         try:
             items = paginate(
                 self.client.query,
