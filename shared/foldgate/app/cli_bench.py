@@ -197,6 +197,7 @@ def add_bench_commands(sub: Any) -> None:
         ("--index-s-per-tenant", float, "seconds of one tenant's schedule run (3)"),
         ("--changes-per-month", int, "catalog versions published per tenant per month (8)"),
         ("--secrets-per-tenant", int, "SecureString secrets per tenant (5)"),
+        ("--tenants", int, "tenants sharing the account's 10,000 standard parameters (10,000)"),
     ):
         scs.add_argument(flag, type=kind, help=text)
     scs.add_argument("--json", action="store_true")

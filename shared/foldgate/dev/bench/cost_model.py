@@ -49,7 +49,7 @@ PRICES: Final[dict[str, dict[str, Any]]] = {
     },
     "ssm_api": {
         "usd": 0.05 / 10_000,
-        "per": "API interaction, only with higher throughput or advanced parameters (standard: no charge)",
+        "per": "API interaction with an advanced parameter, or any with higher throughput (else free)",
         "source": "aws.amazon.com/systems-manager/pricing",
     },
     "ssm_advanced_param": {
@@ -77,6 +77,9 @@ class CostAssumptions:
     indexer_memory_mb: int = 1024
     changes_per_month: int = 8  # published catalog versions (upstream or config changes)
     secrets_per_tenant: int = 5
+    # Tenants in the account and region: the standard tier's 10,000 parameters are shared among them,
+    # secrets beyond a tenant's share are advanced parameters.
+    tenants: int = 10_000
     config_cache_s: float = 30.0  # FOLDGATE_CONFIG_CACHE_SECONDS
     catalog_cache_s: float = 10.0  # FOLDGATE_CATALOG_CACHE_SECONDS
     token_cache_s: float = 30.0  # agent-token cache of the authority
@@ -122,6 +125,10 @@ def tenant_month(units: dict[str, Any], a: CostAssumptions) -> dict[str, Any]:
     )
     wru = a.changes_per_month * units["publish_wru"]
     ssm_calls = _refreshes(a, a.secrets_cache_s) * a.secrets_per_tenant
+    # The standard tier's 10,000 parameters shared by every tenant (the stack's 2 secrets aside).
+    standard_share = (10_000 - 2) / max(1, a.tenants)
+    advanced = max(0.0, a.secrets_per_tenant - standard_share)
+    advanced_calls = ssm_calls * advanced / a.secrets_per_tenant if a.secrets_per_tenant else 0.0
     gb = units["storage_bytes"] / 1024**3
     items = {
         "lambda_mcp": _usd("lambda_gb_s", mcp_gb_s) + _usd("lambda_request", a.requests_per_tenant),
@@ -131,7 +138,9 @@ def tenant_month(units: dict[str, Any], a: CostAssumptions) -> dict[str, Any]:
         "dynamodb_writes": _usd("ddb_wru", wru),
         "dynamodb_storage": _usd("ddb_gb_month", gb),
         "sqs": _usd("sqs_request", sqs_requests),
-        "ssm_secrets": 0.0,  # standard parameters, standard throughput: no charge
+        # Standard parameters at standard throughput cost nothing; advanced ones a month each, and
+        # their API interactions.
+        "ssm_secrets": _usd("ssm_advanced_param", advanced) + _usd("ssm_api", advanced_calls),
     }
     return {
         "usd": {k: round(v, 6) for k, v in items.items()},
@@ -146,6 +155,7 @@ def tenant_month(units: dict[str, Any], a: CostAssumptions) -> dict[str, Any]:
             "storage_bytes": units["storage_bytes"],
             "sqs_requests": round(sqs_requests),
             "ssm_get_parameter": round(ssm_calls),
+            "ssm_advanced_secrets": round(advanced, 2),
             "ssm_if_higher_throughput_usd": round(_usd("ssm_api", ssm_calls), 4),
         },
         "assumptions": asdict(a),

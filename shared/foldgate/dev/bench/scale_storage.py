@@ -355,7 +355,7 @@ def format_scale_storage_report(r: dict[str, Any]) -> str:
             f"  quantities: {q['mcp_gb_s']} GB-s serving, {q['indexer_gb_s']} GB-s indexing, "
             f"{q['rru_serving']:,} RRU serving, {q['rru_indexing']:,} RRU indexing, {q['wru']:,} WRU, "
             f"{q['storage_bytes']:,} B, {q['sqs_requests']:,} SQS requests, "
-            f"{q['ssm_get_parameter']:,} SSM GetParameter"
+            f"{q['ssm_get_parameter']:,} SSM GetParameter ({q['ssm_advanced_secrets']} advanced secrets)"
         )
         out.append(f"  measured on: {cost['measured_on']}; assumptions: {cost['assumptions']}")
     return "\n".join(out)

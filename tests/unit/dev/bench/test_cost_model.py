@@ -30,7 +30,10 @@ def test_lines_scale_with_their_assumptions() -> None:
     assert more["usd"]["lambda_mcp"] == pytest.approx(2 * one["usd"]["lambda_mcp"], rel=1e-3)
     slower = tenant_month(UNITS, dataclasses.replace(base, reindex_minutes=120, freshness_minutes=10))
     assert slower["quantities"]["sqs_requests"] == pytest.approx(one["quantities"]["sqs_requests"] / 2, abs=1)
-    assert one["usd"]["ssm_secrets"] == 0.0  # standard parameters at standard throughput
+    few = tenant_month(UNITS, dataclasses.replace(base, secrets_per_tenant=1))
+    assert few["usd"]["ssm_secrets"] < 0.001  # one secret each: (almost) all in the standard tier
+    assert one["quantities"]["ssm_advanced_secrets"] == pytest.approx(4.0, abs=0.01)  # 5 each: 4 advanced
+    assert one["usd"]["ssm_secrets"] >= 4 * 0.05
     assert one["total_usd"] == pytest.approx(sum(one["usd"].values()), abs=1e-3)
 
 
