@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from foldgate.app.cli_bench import add_bench_commands
+from foldgate.app.cli_tenant import add_tenant_commands
 from foldgate.errors import ConfigError, FoldgateError
 
 __all__ = ["main"]
@@ -290,6 +291,7 @@ def _parser() -> argparse.ArgumentParser:
     sig.set_defaults(func=_cmd_signature)
 
     add_bench_commands(sub)
+    add_tenant_commands(sub)
 
     serve = sub.add_parser("serve", help="serve the gateway locally (embedded store, indexer on a timer)")
     _add_tenant_args(serve)

@@ -34,6 +34,32 @@ def _cmd_bench_cloud(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_bench_scale_storage(args: argparse.Namespace) -> int:
+    # Loaded per command: the CLI starts fast and each command pays only for what it uses.
+    from foldgate.dev.bench.scale_storage import (
+        assumptions_from,
+        format_scale_storage_report,
+        run_scale_storage_bench,
+    )
+
+    corpora = args.corpora or Path(__file__).resolve().parents[4] / "shared" / "corpora"
+    embedder = None
+    if args.embedding == "local":
+        # The search stack loads only when this option asks for it.
+        from foldgate.search.embed import open_provider
+
+        embedder = open_provider("local", model_dir=args.model_dir)
+    report = run_scale_storage_bench(
+        Path(corpora),
+        registry_sizes=tuple(args.registry_tenants),
+        ssm_parameters=args.ssm_parameters,
+        assumptions=assumptions_from(args),
+        embedder=embedder,
+    )
+    print(json.dumps(report) if args.json else format_scale_storage_report(report))
+    return 0
+
+
 def _cmd_bench_serve(args: argparse.Namespace) -> int:
     # Loaded per command: the CLI starts fast and each command pays only for what it uses.
     from foldgate.dev.bench.serve import format_serve_report, run_serve_bench
@@ -158,6 +184,33 @@ def add_bench_commands(sub: Any) -> None:
     cloud.add_argument("--requests", type=int, default=100)
     cloud.add_argument("--json", action="store_true")
     cloud.set_defaults(func=_cmd_bench_cloud)
+    scs = bench_sub.add_parser(
+        "scale-storage",
+        help="bytes per tenant and tool in DynamoDB, tenant listing calls, cost per tenant-month",
+    )
+    scs.add_argument("--corpora", help="the corpora folder (default: ../shared/corpora beside the checkout)")
+    scs.add_argument("--registry-tenants", type=int, nargs="+", default=[71, 10_000],
+                     help="registry sizes to list (71 10000: 1,420 and 200,000 parameters)")  # fmt: skip
+    scs.add_argument("--ssm-parameters", type=int, default=1_420, help="Parameter Store tree size (1,420)")
+    scs.add_argument("--embedding", choices=["none", "local"], default="none",
+                     help="index with the local dense model, as the cloud does")  # fmt: skip
+    scs.add_argument("--model-dir", help="local model dir (default: .model/all-MiniLM-L6-v2-int8)")
+    for flag, kind, text in (
+        ("--requests-per-tenant", int, "MCP requests per tenant per month (10,000)"),
+        ("--tools-per-tenant", int, "tools per tenant (100)"),
+        ("--servers-per-tenant", int, "servers per tenant (20)"),
+        ("--reindex-minutes", float, "schedule interval (60)"),
+        ("--freshness-minutes", float, "freshness interval (5)"),
+        ("--warm-instances", int, "McpFunction instances serving one tenant at once (2)"),
+        ("--request-ms", float, "billed ms of a warm MCP request (30)"),
+        ("--index-s-per-tenant", float, "seconds of one tenant's schedule run (3)"),
+        ("--changes-per-month", int, "catalog versions published per tenant per month (8)"),
+        ("--secrets-per-tenant", int, "SecureString secrets per tenant (5)"),
+        ("--tenants", int, "tenants sharing the account's 10,000 standard parameters (10,000)"),
+    ):
+        scs.add_argument(flag, type=kind, help=text)
+    scs.add_argument("--json", action="store_true")
+    scs.set_defaults(func=_cmd_bench_scale_storage)
     call = bench_sub.add_parser("call", help="proxied tool call vs a direct session")
     call.add_argument("--calls", type=int, default=100, help="sequential calls per side")
     call.add_argument("--callers", type=int, default=32, help="concurrent callers")

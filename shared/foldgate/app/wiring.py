@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from foldgate.serve.paging import ResultPager
     from foldgate.store.activity.base import ActivityStore
     from foldgate.store.approvals.base import ApprovalStore
+    from foldgate.store.configs.base import TenantConfigStore
     from foldgate.store.grants.base import GrantCipher, GrantStore
     from foldgate.store.signouts.base import SignOutStore
     from foldgate.store.tokens.base import TokenStore
@@ -58,6 +59,7 @@ __all__ = [
     "open_sandbox",
     "open_signouts",
     "open_store",
+    "open_tenant_configs",
     "open_token_store",
     "open_upstream",
     "open_upstream_oauth",
@@ -97,7 +99,30 @@ def open_configs(
         return SsmConfigSource(
             settings.config_prefix, max_age=settings.config_cache_seconds, fallback=fallback
         )
+    if settings.config_source == "table":
+        # Loaded only where the settings pick this part: a cold start pays for nothing else.
+        from foldgate.config.table import TableConfigSource
+
+        return TableConfigSource(
+            open_tenant_configs(settings),
+            settings.config_prefix,
+            max_age=settings.config_cache_seconds,
+            fallback=fallback,
+        )
     raise ConfigError(f"config source {settings.config_source!r} is not available in this build")
+
+
+def open_tenant_configs(settings: Settings) -> TenantConfigStore:
+    """Tenant config documents and the tenant registry, on the catalog's backend."""
+    if settings.store == "dynamodb":
+        # Loaded only where the settings pick this part: a cold start pays for nothing else.
+        from foldgate.store.configs.dynamodb import DynamoTenantConfigStore
+
+        return DynamoTenantConfigStore(settings.table_name)
+    # Loaded only where the settings pick this part: a cold start pays for nothing else.
+    from foldgate.store.configs.sqlite import SqliteTenantConfigStore
+
+    return SqliteTenantConfigStore(settings.sqlite_path)
 
 
 def open_results(settings: Settings) -> ResultPager:
@@ -186,7 +211,7 @@ def open_upstream_oauth(settings: Settings) -> OAuthContext | None:
     except ConfigError as exc:
         log.error("upstream OAuth unavailable: %s", exc.message)
         return None
-    if settings.config_source == "ssm":
+    if settings.secrets_in_ssm:
         reader = ssm_secret_reader(max_age=settings.secrets_cache_seconds)
     else:
         reader = file_secret_reader(Path(settings.sqlite_path).parent / "secrets")
@@ -212,7 +237,7 @@ def open_upstream(settings: Settings, oauth: OAuthContext | None = None, **optio
         secret = connect_link_secret(settings)
         link = signed_link(secret, settings.public_url) if secret and settings.public_url else None
         auth = TokenProvider(oauth, link=link)
-    if settings.config_source == "ssm":
+    if settings.secrets_in_ssm:
         # Loaded only where the settings pick this part: a cold start pays for nothing else.
         from foldgate.auth.secret_headers import SecretHeaders
 
@@ -348,7 +373,7 @@ def open_hook_secrets(settings: Settings, configs: ConfigSource) -> Callable[[st
             return None
 
     # Locally a freshly issued secret (foldgate hook-secret) works within seconds.
-    ttl = settings.secrets_cache_seconds if settings.config_source == "ssm" else 2.0
+    ttl = settings.secrets_cache_seconds if settings.secrets_in_ssm else 2.0
     return cached_secrets(lookup, ttl_s=ttl)
 
 

@@ -3,7 +3,7 @@
 One secret per (tenant, server), never shared between servers, so a leaked key lets its holder ask for
 a reindex of that one server and nothing else:
 
-* in the cloud (``config_source == "ssm"``), the SecureString
+* in the cloud (``config_source`` ``ssm`` or ``table``), the SecureString
   ``{config_prefix}/tenants/{tenant}/hooks/{server}``
   (beside the tenant's config, under the path the McpFunction may already read);
 * locally, ``hooks/{tenant}/{server}.key`` in the state folder (beside the SQLite file), created by
@@ -64,7 +64,7 @@ def load_hook_secret(
     """
     if not valid_names(tenant, server):
         return None
-    if settings.config_source == "ssm":
+    if settings.secrets_in_ssm:
         try:
             text = read_secret_parameter(hook_parameter(settings, tenant, server), client)
         except MissingSecretError:

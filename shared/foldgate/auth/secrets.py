@@ -3,7 +3,7 @@
 Where each comes from, first match wins:
 
 1. Settings (``FOLDGATE_TOKEN_SECRET`` / ``FOLDGATE_OPERATOR_KEY``), when set and non-empty;
-2. in the cloud (``config_source == "ssm"``), the SecureString parameters
+2. in the cloud (``config_source`` ``ssm`` or ``table``), the SecureString parameters
    ``{config_prefix}/secrets/token-hmac-key`` and ``{config_prefix}/secrets/operator-key``. A missing
    parameter is a ConfigError naming it: the stack fails closed rather than inventing a key that other
    instances would not share;
@@ -68,7 +68,7 @@ def load_secret(settings: Settings, name: SecretName, *, client: Any | None = No
     if explicit:
         field = "FOLDGATE_TOKEN_SECRET" if name == "token" else "FOLDGATE_OPERATOR_KEY"
         return checked_secret(explicit.strip(), field)
-    if settings.config_source == "ssm":
+    if settings.secrets_in_ssm:
         parameter = secret_parameter(settings, name)
         return checked_secret(read_secret_parameter(parameter, client), f"parameter {parameter}")
     path = secret_file(settings, name)

@@ -23,7 +23,10 @@ class Settings(Strict):
     config_prefix: str = "/foldgate"
     store: Literal["sqlite", "dynamodb"] = "sqlite"
     sqlite_path: str = ".foldgate/foldgate.sqlite3"
-    config_source: Literal["file", "ssm"] = "file"
+    # Where tenant configs live: a local file, Parameter Store documents, or one document per tenant in
+    # the table (the store's backend) with a tenant registry. The cloud sources (ssm, table) read
+    # upstream, stack and webhook secrets from Parameter Store.
+    config_source: Literal["file", "ssm", "table"] = "file"
     config_file: str = "foldgate.yaml"
     default_tenant: str = "default"
     allow_tenant_header: bool = True
@@ -100,6 +103,11 @@ class Settings(Strict):
     catalog_cache_seconds: float = 10.0
     max_body_bytes: int = 1_048_576
     log_level: str = "INFO"
+
+    @property
+    def secrets_in_ssm(self) -> bool:
+        """Whether secrets come from Parameter Store (the cloud sources), not the local state folder."""
+        return self.config_source in ("ssm", "table")
 
     @field_validator("public_hosts", mode="before")
     @classmethod

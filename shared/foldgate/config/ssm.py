@@ -20,24 +20,22 @@ from __future__ import annotations
 
 import json
 import logging
-import re
-import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from foldgate.config.source import ConfigSource
-from foldgate.config.tenant import TenantConfig, parse_tenant_config
+from foldgate.config.cloud import CloudConfigSource, parse_cloud_config, tenant_path
+from foldgate.config.tenant import TenantConfig
 from foldgate.errors import ConfigError, NotFoundError
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.parameters import SSMProvider
 
-__all__ = ["SsmConfigSource", "parameter_json", "ssm_provider", "tenant_of_parameter"]
+__all__ = ["SsmConfigSource", "assemble", "parameter_json", "ssm_provider", "tenant_of_parameter"]
 
 log = logging.getLogger(__name__)
 
-# A secret's name below the tenant's secrets path: parameter-name characters, no empty segments.
-_SECRET_NAME = re.compile(r"^[A-Za-z0-9_.-]+(?:/[A-Za-z0-9_.-]+)*$")
+# DescribeParameters' largest page (its API reference: MaxResults 1-50); boto3's default is 10.
+_DESCRIBE_PAGE = 50
 
 
 def ssm_provider(client: Any | None) -> SSMProvider:
@@ -65,7 +63,7 @@ def tenant_of_parameter(name: str, prefix: str) -> str | None:
     return tenant or None
 
 
-class SsmConfigSource(ConfigSource):
+class SsmConfigSource(CloudConfigSource):
     """Tenant configs read from Parameter Store, cached ``max_age`` seconds, last good kept per tenant."""
 
     def __init__(
@@ -78,21 +76,16 @@ class SsmConfigSource(ConfigSource):
     ) -> None:
         if not prefix.startswith("/"):
             raise ConfigError(f"config prefix {prefix!r} must start with '/'")
+        super().__init__(fallback)
         self.prefix = prefix.rstrip("/")
         self.max_age = max(0, int(max_age))
         self._ssm = ssm_provider(client)
         self._client = self._ssm.client
-        self._lock = threading.Lock()
-        self._good: dict[str, TenantConfig] = {}
         self._parsed: dict[str, tuple[Any, TenantConfig]] = {}
-        self.last_errors: dict[str, str] = {}
-        # Where a fresh instance finds a last good config when the live document is invalid: the MCP
-        # function passes the config stored with the tenant's current catalog (see app.wiring).
-        self.fallback = fallback
 
     def tenant_path(self, tenant: str) -> str:
         """The parameter path holding one tenant's documents."""
-        return f"{self.prefix}/tenants/{tenant}"
+        return tenant_path(self.prefix, tenant)
 
     def _read(self, tenant: str, force: bool) -> TenantConfig:
         # boto3 and Powertools Parameters load only in instances that read Parameter Store.
@@ -116,86 +109,18 @@ class SsmConfigSource(ConfigSource):
         return config
 
     def _parse(self, raw: Any, servers: dict[str, Any], base: str) -> TenantConfig:
-        doc = parameter_json(raw, f"{base}/config")
-        if not isinstance(doc, dict):
-            raise ConfigError(f"invalid tenant config in {base}/config: expected a JSON object")
-        inline = list(doc.get("servers") or [])
-        for key in sorted(servers):
-            name = f"{base}/servers/{key}"
-            server = parameter_json(servers[key], name)
-            if not isinstance(server, dict):
-                raise ConfigError(f"invalid server config in {name}: expected a JSON object")
-            inline.append({"name": key.rsplit("/", 1)[-1], **server})
-        # Parameter Store is the cloud, where no issuer on this machine's loopback can be trusted.
-        config = parse_tenant_config({**doc, "servers": inline}, source=base, allow_loopback=False)
-        return self._absolute_secrets(config, base)
-
-    def _absolute_secrets(self, config: TenantConfig, base: str) -> TenantConfig:
-        # Resolve secret names now, so the header source needs no tenant context; a name may point only
-        # under this tenant's own secrets (never another tenant's or the stack's).
-        servers = []
-        for s in config.servers:
-            if s.transport == "stdio":
-                raise ConfigError(
-                    f"invalid tenant config in {base}: server {s.name!r}: transport 'stdio' runs a program "
-                    "and is available only in local mode; use streamable_http"
-                )
-            if s.headers_secret:
-                s = s.model_copy(
-                    update={
-                        "headers_secret": _own_secret(
-                            s.headers_secret, f"server {s.name!r}: headers_secret", base
-                        )
-                    }
-                )
-            # The auth: block's client secret and private key obey the same rule (a tenant must never
-            # have foldgate send the stack's or another tenant's secret to its authorization server).
-            names = {f: getattr(s.auth, f, None) for f in ("client_secret_secret", "private_key_secret")}
-            resolved = {
-                f: _own_secret(v, f"server {s.name!r}: auth.{f}", base) for f, v in names.items() if v
-            }
-            if resolved:
-                s = s.model_copy(update={"auth": s.auth.model_copy(update=resolved)})
-            servers.append(s)
-        return config.model_copy(update={"servers": servers})
-
-    def get(self, tenant: str, *, force: bool = False) -> TenantConfig:
-        """The tenant's config; a bad document keeps the last good one (and is logged with its reason).
-
-        ``force`` bypasses the cache (the indexer uses it on a Parameter Store change event).
-        """
-        try:
-            config = self._read(tenant, force)
-        except NotFoundError:
-            with self._lock:
-                self._good.pop(tenant, None)
-            raise
-        except ConfigError as exc:
-            with self._lock:
-                self.last_errors[tenant] = exc.message
-                good = self._good.get(tenant)
-            if good is None and self.fallback is not None:
-                good = self.fallback(tenant)
-            if good is None:
-                raise
-            log.error("tenant %s: keeping the last good config: %s", tenant, exc.message)
-            return good
-        with self._lock:
-            self._good[tenant] = config
-            self.last_errors.pop(tenant, None)
-        return config
-
-    def problem(self, tenant: str) -> str | None:
-        """The validation error of the tenant's live documents while a last good config serves."""
-        with self._lock:
-            return self.last_errors.get(tenant)
+        return parse_cloud_config(assemble(raw, servers, base), base)
 
     def tenants(self) -> list[str]:
-        """Every tenant that has a ``config`` parameter (names only; values are not fetched)."""
+        """Every tenant that has a ``config`` parameter (names only; values are not fetched): one
+        DescribeParameters call per 50 parameters of the tree, secrets and servers included (the
+        ``table`` source lists 10,000 tenants in one call; docs/scale.md)."""
         found: set[str] = set()
         paginator = self._client.get_paginator("describe_parameters")
         filters = [{"Key": "Path", "Option": "Recursive", "Values": [f"{self.prefix}/tenants"]}]
-        for page in paginator.paginate(ParameterFilters=filters):
+        for page in paginator.paginate(
+            ParameterFilters=filters, PaginationConfig={"PageSize": _DESCRIBE_PAGE}
+        ):
             for param in page.get("Parameters", []):
                 name = param["Name"]
                 tenant = tenant_of_parameter(name, self.prefix)
@@ -204,17 +129,21 @@ class SsmConfigSource(ConfigSource):
         return sorted(found)
 
 
-def _own_secret(secret: str, what: str, base: str) -> str:
-    """The absolute parameter name of a tenant's secret; ConfigError unless it is under its own
-    ``{base}/secrets/`` (never another tenant's or the stack's)."""
-    own = f"{base}/secrets/"
-    path = secret if secret.startswith("/") else own + secret
-    rest = path[len(own) :] if path.startswith(own) else ""
-    if not _SECRET_NAME.match(rest) or ".." in rest.split("/"):
-        raise ConfigError(
-            f"invalid tenant config in {base}: {what} must name a parameter under {own} (got {secret!r})"
-        )
-    return path
+def assemble(raw: Any, servers: dict[str, Any], base: str) -> dict[str, Any]:
+    """One tenant document from its Parameter Store parts: the ``config`` parameter's JSON with every
+    ``servers/{name}`` parameter appended to its inline servers (the ``table`` source keeps this whole
+    document as one item; ``foldgate tenant migrate`` copies it there)."""
+    doc = parameter_json(raw, f"{base}/config")
+    if not isinstance(doc, dict):
+        raise ConfigError(f"invalid tenant config in {base}/config: expected a JSON object")
+    inline = list(doc.get("servers") or [])
+    for key in sorted(servers):
+        name = f"{base}/servers/{key}"
+        server = parameter_json(servers[key], name)
+        if not isinstance(server, dict):
+            raise ConfigError(f"invalid server config in {name}: expected a JSON object")
+        inline.append({"name": key.rsplit("/", 1)[-1], **server})
+    return {**doc, "servers": inline}
 
 
 def parameter_json(raw: Any, name: str) -> Any:

@@ -26,6 +26,7 @@ __all__ = [
     "ToolOverride",
     "load_tenant_config",
     "parse_tenant_config",
+    "read_config_document",
 ]
 
 ResponseMode = Literal["full", "deferred", "auto"]
@@ -224,8 +225,8 @@ def parse_tenant_config(data: Any, *, source: str = "config", allow_loopback: bo
         raise ConfigError(f"invalid tenant config in {source}: {format_validation(exc)}") from exc
 
 
-def load_tenant_config(path: str | Path) -> TenantConfig:
-    """Load a tenant config file (YAML or JSON)."""
+def read_config_document(path: str | Path) -> Any:
+    """A tenant config file's document (YAML or JSON), not yet validated; ConfigError naming the file."""
     p = Path(path)
     try:
         text = p.read_text(encoding="utf-8")
@@ -235,9 +236,12 @@ def load_tenant_config(path: str | Path) -> TenantConfig:
         if p.suffix in (".yaml", ".yml"):
             import yaml  # lazily: only local config files are YAML
 
-            data = yaml.safe_load(text)
-        else:
-            data = json.loads(text)
+            return yaml.safe_load(text)
+        return json.loads(text)
     except Exception as exc:  # yaml and json raise different trees; both are a bad file
         raise ConfigError(f"cannot parse config {p}: {exc}") from exc
-    return parse_tenant_config(data, source=str(p))
+
+
+def load_tenant_config(path: str | Path) -> TenantConfig:
+    """Load a tenant config file (YAML or JSON)."""
+    return parse_tenant_config(read_config_document(path), source=str(Path(path)))

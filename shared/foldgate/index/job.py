@@ -23,6 +23,7 @@ from foldgate.config.tenant import MAX_SERVER_NAME, SERVER_NAME_RE, TenantConfig
 from foldgate.errors import ConfigError, FoldgateError, InvalidRequestError, NotFoundError
 from foldgate.index.freshness import FreshnessCheck
 from foldgate.index.indexer import Indexer, IndexReport
+from foldgate.model.deadline import answering_by
 
 __all__ = ["IndexJob", "IndexRequest", "JobResult", "parse_index_event"]
 
@@ -135,13 +136,14 @@ class IndexJob:
         return self.configs.get(tenant, force=force)
 
     @staticmethod
-    def _within(config: TenantConfig, deadline: float | None) -> TenantConfig:
-        # Every upstream gets its own timeout, capped so the run finishes inside the Lambda's.
+    def _upstreams_by(deadline: float | None) -> float | None:
+        """The instant a tenant's upstream work must end so the run finishes inside the Lambda's (at
+        least ``_MIN_UPSTREAM_S`` from now), None without a deadline. A bound on the calls, never a
+        rewritten config: the config is what the catalog records and fingerprints, so a timeout cut
+        short by the hour of the run would publish an unchanged tenant again on every run."""
         if deadline is None:
-            return config
-        budget = max(_MIN_UPSTREAM_S, deadline - time.monotonic() - _PUBLISH_MARGIN_S)
-        servers = [s.model_copy(update={"timeout_s": min(s.timeout_s, budget)}) for s in config.servers]
-        return config.model_copy(update={"servers": servers})
+            return None
+        return max(time.monotonic() + _MIN_UPSTREAM_S, deadline - _PUBLISH_MARGIN_S)
 
     async def _index(
         self, request: IndexRequest, tenant: str, config: TenantConfig
@@ -173,21 +175,22 @@ class IndexJob:
         async def one(tenant: str) -> None:
             async with gate:
                 try:
-                    asked = self._config(tenant, request.force_config)
-                    config = self._within(asked, deadline)
+                    config = self._config(tenant, request.force_config)
                 except (ConfigError, NotFoundError) as exc:
                     # Nothing is published: the tenant's last good catalog keeps serving.
                     result.errors[tenant] = exc.message
                     log.error("tenant %s not indexed: %s", tenant, exc.message)
                     return
-                findings = deadline_findings(asked, self.serve_timeout_s)
+                findings = deadline_findings(config, self.serve_timeout_s)
                 if findings:
                     result.findings[tenant] = findings
                     log.warning("tenant %s: %s", tenant, "; ".join(findings))
                 problem = self.configs.problem(tenant)
                 if problem is not None:
                     result.errors[tenant] = f"indexed with the last good config: {problem}"
-                report = await self._index(request, tenant, config)
+                # Every upstream keeps its own timeout and also ends by the run's deadline.
+                with answering_by(self._upstreams_by(deadline)):
+                    report = await self._index(request, tenant, config)
                 if isinstance(report, str):
                     result.errors[tenant] = report
                 elif report is not None:

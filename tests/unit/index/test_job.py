@@ -14,6 +14,7 @@ from foldgate.config.tenant import ServerConfig, TenantConfig, parse_tenant_conf
 from foldgate.errors import ConfigError, InvalidRequestError, UpstreamError
 from foldgate.index.indexer import Indexer
 from foldgate.index.job import IndexJob, IndexRequest, parse_index_event
+from foldgate.model.deadline import time_left
 from foldgate.store.catalog.sqlite import SqliteStore
 from foldgate.upstream.client import Listing, UpstreamClient
 from tests.procs import REPO
@@ -27,15 +28,18 @@ def event(name: str) -> dict[str, Any]:
 
 
 class FakeUpstream(UpstreamClient):
-    """Lists two tools per server; servers named in ``down`` fail; records the timeouts it was given."""
+    """Lists two tools per server; servers named in ``down`` fail; records the timeouts it was given
+    (the server's own) and the time the run's deadline left it (None: no deadline)."""
 
     def __init__(self) -> None:
         super().__init__()
         self.down: set[str] = set()
         self.timeouts: dict[str, float] = {}
+        self.left: dict[str, float | None] = {}
 
     async def list_tools(self, server: ServerConfig) -> Listing:
         self.timeouts[server.name] = server.timeout_s
+        self.left[server.name] = time_left()
         if server.name in self.down:
             raise UpstreamError(f"{server.name}: connection refused")
         tools = [
@@ -131,16 +135,39 @@ async def test_unknown_tenant_is_reported_not_raised() -> None:
     assert "ghost" in result.errors["ghost"]
 
 
-async def test_upstream_timeouts_are_capped_by_the_deadline() -> None:
+async def test_upstream_calls_are_bounded_by_the_deadline_not_by_a_rewritten_timeout() -> None:
     upstream = FakeUpstream()
     cfg = parse_tenant_config(
         {"servers": [{"name": "slow", "url": "http://127.0.0.1:9/x", "timeout_s": 600}]}
     )
     job = IndexJob(Indexer(SqliteStore(":memory:"), upstream), StaticConfigSource({"a": cfg}))
     await job.run(IndexRequest("invoke", ("a",)), deadline=time.monotonic() + 40)
-    assert 25 <= upstream.timeouts["slow"] <= 30  # 40 s left minus the publish margin
+    left = upstream.left["slow"]
+    assert left is not None
+    assert 25 <= left <= 30  # 40 s left minus the publish margin
+    assert upstream.timeouts["slow"] == 600  # the server's own timeout is never rewritten
     await job.run(IndexRequest("invoke", ("a",)))
-    assert upstream.timeouts["slow"] == 600  # no deadline: the server's own timeout
+    assert upstream.left["slow"] is None  # no deadline: the server's own timeout alone
+
+
+async def test_an_unchanged_tenant_indexed_near_a_deadline_publishes_no_new_version() -> None:
+    """The deadline bounds the run's upstream calls but is no part of the config the catalog records
+    and fingerprints: the same listings publish nothing new however little time a run has left."""
+    store = SqliteStore(":memory:")
+    upstream = FakeUpstream()
+    cfg = parse_tenant_config({"servers": [{"name": "s1", "url": "http://127.0.0.1:9/s1", "timeout_s": 30}]})
+    job = IndexJob(Indexer(store, upstream), StaticConfigSource({"a": cfg}))
+    first = await job.run(IndexRequest("schedule", None))
+    assert first.reports[0].changed
+    version = store.current_version("a")
+    for seconds_left in (5.0, 12.0, 3.0):  # the tail of a run: 1 s floor, a few seconds, the floor
+        again = await job.run(IndexRequest("schedule", None), deadline=time.monotonic() + seconds_left)
+        assert not again.reports[0].changed
+        assert store.current_version("a") == version
+    catalog = store.load_current("a")
+    assert catalog is not None
+    assert catalog.config is not None
+    assert catalog.config["servers"][0]["timeout_s"] == 30  # the operator's timeout, as configured
 
 
 async def test_a_dead_upstream_keeps_its_last_tools() -> None:

@@ -1,0 +1,1 @@
+"""Tenant config documents and the tenant registry (the ``table`` config source's storage)."""
