@@ -1,10 +1,11 @@
-"""The console's pages under ``/console``: login, fleet, context budget, approvals, tokens and the search
-playground. Every route sits behind :func:`foldgate.edge.console.web.console_route` (session, Origin
-and CSRF checks first); handlers only validate their own input and render."""
+"""The console's pages under ``/console``: login, fleet, context budget, approvals, tokens, the search
+playground, activity and audit. Every route sits behind :func:`foldgate.edge.console.web.console_route`
+(session, Origin and CSRF checks first); handlers only validate their own input and render."""
 
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,6 +22,7 @@ from foldgate.auth.secrets import verify_operator
 from foldgate.config.file_edit import content_hash, save_settings
 from foldgate.edge.access import source_address
 from foldgate.edge.admin import ApprovalRequest, ReindexRequest, Verdict
+from foldgate.edge.console.activity import activity_view, newer_view
 from foldgate.edge.console.approvals import approvals_view
 from foldgate.edge.console.budget import budget_view, what_if_settings
 from foldgate.edge.console.fleet import Connector, ReindexJobs, fleet_view, start_connect
@@ -28,6 +30,7 @@ from foldgate.edge.console.login_limit import LoginLimit
 from foldgate.edge.console.playground import EngineScores, run_playground
 from foldgate.edge.console.session import COOKIE_NAME, Session, SessionSigner
 from foldgate.edge.console.tokens import issue_token, token_rows
+from foldgate.edge.console.usage import fleet_usage, usage_rows
 from foldgate.edge.console.web import (
     PREFIX,
     STATIC,
@@ -40,6 +43,7 @@ from foldgate.errors import ConfigError, ConflictError, FoldgateError, NotFoundE
 from foldgate.index.triggers import Reindexer
 from foldgate.serve.gateway import Gateway
 from foldgate.serve.review import approve_reviewed, reject_reviewed
+from foldgate.store.activity.base import ActivityStore
 from foldgate.store.approvals.base import ApprovalStore
 from foldgate.store.signouts.base import SignOutStore
 from foldgate.store.signouts.sqlite import SqliteSignOutStore
@@ -66,6 +70,9 @@ class ConsoleDeps:
     login_limit: LoginLimit | None = None
     # Signed-out sessions, shared by every instance (None: kept in this process only, e.g. benches).
     signouts: SignOutStore | None = None
+    # The activity log (issue 25): the Activity and Audit pages and the fleet's last 24 hours.
+    activity: ActivityStore | None = None
+    clock: Callable[[], float] = time.time
     signer: SessionSigner | None = field(init=False, default=None)
 
     def __post_init__(self) -> None:
@@ -178,7 +185,11 @@ def console_router(deps: ConsoleDeps) -> APIRouter:
         model = fleet_view(
             deps.gateway, tenant, can_connect=deps.connector is not None, page=page, auth_states=states
         )
-        return _page(request, "fleet.html", tenant, tenants, fleet=model, job=jobs.status(tenant))
+        usage = fleet_usage(deps.activity, tenant, deps.clock())
+        usage["rows"] = usage_rows(usage, [s["name"] for s in model["servers"]])
+        return _page(
+            request, "fleet.html", tenant, tenants, fleet=model, usage=usage, job=jobs.status(tenant)
+        )
 
     @router.post("/fleet/reindex")
     async def reindex(request: Request) -> Response:
@@ -344,5 +355,30 @@ def console_router(deps: ConsoleDeps) -> APIRouter:
             [r for r in token_rows(deps.tokens, tenant) if r["state"] == "active"] if deps.tokens else []
         )
         return _page(request, "search.html", tenant, tenants, result=result, choices=choices)
+
+    @router.get("/activity")
+    def activity(request: Request) -> Response:
+        tenant, tenants = _tenant(deps, request)
+        model = activity_view(deps.activity, tenant, request.query_params)
+        return _page(request, "activity.html", tenant, tenants, activity=model)
+
+    @router.get("/activity/new")
+    def activity_new(request: Request) -> Response:
+        tenant, _ = _tenant(deps, request)
+        model = newer_view(deps.activity, tenant, request.query_params)
+        if model["live"] is None:
+            # Not a poll this page can continue (no log, a bad filter): 286 tells htmx to stop polling.
+            return Response(status_code=286)
+        if not model["rows"]:
+            # Nothing new: htmx swaps nothing on 204 and the poller asks again.
+            return Response(status_code=204)
+        reload = f"tenant={tenant}"
+        return render(request, "_activity_new.html", {"model": model, "tenant": tenant, "reload": reload})
+
+    @router.get("/audit")
+    def audit(request: Request) -> Response:
+        tenant, tenants = _tenant(deps, request)
+        model = activity_view(deps.activity, tenant, request.query_params, kind="audit")
+        return _page(request, "audit.html", tenant, tenants, audit=model)
 
     return router
