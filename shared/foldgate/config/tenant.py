@@ -16,6 +16,8 @@ from foldgate.config.upstream_auth import StaticAuth, UpstreamAuth
 from foldgate.errors import ConfigError
 
 __all__ = [
+    "ActivityConfig",
+    "ArgumentsPolicy",
     "ResponseMode",
     "RoutingMode",
     "ServerConfig",
@@ -29,6 +31,7 @@ __all__ = [
 ResponseMode = Literal["full", "deferred", "auto"]
 RoutingMode = Literal["retrieve_tools", "direct", "code_execution"]
 ToolLoading = Literal["eager", "deferred", "auto"]
+ArgumentsPolicy = Literal["none", "hashed", "redacted"]
 
 # Published tool names are `server__tool`; clients commonly cap names at 64 characters of
 # [A-Za-z0-9_-], so a server name keeps to that alphabet and leaves room for the tool part.
@@ -129,6 +132,19 @@ class CodeExecutionConfig(Strict):
     )
 
 
+class ActivityConfig(Strict):
+    """What the activity log keeps of this tenant's calls, and for how long."""
+
+    arguments: ArgumentsPolicy = Field(
+        default="none",
+        description="Call arguments in events: none (absent), hashed (a keyed digest, equal arguments "
+        "give equal digests) or redacted (keys and shapes, no values, credential-like members dropped).",
+    )
+    retention_days: int = Field(
+        default=7, ge=1, le=365, strict=True, description="Days an event is kept (DynamoDB TTL / purge)."
+    )
+
+
 class TenantConfig(Strict):
     """Everything one tenant configures. Serialization settings apply on the next request."""
 
@@ -155,6 +171,7 @@ class TenantConfig(Strict):
     oauth: OAuthConfig | None = Field(
         default=None, description="The authorization server whose access tokens this tenant accepts."
     )
+    activity: ActivityConfig = Field(default_factory=ActivityConfig)
 
     @field_validator("routing_mode", mode="before")
     @classmethod

@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from foldgate.auth.secrets import verify_operator
 from foldgate.edge.access import source_address
+from foldgate.edge.admin_activity import add_activity_routes
 from foldgate.edge.connect import add_connect_routes, auth_states
 from foldgate.errors import ConflictError, FoldgateError, NotFoundError
 from foldgate.index.triggers import Reindexer
@@ -33,6 +34,7 @@ from foldgate.model.catalog import CatalogVersion
 from foldgate.serve.gateway import Gateway
 from foldgate.serve.review import approve_reviewed, held_tools, reject_reviewed
 from foldgate.serve.views import effective_tier
+from foldgate.store.activity.base import ActivityStore
 from foldgate.store.approvals.base import ApprovalStore
 from foldgate.upstream.oauth.context import OAuthContext
 
@@ -142,9 +144,11 @@ def admin_router(
     reindex: Reindexer | None = None,
     oauth: OAuthContext | None = None,
     operator_limit: LoginLimit | None = None,
+    activity: ActivityStore | None = None,
 ) -> APIRouter:
     """The ``/api/v1`` routes for one gateway (with ``oauth``, connecting OAuth upstreams too);
-    ``operator_limit`` limits wrong operator credentials (share the console's, see the module doc)."""
+    ``operator_limit`` limits wrong operator credentials (share the console's, see the module doc);
+    ``activity`` is the activity log the ``/activity`` routes read (None: they answer 503)."""
     check = _operator(operator_secret, operator_limit)
     router = APIRouter(prefix="/api/v1", route_class=_guarded_route(check), tags=["admin"])
     _add_docs(router)
@@ -281,6 +285,7 @@ def admin_router(
     async def reject(body: ApprovalRequest) -> dict[str, Any]:
         return await decide(body, reject_reviewed, "rejected")
 
+    add_activity_routes(router, activity)
     if oauth is not None:
         add_connect_routes(router, gateway, oauth)
     return router
