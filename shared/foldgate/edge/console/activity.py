@@ -92,10 +92,10 @@ def when(epoch: float) -> str:
 
 
 def _form_time(epoch: float | None) -> str:
-    """A time as the page's datetime-local inputs show it (UTC, to the second)."""
+    """A time as the page's since/until inputs show it (UTC, to the second)."""
     if epoch is None:
         return ""
-    return datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%dT%H:%M:%S")
+    return datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%d %H:%M:%S")
 
 
 def _parse_time(text: str, name: str) -> float | None:

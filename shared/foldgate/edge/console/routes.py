@@ -186,7 +186,7 @@ def console_router(deps: ConsoleDeps) -> APIRouter:
             deps.gateway, tenant, can_connect=deps.connector is not None, page=page, auth_states=states
         )
         usage = fleet_usage(deps.activity, tenant, deps.clock())
-        usage["rows"] = usage_rows(usage, [s["name"] for s in model["servers"]])
+        usage["rows"] = usage_rows(usage["summary"], [s["name"] for s in model["servers"]])
         return _page(
             request, "fleet.html", tenant, tenants, fleet=model, usage=usage, job=jobs.status(tenant)
         )

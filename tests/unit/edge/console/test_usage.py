@@ -1,17 +1,20 @@
-"""The fleet page's last 24 hours per server: hourly buckets ending now, the error rate counting only
-calls that failed at or beyond the tool, nearest-rank p95, bounded reading of a busy day, and the rows
-the page renders (figures and sparklines, escaped)."""
+"""The fleet page's last 24 hours per server, from the activity summary: one tenant's calls in hourly
+slices ending now, bounded reading of a busy day, a store that cannot be read, and the rows the page
+renders (figures, gaps for idle hours, sparklines escaped)."""
 
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from foldgate.edge.console.usage import HOURS, fleet_usage, hourly_usage, p95, usage_rows
+from foldgate.edge.console.usage import HOURS, fleet_usage, usage_rows
+from foldgate.errors import StoreError
 from foldgate.model.activity import ActivityEvent, Actor, AuditEvent
-from foldgate.store.activity.base import StoredRecord
+from foldgate.serve.activity_summary import summarize_records
+from foldgate.store.activity.base import ActivityPage, ActivityQuery, StoredRecord
 from foldgate.store.activity.sqlite import SqliteActivityStore
 
 NOW = 1_800_000_000.0
+SVG = "{http://www.w3.org/2000/svg}"
 
 
 def call(
@@ -29,78 +32,66 @@ def call(
     ).with_id()
 
 
-def test_p95_is_the_nearest_rank() -> None:
-    assert p95([]) is None
-    assert p95([3.0]) == 3.0
-    assert p95([float(i) for i in range(1, 101)]) == 95.0
-    assert p95([float(i) for i in range(1, 21)]) == 19.0
-
-
-def test_calls_fall_in_hourly_buckets_oldest_first_and_outside_the_window_not_at_all() -> None:
-    window = [call(10), call(3599), call(3601), call(23.5 * 3600)]
-    outside = [call(24 * 3600 + 1), call(-5), call(10, server="")]
-    usage = hourly_usage(window + outside, NOW)
-    crm = usage["crm"]
-    assert crm.calls == 4
-    assert len(crm.hourly_calls) == HOURS
-    assert crm.hourly_calls[-1] == 2
-    assert crm.hourly_calls[-2] == 1
-    assert crm.hourly_calls[0] == 1
-    assert set(usage) == {"crm"}
-
-
-def test_the_error_rate_counts_failures_at_the_tool_not_refusals_by_policy() -> None:
-    failed = ["tool_error", "upstream_error", "upstream_timeout", "deadline", "internal_error"]
-    refused = ["denied", "held", "needs_consent", "rate_limited", "not_found", "invalid_arguments"]
-    outcomes = ["ok", *failed, *refused]
-    usage = hourly_usage([call(60 + i, outcome=o) for i, o in enumerate(outcomes)], NOW)["crm"]
-    assert (usage.calls, usage.errors) == (12, 5)
-    assert usage.error_rate == 5 / 12
-    assert usage.hourly_error_rate()[-1] == 5 / 12
-    assert usage.hourly_error_rate()[0] is None
-
-
-def test_p95_per_hour_and_over_the_day() -> None:
-    events = [call(60, ms=float(ms)) for ms in range(1, 21)] + [call(2 * 3600 + 60, ms=500.0)]
-    usage = hourly_usage(events, NOW)["crm"]
-    hourly = usage.hourly_p95()
-    assert hourly[-1] == 19.0
-    assert hourly[-3] == 500.0
-    assert hourly[-2] is None
-    assert usage.p95_ms == 20.0
-
-
-def test_fleet_usage_reads_one_tenants_calls_of_the_last_day_only() -> None:
+def store_of(*events: ActivityEvent) -> SqliteActivityStore:
     store = SqliteActivityStore(":memory:")
-    records = [call(60), call(120, outcome="tool_error"), call(60, tenant="other"), call(25 * 3600)]
-    store.put_many([StoredRecord(r, NOW + 86400) for r in records])
+    # Kept until long after the fixed clock these tests read at.
+    store.put_many([StoredRecord(e, NOW + 10 * 86400) for e in events])
+    return store
+
+
+def marks(svg: str) -> int:
+    """How many lines and dots a sparkline draws (the baseline aside)."""
+    root = ET.fromstring(svg)
+    return sum(1 for el in root if el.tag in (f"{SVG}polyline", f"{SVG}circle"))
+
+
+def test_fleet_usage_reads_one_tenants_calls_of_the_last_day_in_hourly_slices() -> None:
+    store = store_of(call(60), call(120, outcome="tool_error"), call(60, tenant="other"), call(25 * 3600))
     store.put_many([StoredRecord(AuditEvent("acme", "token.create", Actor("cli"), at=NOW - 60), NOW + 86400)])
-    usage = fleet_usage(store, "acme", NOW)
-    assert usage["servers"]["crm"].calls == 2
-    assert usage["servers"]["crm"].errors == 1
-    assert usage["cut_from"] is None
+    summary = fleet_usage(store, "acme", NOW)["summary"]
+    assert summary.servers["crm"].calls == 2
+    assert summary.servers["crm"].errors == 1
+    assert len(summary.series["crm"]) == HOURS
+    assert summary.series["crm"][-1].calls == 2
+    assert summary.truncated is False
     assert fleet_usage(None, "acme", NOW)["available"] is False
 
 
-def test_a_busy_day_is_read_up_to_the_bound_and_says_from_when() -> None:
-    store = SqliteActivityStore(":memory:")
-    store.put_many([StoredRecord(call(60 + i), NOW + 86400) for i in range(30)])
-    usage = fleet_usage(store, "acme", NOW, max_events=25)
-    assert usage["servers"]["crm"].calls == 25
-    assert usage["cut_from"] is not None
-    assert fleet_usage(store, "acme", NOW, max_events=30)["cut_from"] is None
+def test_a_busy_day_is_read_up_to_the_bound_and_says_so() -> None:
+    store = store_of(*(call(60 + i) for i in range(30)))
+    summary = fleet_usage(store, "acme", NOW, max_events=25)["summary"]
+    assert summary.servers["crm"].calls == 25
+    assert summary.truncated is True
 
 
-def test_rows_follow_the_pages_servers_with_figures_and_escaped_sparklines() -> None:
-    hostile = '<script>alert("x")</script>'
-    events = [call(60, ms=4.0), call(3700, outcome="upstream_error", ms=1500.0), call(60, server=hostile)]
-    usage = {"servers": hourly_usage(events, NOW)}
-    rows = usage_rows(usage, ["crm", "idle", hostile])
-    assert [r["name"] for r in rows] == ["crm", "idle", hostile]
-    crm, idle, bad = rows
-    assert (crm["calls"], crm["error_rate"], crm["p95"]) == ("2", "50.0%", "1,500 ms")
+class Failing(SqliteActivityStore):
+    def query(self, query: ActivityQuery) -> ActivityPage:
+        raise StoreError("disk I/O error")
+
+
+def test_a_store_that_cannot_be_read_is_a_message_not_a_failed_page() -> None:
+    usage = fleet_usage(Failing(":memory:"), "acme", NOW)
+    assert usage["summary"] is None
+    assert "disk I/O error" in usage["error"]
+    assert [r["calls"] for r in usage_rows(None, ["crm"])] == ["0"]
+
+
+def test_rows_follow_the_pages_servers_with_figures_and_gaps_for_idle_hours() -> None:
+    events = [call(60, ms=4.0), call(3 * 3600, outcome="upstream_error", ms=1500.0)]
+    summary = summarize_records("acme", events, window="24h", until=NOW, buckets=HOURS)
+    crm, idle = usage_rows(summary, ["crm", "idle"])
+    assert (crm["name"], crm["calls"], crm["error_rate"], crm["p95"]) == ("crm", "2", "50.0%", "1,500 ms")
     assert (idle["calls"], idle["error_rate"], idle["p95"]) == ("0", "\u2013", "\u2013")
-    for row in rows:
-        for key in ("calls_svg", "errors_svg", "p95_svg"):
-            ET.fromstring(row[key])
-    assert "<script>" not in bad["calls_svg"]
+    # Calls: one line over every hour; error rate and p95: a dot for each of the two hours with calls.
+    assert (marks(crm["calls_svg"]), marks(crm["errors_svg"]), marks(crm["p95_svg"])) == (1, 2, 2)
+    # An idle server: a flat line of zero calls, no error-rate or latency marks at all.
+    assert (marks(idle["calls_svg"]), marks(idle["errors_svg"]), marks(idle["p95_svg"])) == (1, 0, 0)
+
+
+def test_a_hostile_server_name_reaches_the_sparkline_only_escaped() -> None:
+    hostile = '<script>alert("x")</script>'
+    summary = summarize_records("acme", [call(60, server=hostile)], window="24h", until=NOW, buckets=HOURS)
+    [row] = usage_rows(summary, [hostile])
+    for key in ("calls_svg", "errors_svg", "p95_svg"):
+        assert "<script>" not in row[key]
+        assert hostile in ET.fromstring(row[key]).find(f"{SVG}title").text  # type: ignore[union-attr,operator]
