@@ -251,10 +251,11 @@ def activity_view(
 def newer_view(store: ActivityStore | None, tenant: str, params: Mapping[str, str]) -> dict[str, Any]:
     """The tenant's call events newer than ``after`` (an event id the page shows) under the page's
     filters, newest first: what the live refresh adds at the top. ``more`` says that some arrived
-    beyond one page (the operator reloads for them)."""
+    beyond one page (the operator reloads the page, ``reload``, for them)."""
     after = params.get("after", "")
     filters, error = parse_filters({k: v for k, v in params.items() if k != "cursor"})
     model: dict[str, Any] = {"rows": [], "more": False, "live": None, "error": error}
+    model["reload"] = filters.params(tenant)
     if store is None or error is not None or (after and not _EVENT_ID.fullmatch(after)):
         return model
     query = filters

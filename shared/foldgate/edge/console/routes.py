@@ -372,8 +372,7 @@ def console_router(deps: ConsoleDeps) -> APIRouter:
         if not model["rows"]:
             # Nothing new: htmx swaps nothing on 204 and the poller asks again.
             return Response(status_code=204)
-        reload = f"tenant={tenant}"
-        return render(request, "_activity_new.html", {"model": model, "tenant": tenant, "reload": reload})
+        return render(request, "_activity_new.html", {"model": model, "tenant": tenant})
 
     @router.get("/audit")
     def audit(request: Request) -> Response:

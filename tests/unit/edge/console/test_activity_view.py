@@ -180,3 +180,16 @@ def test_a_store_that_cannot_be_read_is_a_message_on_the_page_and_the_live_refre
     after = call(1).event_id
     assert parse_qs(newer_view(store, "acme", {"after": after})["live"])["after"] == [after]
     assert activity_view(None, "acme", {})["available"] is False
+
+
+def test_more_new_events_than_a_page_say_so_with_a_reload_link_that_keeps_the_filters() -> None:
+    shown = call(1)
+    store = stored(shown)
+    poll = {k: v[0] for k, v in parse_qs(activity_view(store, "acme", {"server": "crm"})["live"]).items()}
+    store.put_many([StoredRecord(call(10 + i), NOW + 86400) for i in range(EVENTS_PER_PAGE + 1)])
+    model = newer_view(store, "acme", poll)
+    assert len(model["rows"]) == EVENTS_PER_PAGE
+    assert model["more"] is True
+    assert parse_qs(model["reload"]) == {"tenant": ["acme"], "server": ["crm"]}
+    store.put_many([StoredRecord(call(100), NOW + 86400)])
+    assert newer_view(store, "acme", {k: v[0] for k, v in parse_qs(model["live"]).items()})["more"] is False
