@@ -30,7 +30,7 @@ from foldgate.edge.console.login_limit import LoginLimit
 from foldgate.edge.console.playground import EngineScores, run_playground
 from foldgate.edge.console.session import COOKIE_NAME, Session, SessionSigner
 from foldgate.edge.console.tokens import issue_token, token_rows
-from foldgate.edge.console.usage import fleet_usage, usage_rows
+from foldgate.edge.console.usage import UsageCache, usage_rows
 from foldgate.edge.console.web import (
     PREFIX,
     STATIC,
@@ -113,6 +113,7 @@ def console_router(deps: ConsoleDeps) -> APIRouter:
     )
     jobs = ReindexJobs(deps.reindex)
     engines = EngineScores(deps.gateway)
+    usage_cache = UsageCache(deps.activity, clock=deps.clock)
 
     @router.get("")
     def home() -> Response:
@@ -185,8 +186,10 @@ def console_router(deps: ConsoleDeps) -> APIRouter:
         model = fleet_view(
             deps.gateway, tenant, can_connect=deps.connector is not None, page=page, auth_states=states
         )
-        usage = fleet_usage(deps.activity, tenant, deps.clock())
-        usage["rows"] = usage_rows(usage["summary"], [s["name"] for s in model["servers"]])
+        usage = usage_cache.get(tenant)
+        rows = usage_rows(usage["summary"], [s["name"] for s in model["servers"]])
+        as_of = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(usage["as_of"]))
+        usage = {**usage, "rows": rows, "as_of": as_of}
         return _page(
             request, "fleet.html", tenant, tenants, fleet=model, usage=usage, job=jobs.status(tenant)
         )

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from foldgate.edge.console.usage import HOURS, fleet_usage, usage_rows
+from foldgate.edge.console.usage import HOURS, UsageCache, fleet_usage, usage_rows
 from foldgate.errors import StoreError
 from foldgate.model.activity import ActivityEvent, Actor, AuditEvent
 from foldgate.serve.activity_summary import summarize_records
@@ -95,3 +95,41 @@ def test_a_hostile_server_name_reaches_the_sparkline_only_escaped() -> None:
     for key in ("calls_svg", "errors_svg", "p95_svg"):
         assert "<script>" not in row[key]
         assert hostile in ET.fromstring(row[key]).find(f"{SVG}title").text  # type: ignore[union-attr,operator]
+
+
+class Counting(SqliteActivityStore):
+    """The SQLite store, counting its reads."""
+
+    reads = 0
+
+    def query(self, query: ActivityQuery) -> ActivityPage:
+        self.reads += 1
+        return super().query(query)
+
+
+def test_the_fleets_figures_are_read_once_a_minute_per_tenant_and_a_failed_read_is_not_kept() -> None:
+    clock = [NOW]
+    store = Counting(":memory:")
+    store.put_many([StoredRecord(call(60), NOW + 86400), StoredRecord(call(60, tenant="b"), NOW + 86400)])
+    cache = UsageCache(store, ttl_s=60, max_tenants=2, clock=lambda: clock[0])
+    first = cache.get("acme")
+    assert first["summary"].servers["crm"].calls == 1
+    assert first["as_of"] == NOW
+    store.put_many([StoredRecord(call(30), NOW + 86400)])
+    clock[0] += 59
+    assert cache.get("acme") is first
+    assert store.reads == 1
+    clock[0] += 1
+    assert cache.get("acme")["summary"].servers["crm"].calls == 2
+    assert store.reads == 2
+    # At most max_tenants kept: a third tenant drops the oldest kept.
+    cache.get("b")
+    cache.get("c")
+    reads = store.reads
+    cache.get("b")
+    assert store.reads == reads
+    cache.get("acme")
+    assert store.reads == reads + 1
+    failing = UsageCache(Failing(":memory:"), clock=lambda: NOW)
+    assert failing.get("acme")["error"] is not None
+    assert failing.get("acme") is not failing.get("acme")
