@@ -14,6 +14,8 @@ from foldgate.app.wiring import (
     connect_link_secret,
     lazy_embedder,
     open_access,
+    open_activity,
+    open_activity_store,
     open_approvals,
     open_embedder,
     open_hook_secrets,
@@ -37,6 +39,7 @@ from foldgate.errors import FoldgateError
 from foldgate.index.coalesce import Coalescer
 from foldgate.index.indexer import Indexer, IndexReport
 from foldgate.index.triggers import local_reindexer, local_server_reindexer
+from foldgate.serve.activity_recorder import BufferedRecorder
 from foldgate.serve.gateway import Gateway
 from foldgate.store.catalog.sqlite import SqliteStore
 
@@ -138,6 +141,9 @@ def build_local(
         hybrid_weight=settings.hybrid_weight,
         sandbox=open_sandbox(settings),
     )
+    # One recorder for the process: closed (what is buffered written) when the app shuts down.
+    activity = open_activity_store(settings)
+    recorder = open_activity(settings, configs, store=activity)
     operator = optional_secret(settings, "operator")
     reindex = local_reindexer(indexer, configs, published=gateway.invalidate)
     # One budget of wrong operator keys for the admin API and the console's sign-in: one key.
@@ -149,6 +155,7 @@ def build_local(
         reindex=reindex,
         oauth=oauth,
         operator_limit=operator_limit,
+        activity=activity,
     )
     access = open_access(settings, configs)
     # The console shares the agents' token authority: a revocation there is refused here at once.
@@ -174,6 +181,7 @@ def build_local(
         allowed_hosts=allowed_hosts,
         max_body_bytes=settings.max_body_bytes,
         ready=lambda: bool(holder) and holder[0].ready(),
+        recorder=recorder,
     )
     changes = Coalescer(
         local_server_reindexer(indexer, configs, published=gateway.invalidate), delay_s=change_delay_s
@@ -199,6 +207,11 @@ def build_local(
                 await changes.aclose()
                 await upstream.aclose()
                 await gateway.aclose()
+                if isinstance(recorder, BufferedRecorder):
+                    # Off the loop: writing what is left may take a store round trip or two.
+                    await asyncio.to_thread(recorder.close)
+                if activity is not None:
+                    activity.close()
 
     app.router.lifespan_context = lifespan
     return local

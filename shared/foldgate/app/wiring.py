@@ -26,8 +26,10 @@ if TYPE_CHECKING:
     from foldgate.edge.access import Access
     from foldgate.edge.console.login_limit import LoginLimit
     from foldgate.index.triggers import Reindexer
+    from foldgate.model.activity import Recorder
     from foldgate.search.embed import Embedder
     from foldgate.serve.paging import ResultPager
+    from foldgate.store.activity.base import ActivityStore
     from foldgate.store.approvals.base import ApprovalStore
     from foldgate.store.grants.base import GrantCipher, GrantStore
     from foldgate.store.signouts.base import SignOutStore
@@ -38,10 +40,13 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 __all__ = [
+    "activity_arguments_key",
     "build_mcp_app",
     "connect_link_secret",
     "lazy_embedder",
     "open_access",
+    "open_activity",
+    "open_activity_store",
     "open_approvals",
     "open_authority",
     "open_configs",
@@ -109,6 +114,61 @@ def open_results(settings: Settings) -> ResultPager:
     from foldgate.store.results.sqlite import SqliteResultStore
 
     return ResultPager(SqliteResultStore(settings.sqlite_path), ttl_seconds=settings.result_cache_seconds)
+
+
+def open_activity_store(settings: Settings) -> ActivityStore | None:
+    """The activity log's store, on the same backend as the catalog; None when the log is off or its
+    store cannot open (logged: the activity log must never stop the gateway from serving)."""
+    if settings.activity == "off":
+        return None
+    try:
+        if settings.store == "dynamodb":
+            # Loaded only where the settings pick this part: a cold start pays for nothing else.
+            from foldgate.store.activity.dynamodb import DynamoActivityStore
+
+            return DynamoActivityStore(settings.table_name)
+        # Loaded only where the settings pick this part: a cold start pays for nothing else.
+        from foldgate.store.activity.sqlite import SqliteActivityStore
+
+        return SqliteActivityStore(settings.sqlite_path)
+    except (FoldgateError, OSError) as exc:
+        log.error("activity log unavailable: %s", getattr(exc, "message", exc))
+        return None
+
+
+def open_activity(
+    settings: Settings, configs: ConfigSource | None = None, *, store: ActivityStore | None = None
+) -> Recorder:
+    """The process's recorder (make it once per process or Lambda instance): a BufferedRecorder on
+    ``store`` (or :func:`open_activity_store`), each event kept for its tenant's
+    ``activity.retention_days`` read from ``configs``; a NullRecorder when the log is off or has no
+    store."""
+    # Loaded only where the settings pick this part: a cold start pays for nothing else.
+    from foldgate.model.activity import NullRecorder
+    from foldgate.serve.activity_recorder import DEFAULT_RETENTION_DAYS, BufferedRecorder
+
+    store = store if store is not None else open_activity_store(settings)
+    if settings.activity == "off" or store is None:
+        return NullRecorder()
+
+    def retention_days(tenant: str) -> int:
+        return configs.get(tenant).activity.retention_days if configs is not None else DEFAULT_RETENTION_DAYS
+
+    flush = settings.activity_flush_seconds or (10.0 if settings.store == "dynamodb" else 1.0)
+    return BufferedRecorder(store, retention_days, max_age_s=flush, capacity=settings.activity_buffer)
+
+
+def activity_arguments_key(settings: Settings) -> bytes:
+    """The key a tenant's ``activity.arguments: hashed`` digests are made with: derived from the token
+    secret (shared by every instance); without one, a random key of this process (digests then
+    compare only within it)."""
+    # Loaded only where the settings pick this part: a cold start pays for nothing else.
+    import secrets
+
+    from foldgate.serve.activity_arguments import arguments_key
+
+    secret = optional_secret(settings, "token")
+    return arguments_key(secret if secret is not None else secrets.token_bytes(32))
 
 
 def open_upstream_oauth(settings: Settings) -> OAuthContext | None:
@@ -383,6 +443,9 @@ def build_mcp_app(settings: Settings, *, reindex: Reindexer | None = None, admin
     catalogs = CatalogCache(open_store(settings), ttl=settings.catalog_cache_seconds)
     # A fresh instance facing an invalid live config serves with the one its catalog was built from.
     configs = open_configs(settings, fallback=catalogs.indexed_config)
+    # One recorder per instance: its buffer and writer thread outlive requests (see activity_recorder).
+    activity = open_activity_store(settings)
+    recorder = open_activity(settings, configs, store=activity)
     oauth = open_upstream_oauth(settings)
     gateway = Gateway(
         catalogs,
@@ -413,6 +476,7 @@ def build_mcp_app(settings: Settings, *, reindex: Reindexer | None = None, admin
             reindex=reindex,
             oauth=oauth,
             operator_limit=operator_limit,
+            activity=activity,
         )
 
         def build_console() -> APIRouter:
@@ -443,6 +507,7 @@ def build_mcp_app(settings: Settings, *, reindex: Reindexer | None = None, admin
         admin=admin,
         console=console,
         allowed_hosts=settings.public_hosts or None,
+        recorder=recorder,
     )
     if oauth is not None:
         # Loaded only where the settings pick this part: a cold start pays for nothing else.

@@ -27,6 +27,8 @@ ROUTES = (
     "/api/v1/reindex",
     "/api/v1/approvals",
     "/api/v1/approvals/reject",
+    "/api/v1/activity",
+    "/api/v1/activity/summary",
 )
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=40),
