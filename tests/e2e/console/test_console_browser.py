@@ -127,6 +127,8 @@ def test_an_agent_token_or_a_wrong_key_does_not_open_the_console(served: Served)
         ("approvals", "Approvals"),
         ("tokens", "Agent tokens"),
         ("search?query=find+a+contact+by+email", "Search playground"),
+        ("activity", "Activity"),
+        ("audit", "Audit"),
     ],
 )
 def test_every_page_renders_with_strict_headers_and_passes_the_accessibility_check(
