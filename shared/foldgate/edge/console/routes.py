@@ -30,7 +30,7 @@ from foldgate.edge.console.login_limit import LoginLimit
 from foldgate.edge.console.playground import EngineScores, run_playground
 from foldgate.edge.console.session import COOKIE_NAME, Session, SessionSigner
 from foldgate.edge.console.tokens import issue_token, token_rows
-from foldgate.edge.console.usage import UsageCache, usage_rows
+from foldgate.edge.console.usage import UsageCache
 from foldgate.edge.console.web import (
     PREFIX,
     STATIC,
@@ -187,7 +187,7 @@ def console_router(deps: ConsoleDeps) -> APIRouter:
             deps.gateway, tenant, can_connect=deps.connector is not None, page=page, auth_states=states
         )
         usage = usage_cache.get(tenant)
-        rows = usage_rows(usage["summary"], [s["name"] for s in model["servers"]])
+        rows = usage_cache.rows(usage, [s["name"] for s in model["servers"]])
         as_of = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(usage["as_of"]))
         usage = {**usage, "rows": rows, "as_of": as_of}
         return _page(

@@ -63,7 +63,8 @@ class UsageCache:
         if kept is not None and now - kept["as_of"] < self.ttl_s:
             return kept
         # Read outside the lock: two views of a cold tenant may both read, neither waits for the other.
-        usage = {**fleet_usage(self.store, tenant, now), "as_of": now}
+        # "rows": the rendered rows by page of servers, drawn once per read (see rows()).
+        usage = {**fleet_usage(self.store, tenant, now), "as_of": now, "rows": {}}
         if usage["error"] is None:
             with self._lock:
                 self._kept.pop(tenant, None)
@@ -71,6 +72,21 @@ class UsageCache:
                     self._kept.pop(next(iter(self._kept)))
                 self._kept[tenant] = usage
         return usage
+
+    def rows(self, usage: dict[str, Any], servers: Sequence[str]) -> list[dict[str, Any]]:
+        """:func:`usage_rows` of ``usage`` (one :meth:`get` answered) for a page's ``servers``, drawn
+        once per read and page (the sparklines are most of a warm fleet page's time otherwise)."""
+        key = tuple(servers)
+        drawn: dict[tuple[str, ...], list[dict[str, Any]]] = usage["rows"]
+        found = drawn.get(key)
+        if found is None:
+            found = usage_rows(usage["summary"], servers)
+            with self._lock:
+                # A tenant's fleet has a few pages; a config edited under a kept read adds one more.
+                if len(drawn) >= 64:
+                    drawn.clear()
+                drawn[key] = found
+        return found
 
 
 def _rate(stats: CallStats) -> str:

@@ -133,3 +133,15 @@ def test_the_fleets_figures_are_read_once_a_minute_per_tenant_and_a_failed_read_
     failing = UsageCache(Failing(":memory:"), clock=lambda: NOW)
     assert failing.get("acme")["error"] is not None
     assert failing.get("acme") is not failing.get("acme")
+
+
+def test_a_pages_rows_are_drawn_once_per_read_and_again_after_the_next_read() -> None:
+    clock = [NOW]
+    cache = UsageCache(store_of(call(60)), ttl_s=60, clock=lambda: clock[0])
+    usage = cache.get("acme")
+    first = cache.rows(usage, ["crm", "tickets"])
+    assert [r["calls"] for r in first] == ["1", "0"]
+    assert cache.rows(cache.get("acme"), ["crm", "tickets"]) is first
+    assert [r["name"] for r in cache.rows(usage, ["tickets"])] == ["tickets"]
+    clock[0] += 60
+    assert cache.rows(cache.get("acme"), ["crm", "tickets"]) is not first
