@@ -86,8 +86,11 @@ class Filters:
 
 
 def when(epoch: float) -> str:
-    """An event's time in UTC to the millisecond."""
-    stamp = datetime.fromtimestamp(epoch, UTC)
+    """An event's time in UTC to the millisecond (a stored time no calendar holds is shown as it is)."""
+    try:
+        stamp = datetime.fromtimestamp(epoch, UTC)
+    except (ValueError, OverflowError, OSError):
+        return str(epoch)
     return stamp.strftime("%Y-%m-%d %H:%M:%S.") + f"{stamp.microsecond // 1000:03d} UTC"
 
 

@@ -15,6 +15,7 @@ from foldgate.edge.console.activity import (
     event_fields,
     newer_view,
     parse_filters,
+    when,
 )
 from foldgate.errors import StoreError
 from foldgate.model.activity import ActivityEvent, ActivityRecord, Actor, AuditEvent
@@ -193,3 +194,12 @@ def test_more_new_events_than_a_page_say_so_with_a_reload_link_that_keeps_the_fi
     assert parse_qs(model["reload"]) == {"tenant": ["acme"], "server": ["crm"]}
     store.put_many([StoredRecord(call(100), NOW + 86400)])
     assert newer_view(store, "acme", {k: v[0] for k, v in parse_qs(model["live"]).items()})["more"] is False
+
+
+def test_a_stored_time_no_calendar_holds_is_shown_as_it_is_not_a_failed_page() -> None:
+    for odd in (float("nan"), 1e20, -1e20):
+        assert when(odd) == str(odd)
+    far = replace(call(1), at=1e20)
+    [row] = activity_view(stored(far), "acme", {})["rows"]
+    assert row["when"] == "1e+20"
+    assert dict(row["fields"])["at"] == "1e+20 (100000000000000000000.000)"
