@@ -111,6 +111,15 @@ def _cmd_bench_scan(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_bench_activity(args: argparse.Namespace) -> int:
+    # Loaded per command: the CLI starts fast and each command pays only for what it uses.
+    from foldgate.dev.bench.activity import format_activity_report, run_activity_bench
+
+    report = run_activity_bench(records=args.records, rate=args.rate, seconds=args.seconds)
+    print(json.dumps(report) if args.json else format_activity_report(report))
+    return 0
+
+
 def add_bench_commands(sub: Any) -> None:
     """The ``foldgate bench ...`` subcommands (every benchmark prints figures; none asserts timings)."""
     bench = sub.add_parser("bench", help="benchmarks that print figures")
@@ -181,6 +190,13 @@ def add_bench_commands(sub: Any) -> None:
     scan.add_argument("--labels", help="labelled descriptions shaped like security_corpus_v1.json")
     scan.add_argument("--json", action="store_true", help="print one JSON object")
     scan.set_defaults(func=_cmd_bench_scan)
+
+    act = bench_sub.add_parser("activity", help="activity recording: enqueue cost, batched writes per call")
+    act.add_argument("--records", type=int, default=100_000, help="events timed for the enqueue cost")
+    act.add_argument("--rate", type=float, default=50.0, help="steady calls per second (default 50)")
+    act.add_argument("--seconds", type=float, default=4.0, help="length of the steady load (default 4)")
+    act.add_argument("--json", action="store_true", help="print one JSON object")
+    act.set_defaults(func=_cmd_bench_activity)
 
     ctx = bench_sub.add_parser("context", help="context tokens to reach a task's tools, per surface")
     ctx.add_argument("--tools", required=True, help="tools.jsonl, a corpus folder, or an mcpproxy file")

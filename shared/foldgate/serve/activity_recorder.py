@@ -1,7 +1,7 @@
 """Recording activity off the hot path: a bounded buffer drained in batches by a writer thread.
 
 ``record`` appends to an in-memory buffer under a lock and returns: no I/O, no store call, no
-exception (it measures about a microsecond; ``foldgate bench recorder``). When the buffer holds
+exception (about a microsecond at p50, ``foldgate bench activity``). When the buffer holds
 ``capacity`` events, new ones are dropped and counted. A writer thread (started on the first event)
 takes the buffer in batches of ``batch_size`` (25: one DynamoDB BatchWriteItem) when a batch is full,
 or all of it once the oldest event has waited ``max_age_s``; each event's expiry is its time plus its

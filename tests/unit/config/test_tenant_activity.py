@@ -41,5 +41,5 @@ def test_every_mistake_in_the_block_is_refused_naming_its_field(block: dict[str,
 
 
 def test_the_block_must_be_an_object() -> None:
-    with pytest.raises(ConfigError, match="activity:"):
+    with pytest.raises(ConfigError, match="activity: Input should be a valid dictionary"):
         parse_tenant_config({"activity": "hashed"})

@@ -18,7 +18,7 @@ import base64
 import binascii
 import json
 import re
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import Any, Final
 
 from foldgate.errors import InvalidRequestError
@@ -45,6 +45,12 @@ KINDS: Final = ("call", "audit")
 _EVENT_ID = re.compile(r"^[0-9A-Za-z-]{1,64}$")
 _MAX_CURSOR = 512
 MAX_PAGE: Final = 1000
+# A stored event's JSON stays well under DynamoDB's 400 KB item limit (and a console row readable).
+MAX_DOC: Final = 32_000
+# Filter columns / attributes are cut to this (a query's value longer than it never matches).
+MAX_FILTER: Final = 1024
+_MAX_DETAIL: Final = 1000
+_MAX_TEXT: Final = 256
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,10 +70,12 @@ def kind_of(record: ActivityRecord) -> str:
 
 
 def filterable(record: ActivityRecord) -> Filterable:
-    """The record's filterable fields."""
+    """The record's filterable fields (each at most :data:`MAX_FILTER` characters)."""
     if isinstance(record, AuditEvent):
-        return Filterable(record.target, record.target, record.actor.who, record.outcome)
-    return Filterable(record.server, record.tool, record.principal, record.outcome)
+        fields = (record.target, record.target, record.actor.who, record.outcome)
+    else:
+        fields = (record.server, record.tool, record.principal, record.outcome)
+    return Filterable(*(str(f)[:MAX_FILTER] for f in fields))
 
 
 def matches(query: ActivityQuery, record: ActivityRecord) -> bool:
@@ -100,9 +108,33 @@ def id_bounds(query: ActivityQuery) -> tuple[str | None, str | None]:
     return low, high
 
 
+def _dumps(doc: dict[str, Any]) -> str:
+    try:
+        return json.dumps(doc, separators=(",", ":"), sort_keys=True, default=str)
+    except (TypeError, ValueError, RecursionError):
+        # Keys of mixed types cannot be sorted, a cycle or a deep nest cannot be written: the event is
+        # kept without the part that failed (only ``arguments`` holds arbitrary values).
+        return json.dumps(doc | {"arguments": None}, separators=(",", ":"), sort_keys=True, default=str)
+
+
 def record_to_json(record: ActivityRecord) -> str:
-    """The record as compact JSON (``kind`` says which type)."""
-    return json.dumps(record.to_doc(), separators=(",", ":"), sort_keys=True, default=str)
+    """The record as compact JSON (``kind`` says which type), at most about :data:`MAX_DOC` characters:
+    a longer one loses its ``arguments`` and has its ``detail`` cut, so one odd event never makes a
+    batch fail (DynamoDB refuses items over 400 KB and the whole batch with them)."""
+    try:
+        doc = record.to_doc()
+    except RecursionError:  # asdict copies arguments deeply: a nest past the interpreter's limit
+        doc = replace(record, arguments=None).to_doc() if isinstance(record, ActivityEvent) else {}
+    text = _dumps(doc)
+    if len(text) <= MAX_DOC:
+        return text
+    detail = doc.get("detail")
+    doc |= {"arguments": None, "detail": detail[:_MAX_DETAIL] if isinstance(detail, str) else detail}
+    text = _dumps(doc)
+    if len(text) <= MAX_DOC:
+        return text
+    # Still too long: a hostile client name, tool name or the like. Every text is cut.
+    return _dumps({k: v[:_MAX_TEXT] if isinstance(v, str) else v for k, v in doc.items()})
 
 
 _CALL_FIELDS: Final = {f.name: f for f in fields(ActivityEvent)}

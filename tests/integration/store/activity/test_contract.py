@@ -196,3 +196,21 @@ def test_sqlite_deletes_expired_rows_when_it_writes(tmp_path: Path) -> None:
         store.close()
     with sqlite3.connect(tmp_path / "a.sqlite3") as db:
         assert db.execute("SELECT count(*) FROM activity").fetchone() == (2,)
+
+
+def test_odd_events_are_stored_trimmed_and_never_fail_their_batch(store: ActivityStore) -> None:
+    """A 1 MB detail, arguments JSON cannot sort and a 100,000-character client name: DynamoDB would
+    refuse the item (400 KB) and with it the whole batch of 25."""
+    plain = call(1)
+    long_detail = call(2, outcome="upstream_error", detail="x" * 1_000_000, arguments={"k": "v" * 100_000})
+    mixed_keys = call(3, arguments={1: "a", "b": 2})
+    long_name = call(4, client_name="c" * 100_000, tool="t" * 5000)
+    store.put_many(kept(plain, long_detail, mixed_keys, long_name))
+    listed = {r.event_id: r for r in everything(store, ActivityQuery("acme"))}
+    assert len(listed) == 4
+    assert listed[plain.event_id] == plain
+    trimmed = listed[long_detail.event_id]
+    assert isinstance(trimmed, ActivityEvent)
+    assert (trimmed.detail, trimmed.arguments, trimmed.outcome) == ("x" * 1000, None, "upstream_error")
+    assert listed[mixed_keys.event_id].arguments is None  # type: ignore[union-attr]
+    assert len(listed[long_name.event_id].client_name) <= 256  # type: ignore[union-attr]
