@@ -37,7 +37,6 @@ from foldgate.errors import FoldgateError
 from foldgate.index.coalesce import Coalescer
 from foldgate.index.indexer import Indexer, IndexReport
 from foldgate.index.triggers import local_reindexer, local_server_reindexer
-from foldgate.model.activity import Recorder
 from foldgate.serve.gateway import Gateway
 from foldgate.store.catalog.sqlite import SqliteStore
 
@@ -113,12 +112,10 @@ def build_local(
     interval_s: float = 300.0,
     allowed_hosts: list[str] | None = None,
     change_delay_s: float = 1.0,
-    recorder: Recorder | None = None,
 ) -> LocalGateway:
     """Wire store, upstream client, indexer, gateway and app for one process.
 
-    ``change_delay_s`` is how long a change trigger waits for more of its burst before reindexing;
-    ``recorder`` takes what agents and operators do (the activity log; none by default).
+    ``change_delay_s`` is how long a change trigger waits for more of its burst before reindexing.
     """
     store = SqliteStore(settings.sqlite_path)
     holder: list[LocalGateway] = []
@@ -140,7 +137,6 @@ def build_local(
         embedder=lazy_embedder(settings),
         hybrid_weight=settings.hybrid_weight,
         sandbox=open_sandbox(settings),
-        recorder=recorder,
     )
     operator = optional_secret(settings, "operator")
     reindex = local_reindexer(indexer, configs, published=gateway.invalidate)

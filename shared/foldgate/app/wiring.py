@@ -26,7 +26,6 @@ if TYPE_CHECKING:
     from foldgate.edge.access import Access
     from foldgate.edge.console.login_limit import LoginLimit
     from foldgate.index.triggers import Reindexer
-    from foldgate.model.activity import Recorder
     from foldgate.search.embed import Embedder
     from foldgate.serve.paging import ResultPager
     from foldgate.store.approvals.base import ApprovalStore
@@ -372,16 +371,9 @@ def operator_login_limit(settings: Settings) -> LoginLimit:
     )
 
 
-def build_mcp_app(
-    settings: Settings,
-    *,
-    reindex: Reindexer | None = None,
-    admin_api: bool = True,
-    recorder: Recorder | None = None,
-) -> FastAPI:
+def build_mcp_app(settings: Settings, *, reindex: Reindexer | None = None, admin_api: bool = True) -> FastAPI:
     """The MCP endpoint app for the settings (the McpFunction's whole dependency graph; the
-    CodeFunction's without the admin API); ``recorder`` takes what agents and operators do (the
-    activity log; none by default)."""
+    CodeFunction's without the admin API)."""
     # Loaded only where the settings pick this part: a cold start pays for nothing else.
     from foldgate.edge.admin import admin_router
     from foldgate.edge.app import create_app
@@ -400,7 +392,6 @@ def build_mcp_app(
         embedder=lazy_embedder(settings),
         hybrid_weight=settings.hybrid_weight,
         sandbox=open_sandbox(settings),
-        recorder=recorder,
     )
     if reindex is None and settings.indexer_function:
         # Loaded only where the settings pick this part: a cold start pays for nothing else.

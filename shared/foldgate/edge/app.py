@@ -20,6 +20,7 @@ from foldgate.edge.console.lazy import LazyConsole
 from foldgate.edge.endpoint import McpEndpoint
 from foldgate.edge.hosts import HostPolicy
 from foldgate.edge.oauth import add_metadata_routes
+from foldgate.model.activity import NullRecorder, Recorder
 from foldgate.serve.gateway import Gateway
 
 __all__ = ["TENANT_HEADER", "create_app"]
@@ -36,8 +37,12 @@ def create_app(
     ready: Callable[[], bool] | None = None,
     admin: APIRouter | None = None,
     console: APIRouter | Callable[[], APIRouter] | None = None,
+    recorder: Recorder | None = None,
 ) -> FastAPI:
     """Build the HTTP app around a Gateway.
+
+    ``recorder`` takes the activity events of this app's requests (``app.state.recorder``; a
+    NullRecorder when None).
 
     ``allowed_hosts`` enables DNS-rebinding protection on the MCP paths for those Host values (and
     Origins naming them); a loopback entry admits every loopback spelling on any port (see
@@ -48,6 +53,7 @@ def create_app(
     # credential (see foldgate.edge.admin), not by FastAPI to anyone.
     app = FastAPI(title="foldgate", version=__version__, openapi_url=None, docs_url=None, redoc_url=None)
     app.state.gateway = gateway
+    app.state.recorder = recorder if recorder is not None else NullRecorder()
     app.state.host_policy = HostPolicy(allowed_hosts) if allowed_hosts else None
     app.state.sdk = None
     app.state.sdk_lock = threading.Lock()
@@ -69,6 +75,10 @@ def create_app(
         for path in ("/console", "/console/{rest:path}"):
             app.router.add_route(path, lazy, include_in_schema=False)  # type: ignore[arg-type]
     add_metadata_routes(app, lambda: access.oauth, access.default_tenant)
+    if recorder is not None:
+        # One recorder per app: its agents' calls (the gateway's surfaces) and its operators' actions
+        # (the admin API, the console, the OAuth callback, all built on the gateway) alike.
+        gateway.recorder = recorder
 
     _add_error_handlers(app)
 

@@ -16,11 +16,12 @@ from foldgate.config.tenant import parse_tenant_config
 from foldgate.edge.admin import admin_router
 from foldgate.edge.app import create_app
 from foldgate.edge.operator_audit import operator_key_id
-from foldgate.index.indexer import Indexer
+from foldgate.index.indexer import Indexer, catalog_from_tools
 from foldgate.index.triggers import local_reindexer
 from foldgate.serve.gateway import Gateway
 from foldgate.store.approvals.sqlite import SqliteApprovalStore
 from foldgate.store.catalog.sqlite import SqliteStore
+from tests.gateway_fixture import RecordingUpstream, demo_config, demo_tools
 from tests.recorders import ListRecorder
 from tests.upstreams.listing import ListingUpstream
 
@@ -93,3 +94,21 @@ async def test_refused_credentials_act_on_nothing_and_record_nothing(
     wrong = {"authorization": "Bearer not-the-key"}
     assert (await http.post("/api/v1/reindex", json={"tenant": "default"}, headers=wrong)).status_code == 401
     assert recorder.events == []
+
+
+async def test_the_apps_recorder_takes_agents_calls_and_operators_actions_alike() -> None:
+    store = SqliteStore(":memory:")
+    store.publish(catalog_from_tools("default", demo_tools()), expected_current=None)
+    gateway = Gateway(store, StaticConfigSource({"default": demo_config()}), RecordingUpstream())
+    recorder = ListRecorder()
+    router = admin_router(gateway, operator_secret=OPERATOR.encode(), reindex=None)
+    app = create_app(gateway, admin=router, recorder=recorder)
+    assert app.state.recorder is recorder
+    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "crm__find_contact", "arguments": {"query": "a"}}}  # fmt: skip
+    headers = {"accept": "application/json", "content-type": "application/json"}
+    async with httpx2.AsyncClient(transport=httpx2.ASGITransport(app=app), base_url="http://t") as http:
+        assert (await http.post("/mcp/all", json=call, headers=headers)).status_code == 200
+        assert (await http.post("/api/v1/reindex", json={"tenant": "default"}, headers=OP)).status_code == 503
+    assert [e.outcome for e in recorder.calls] == ["ok"]
+    assert [(e.action, e.outcome) for e in recorder.audits] == [("index.reindex", "refused")]
