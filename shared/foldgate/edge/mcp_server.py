@@ -162,6 +162,8 @@ def build_mcp_server(gateway: Gateway) -> Server[Any]:
         try:
             return types.CallToolResult.model_validate(result)
         except ValidationError as exc:
+            if observed is not None:
+                observed.overruled("upstream_error", "malformed_result")
             err = UpstreamError(
                 f"{params.name}: the upstream returned a malformed result: {exc.errors()[0]['msg']}"
             )

@@ -191,6 +191,9 @@ def _sdk_result(name: str, result: Any, version: str) -> dict[str, Any]:
         # The SDK's handler does this for what its model rejects; what only the per-version wire model
         # rejects (structuredContent not an object) the SDK answers with a JSON-RPC internal error.
         # Both are the upstream's fault, so both become an error result here.
+        observed = current()
+        if observed is not None:
+            observed.overruled("upstream_error", "malformed_result")
         err = UpstreamError(f"{name}: the upstream returned a malformed result: {exc.errors()[0]['msg']}")
         model = types.CallToolResult.model_validate(error_result(err))
         dumped = model.model_dump(by_alias=True, mode="json", exclude_none=True)

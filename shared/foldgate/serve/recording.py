@@ -233,6 +233,11 @@ class Observation:
             self.outcome = outcome
             self.detail = _cut(detail)
 
+    def overruled(self, outcome: Outcome, detail: str) -> None:
+        """The edge found the answer unusable after the call path said how it ended (an upstream's
+        malformed result, answered as an error): that is how it ended."""
+        self.outcome, self.detail = outcome, _cut(detail)
+
     def failed(self, exc: BaseException) -> None:
         """The request ended in ``exc`` (its outcome class and foldgate's own message, never a value)."""
         if isinstance(exc, FoldgateError):

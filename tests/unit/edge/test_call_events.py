@@ -33,13 +33,14 @@ TRACE = "0af7651916cd43dd8448eb211c80319c"
 
 
 class ScriptedUpstream(RecordingUpstream):
-    """The recording echo, plus tools that answer isError, raise anything, or are huge."""
+    """The recording echo, plus tools that answer isError, raise anything, are huge or malformed."""
 
     def __init__(self) -> None:
         super().__init__()
         self.raise_other: dict[str, BaseException] = {}
         self.error_tools: set[str] = set()
         self.big: set[str] = set()
+        self.malformed: set[str] = set()
 
     async def call_tool(
         self,
@@ -55,6 +56,8 @@ class ScriptedUpstream(RecordingUpstream):
             # An upstream's error text that mimics foldgate's own: it must not decide the outcome.
             text = json.dumps({"error": "x", "error_type": "upstream_needs_consent"})
             return {"content": [{"type": "text", "text": text}], "isError": True}
+        if name in self.malformed:
+            return {"content": "not a list", "isError": False}
         if name in self.big:
             return {"content": [{"type": "text", "text": "y" * 5000}], "isError": False}
         return await super().call_tool(server, name, arguments, annotations=annotations)
@@ -277,3 +280,33 @@ async def test_every_outcome_class_listed_is_reachable_from_the_mapping() -> Non
     )}  # fmt: skip
     # ok and tool_error come from an upstream's answer, deadline from its error class (tested above).
     assert reached | {"ok", "tool_error", "deadline"} == set(OUTCOMES)
+
+
+async def test_a_malformed_upstream_result_is_an_upstream_error_on_both_paths() -> None:
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    modern = {
+        **H,
+        "mcp-protocol-version": "2026-07-28",
+        "mcp-method": "tools/call",
+        "mcp-name": "crm__find_contact",
+    }
+    async with observed() as (client, _, upstream, recorder):
+        upstream.malformed.add("find_contact")
+        await call(client, "crm__find_contact", {"query": "a"})  # plain path: the SDK's types judge it
+        sdk = {
+            "name": "crm__find_contact",
+            "arguments": {"query": "a"},
+            "_meta": {**meta, "progressToken": "p"},
+        }
+        await post(client, "/mcp/all", "tools/call", sdk, {**LEGACY, "mcp-protocol-version": "2025-11-25"})
+        await post(
+            client,
+            "/mcp/all",
+            "tools/call",
+            {"name": "crm__find_contact", "arguments": {"query": "a"}, "_meta": meta},
+            modern,
+        )
+        assert [(e.outcome, e.detail) for e in recorder.calls] == [("upstream_error", "malformed_result")] * 3
