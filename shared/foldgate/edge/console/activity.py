@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlencode
 
+from foldgate.edge.operator_audit import DEPLOYMENT
 from foldgate.errors import FoldgateError, InvalidRequestError
 from foldgate.model.activity import OUTCOMES, ActivityEvent, ActivityRecord, AuditEvent
 from foldgate.store.activity.base import ActivityQuery, ActivityStore
@@ -213,11 +214,20 @@ def _row(record: ActivityRecord) -> dict[str, Any]:
 
 
 def activity_view(
-    store: ActivityStore | None, tenant: str, params: Mapping[str, str], kind: str = "call"
+    store: ActivityStore | None,
+    tenant: str,
+    params: Mapping[str, str],
+    kind: str = "call",
+    *,
+    deployment: bool = False,
 ) -> dict[str, Any]:
     """One page of the tenant's ``kind`` events (``call`` or ``audit``) newest first, with the filters
-    shown again, the link to the next (older) page, and what the live refresh polls from."""
+    shown again, the link to the next (older) page, and what the live refresh polls from. With
+    ``deployment``, the operator events of no one tenant instead (console sign-ins and sign-outs,
+    recorded under :data:`~foldgate.edge.operator_audit.DEPLOYMENT`); the links keep the page's tenant."""
     filters, error = parse_filters(params, kind)
+    partition = DEPLOYMENT if deployment else tenant
+    scope = {"scope": "deployment"} if deployment else {}
     model: dict[str, Any] = {
         "filters": filters,
         "outcomes": OUTCOMES if kind == "call" else _AUDIT_OUTCOMES,
@@ -225,14 +235,15 @@ def activity_view(
         "error": error,
         "rows": [],
         "older": None,
-        "newest": filters.params(tenant, cursor=""),
+        "newest": filters.params(tenant, cursor="", **scope),
         "live": None,
         "available": store is not None,
+        "deployment": deployment,
     }
     if store is None:
         return model
     try:
-        page = store.query(filters.query(tenant, kind, EVENTS_PER_PAGE))
+        page = store.query(filters.query(partition, kind, EVENTS_PER_PAGE))
     except InvalidRequestError as exc:
         # A cursor of another tenant's (or another kind's) listing, or one edited: refused, not followed.
         model["error"] = exc.message
@@ -240,11 +251,11 @@ def activity_view(
     except FoldgateError as exc:
         model["error"] = f"the activity log cannot be read now: {exc.message}"
         return model
-    records = [r for r in page.records if r.tenant == tenant]
+    records = [r for r in page.records if r.tenant == partition]
     model["rows"] = [_row(r) for r in records]
     if page.cursor:
-        model["older"] = filters.params(tenant, cursor=page.cursor)
-    if kind == "call" and not filters.cursor:
+        model["older"] = filters.params(tenant, cursor=page.cursor, **scope)
+    if kind == "call" and not filters.cursor and not deployment:
         # Only the first page refreshes itself: a later one is a fixed window into the past.
         newest = records[0].event_id if records else ""
         model["live"] = filters.params(tenant, after=newest)

@@ -422,7 +422,8 @@ def console_router(deps: ConsoleDeps) -> APIRouter:
     @router.get("/audit")
     def audit_page(request: Request) -> Response:
         tenant, tenants = _tenant(deps, request)
-        model = activity_view(deps.activity, tenant, request.query_params, kind="audit")
+        deployment = request.query_params.get("scope") == "deployment"
+        model = activity_view(deps.activity, tenant, request.query_params, "audit", deployment=deployment)
         return _page(request, "audit.html", tenant, tenants, audit=model)
 
     return router

@@ -17,6 +17,7 @@ from foldgate.edge.console.activity import (
     parse_filters,
     when,
 )
+from foldgate.edge.operator_audit import DEPLOYMENT
 from foldgate.errors import StoreError
 from foldgate.model.activity import ActivityEvent, ActivityRecord, Actor, AuditEvent
 from foldgate.store.activity.base import ActivityPage, ActivityQuery, StoredRecord
@@ -203,3 +204,23 @@ def test_a_stored_time_no_calendar_holds_is_shown_as_it_is_not_a_failed_page() -
     [row] = activity_view(stored(far), "acme", {})["rows"]
     assert row["when"] == "1e+20"
     assert dict(row["fields"])["at"] == "1e+20 (100000000000000000000.000)"
+
+
+def test_the_consoles_own_events_are_of_no_one_tenant_and_listed_only_when_asked() -> None:
+    signed_in = AuditEvent(DEPLOYMENT, "console.sign_in", Actor("console", "s-1", "127.0.0.1"), at=NOW - 20)
+    store = stored(
+        *(replace(signed_in, at=NOW - 100 - i).with_id() for i in range(EVENTS_PER_PAGE)),
+        signed_in.with_id(),
+        AuditEvent("acme", "token.create", Actor("console", "s-1"), at=NOW - 10),
+    )
+    tenants = activity_view(store, "acme", {}, kind="audit")
+    assert [r["action"] for r in tenants["rows"]] == ["token.create"]
+    console = activity_view(store, "acme", {}, kind="audit", deployment=True)
+    assert console["rows"][0]["action"] == "console.sign_in"
+    assert {r["action"] for r in console["rows"]} == {"console.sign_in"}
+    assert console["deployment"] is True
+    older = parse_qs(console["older"])
+    assert (older["tenant"], older["scope"]) == (["acme"], ["deployment"])
+    rest = activity_view(store, "acme", {k: v[0] for k, v in older.items()}, kind="audit", deployment=True)
+    assert len(rest["rows"]) == 1
+    assert parse_qs(rest["newest"])["scope"] == ["deployment"]

@@ -10,6 +10,7 @@ import time
 from typing import Any
 
 from foldgate.config.source import StaticConfigSource
+from foldgate.edge.operator_audit import DEPLOYMENT
 from foldgate.model.activity import ActivityEvent, ActivityRecord, Actor, AuditEvent
 from foldgate.store.activity.base import StoredRecord
 from foldgate.store.activity.sqlite import SqliteActivityStore
@@ -173,3 +174,26 @@ async def test_fleet_shows_each_servers_last_24_hours_with_sparklines_or_nothing
     async for c in make_console():
         await c.login()
         assert 'id="usage-h"' not in (await c.client.get("/console/fleet")).text
+
+
+async def test_the_audit_page_lists_the_consoles_sign_ins_under_the_console_not_under_a_tenant(
+    make_console: Any,
+) -> None:
+    opened, store = two_tenants(make_console)
+    put(
+        store,
+        AuditEvent(
+            DEPLOYMENT, "console.sign_in_refused", Actor("console", "", "192.0.2.7"), outcome="refused"
+        ),
+        AuditEvent("default", "token.create", Actor("console", "s-1"), target="tok_9"),
+    )
+    async for c in opened:
+        await c.login()
+        tenant = (await c.client.get("/console/audit")).text
+        assert "token.create" in tenant
+        assert "192.0.2.7" not in tenant
+        console = (await c.client.get("/console/audit?tenant=default&scope=deployment")).text
+        assert "console.sign_in_refused" in console
+        assert "192.0.2.7" in console
+        assert "token.create" not in console
+        assert '<option value="deployment" selected>' in console
