@@ -1,11 +1,14 @@
 """The console's Activity, Audit and fleet-usage views in a real browser (Debian's headless chromium
 through Playwright) against `foldgate serve` over a replay upstream, with events seeded into the
 gateway's own activity store: pages newest first, filters, a row expanded to every field (hostile values
-as text), the htmx live refresh adding an event that arrives while the page is open, the Audit page,
-the fleet's sparklines, another tenant's events never shown, and agent tokens refused."""
+as text), the htmx live refresh adding an event that arrives while the page is open, a real agent call
+through the gateway appearing there as the gateway recorded it, the Audit page (a token created in
+the console, the console's own sign-in), the fleet's sparklines, another tenant's events never shown,
+and agent tokens refused."""
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -16,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import httpx2
 import pytest
 
 from foldgate.model.activity import ActivityEvent, ActivityRecord, Actor, AuditEvent
@@ -112,6 +116,26 @@ def rows(page: Any) -> Any:
     return page.locator("ol.events li.event")
 
 
+def agent_token(served: Served) -> dict[str, Any]:
+    """A real agent token and its grant, issued by the CLI into the gateway's store."""
+    out = subprocess.run(
+        [sys.executable, "-m", "foldgate.app.cli", "token", "create", "--tenant", "default", "--json",
+         "--label", "activity browser test", "--db", str(served.tmp / "store.sqlite3")],
+        capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    issued: dict[str, Any] = json.loads(out)
+    return issued
+
+
+def until_listed(page: Any, locator: Any, timeout_s: float = 15.0) -> None:
+    """Reload the page until ``locator`` finds something: the recorder writes its batches within a
+    second or so (the Activity page refreshes itself; the Audit page does not)."""
+    deadline = time.monotonic() + timeout_s
+    while locator.count() == 0:
+        assert time.monotonic() < deadline, f"nothing matched {locator} within {timeout_s} s"
+        page.reload()
+
+
 def test_activity_lists_this_tenants_events_newest_first_a_page_at_a_time(page: Any, served: Served) -> None:
     page.get_by_role("link", name="Activity").click()
     page.wait_for_url("**/console/activity?tenant=default")
@@ -198,7 +222,46 @@ def test_the_live_refresh_adds_an_event_that_arrives_while_the_page_is_open(
     assert "req-live" in arrived.locator("dl.event-fields").inner_text()
 
 
+def test_a_real_agent_call_through_the_gateway_appears_on_the_open_page_as_recorded(
+    page: Any, served: Served
+) -> None:
+    issued = agent_token(served)
+    page.goto(f"/console/activity?tenant=default&principal={issued['token_id']}")
+    assert rows(page).count() == 0
+    params = {"name": "crm__find_contact", "arguments": {"query": "a secret search term"}}
+    call_ = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
+    headers = {
+        "accept": "application/json, text/event-stream",
+        "mcp-protocol-version": "2025-11-25",
+        "authorization": f"Bearer {issued['token']}",
+    }
+    answer = httpx2.post(f"{served.base}/mcp/all", json=call_, headers=headers, timeout=30)
+    assert answer.status_code == 200, answer.text
+    # No reload: the page's live refresh brings the event the gateway recorded.
+    rows(page).first.wait_for(timeout=20_000)
+    summary = rows(page).first.locator("summary").inner_text()
+    assert "crm" in summary
+    assert "find_contact" in summary
+    assert "ok" in summary
+    rows(page).first.locator("summary").click()
+    fields = rows(page).first.locator("dl.event-fields")
+    shown = dict(
+        zip(fields.locator("dt").all_inner_texts(), fields.locator("dd").all_inner_texts(), strict=True)
+    )
+    assert shown["principal"] == issued["token_id"]
+    assert shown["surface"].startswith("mcp")
+    assert shown["method"] == "tools/call"
+    # Neither the argument's value nor the token is recorded (or shown).
+    assert "a secret search term" not in page.content()
+    assert issued["token"] not in page.content()
+
+
 def test_the_audit_page_lists_operator_events(page: Any) -> None:
+    # An operator action of this session, recorded by the gateway as it happens.
+    page.goto("/console/tokens")
+    page.get_by_label("Label").fill("audited in the browser")
+    page.get_by_role("button", name="Create token").click()
+    token_id = page.get_by_role("heading", name=re.compile("New token")).inner_text().split()[-1]
     page.goto("/console/activity")
     page.get_by_role("link", name="Audit").click()
     page.wait_for_url("**/console/audit?tenant=default")
@@ -211,9 +274,20 @@ def test_the_audit_page_lists_operator_events(page: Any) -> None:
     assert "config.save" not in body.inner_text()
     page.screenshot(path=str(SHOTS / "audit.png"), full_page=True)
     assert accessibility_problems(page) == []
+    until_listed(page, body.locator("tr", has_text=token_id))
+    created = body.locator("tr", has_text=token_id).inner_text()
+    assert "token.create" in created
+    assert "console" in created
     page.get_by_label("Outcome").select_option("refused")
     page.get_by_role("button", name="Filter").click()
     assert body.locator("tr").count() == 1
+    # The console's own sign-in (this module's) is of no one tenant: listed under the console.
+    page.get_by_label("Outcome").select_option("")
+    page.get_by_label("Events of").select_option("deployment")
+    page.get_by_role("button", name="Filter").click()
+    until_listed(page, body.locator("tr", has_text="console.sign_in"))
+    assert "token.create" not in body.inner_text()
+    page.screenshot(path=str(SHOTS / "audit-console.png"), full_page=True)
 
 
 def test_fleet_shows_each_servers_day_with_sparklines(page: Any) -> None:
