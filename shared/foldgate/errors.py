@@ -68,6 +68,12 @@ class UpstreamTimeoutError(UpstreamError):
     code = "upstream_timeout"
 
 
+class UpstreamDeadlineError(UpstreamTimeoutError):
+    """An upstream was still working when the request's own deadline came (the function's time limit
+    on the cloud path), before the server's ``timeout_s``: the same ``upstream_timeout`` to the agent,
+    a ``deadline`` in the activity log."""
+
+
 class UpstreamBusyError(UpstreamError):
     """An upstream already runs its ``max_concurrency`` calls and no slot freed within the queue timeout."""
 

@@ -8,13 +8,55 @@ import logging
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from foldgate.app.cli_bench import add_bench_commands
 from foldgate.app.cli_tenant import add_tenant_commands
 from foldgate.errors import ConfigError, FoldgateError
 
+if TYPE_CHECKING:
+    from foldgate.model.activity import Actor, AuditAction, Recorder
+
 __all__ = ["main"]
+
+
+def _recorder(settings: Any) -> Recorder:
+    """Where the CLI's operator actions are recorded: the deployment's activity log (its recorder is
+    opened per command and closed, so flushed, before the command exits)."""
+    # Loaded per command: the CLI starts fast and each command pays only for what it uses.
+    from foldgate.model.activity import NullRecorder
+
+    del settings  # the activity log's wiring opens it from the settings
+    return NullRecorder()
+
+
+def _cli_actor() -> Actor:
+    """The local account running the command, on this host (from the account database, not the
+    environment: only the config package reads that)."""
+    # Loaded per command: the CLI starts fast and each command pays only for what it uses.
+    import os
+    import pwd
+    import socket
+
+    from foldgate.model.activity import Actor
+
+    try:
+        who = pwd.getpwuid(os.getuid()).pw_name
+    except KeyError:
+        who = f"uid {os.getuid()}"
+    return Actor("cli", who, socket.gethostname())
+
+
+def _audit(settings: Any, tenant: str, action: AuditAction, **what: str) -> None:
+    """Record one operator action the CLI did (never fails the command)."""
+    # Loaded per command: the CLI starts fast and each command pays only for what it uses.
+    from foldgate.edge.operator_audit import audit
+
+    recorder = _recorder(settings)
+    audit(recorder, tenant, action, _cli_actor(), **what)
+    close = getattr(recorder, "close", None)
+    if callable(close):
+        close()  # a buffered recorder writes what it holds before the process ends
 
 
 def _cmd_signature(args: argparse.Namespace) -> int:
@@ -120,7 +162,8 @@ def _cmd_index(args: argparse.Namespace) -> int:
 
     from foldgate.app.local import build_local
 
-    local = build_local(_configs(args), _settings(args))
+    settings = _settings(args)
+    local = build_local(_configs(args), settings)
 
     async def run() -> list[Any]:
         try:
@@ -131,6 +174,9 @@ def _cmd_index(args: argparse.Namespace) -> int:
     reports = asyncio.run(run())
     for report in reports:
         print(json.dumps(dataclasses.asdict(report), ensure_ascii=False))
+    for report in reports:
+        done = f"version {report.version}, {report.tools} tools" if report.error is None else report.error
+        _audit(settings, report.tenant, "index.reindex", target=report.tenant, detail=done)
     return 0 if all(r.error is None for r in reports) else 1
 
 
@@ -214,13 +260,15 @@ def _cmd_token_create(args: argparse.Namespace) -> int:
 
     expires_in = None if args.expires_in == "never" else parse_duration(args.expires_in)
     servers = None if args.servers is None else [s.strip() for s in args.servers.split(",") if s.strip()]
-    authority = open_authority(_token_settings(args))
+    settings = _token_settings(args)
+    authority = open_authority(settings)
     try:
         token, grant = authority.issue(
             args.tenant, servers=servers, tier=args.tier, expires_in=expires_in, label=args.label
         )
     finally:
         authority.store.close()
+    _audit(settings, grant.tenant, "token.create", target=grant.token_id, detail=_token_summary(grant))
     if args.json:
         print(json.dumps({"token": token, **grant.to_public()}, ensure_ascii=False))
     else:
@@ -260,13 +308,16 @@ def _cmd_token_revoke(args: argparse.Namespace) -> int:
 
     if not is_token_id(args.token_id):
         raise InvalidRequestError(f"{args.token_id!r} is not a token id (16 hex characters; see token list)")
-    store = open_token_store(_token_settings(args))
+    settings = _token_settings(args)
+    store = open_token_store(settings)
     try:
+        known = store.get(args.token_id)
         found = store.revoke(args.token_id)
     finally:
         store.close()
-    if not found:
+    if not found or known is None:
         raise NotFoundError(f"no token with id {args.token_id}")
+    _audit(settings, known[0].tenant, "token.revoke", target=args.token_id)
     # Gateways cache good verifications briefly (TokenAuthority.cache_seconds, 30 s by default).
     print(f"revoked {args.token_id}; running gateways refuse it within their token cache time (30 s)")
     return 0

@@ -86,7 +86,7 @@ def _cmd_bench_console(args: argparse.Namespace) -> int:
     # Loaded per command: the CLI starts fast and each command pays only for what it uses.
     from foldgate.dev.bench.console import format_console_report, run_console_bench
 
-    reports = run_console_bench(args.corpus, requests=args.requests)
+    reports = run_console_bench(args.corpus, requests=args.requests, events=args.events)
     print(json.dumps(reports) if args.json else format_console_report(reports))
     return 0
 
@@ -173,6 +173,9 @@ def add_bench_commands(sub: Any) -> None:
     con = bench_sub.add_parser("console", help="operator console: server-side render time per page")
     con.add_argument("--corpus", action="append", required=True, help="catalog to load (repeat)")
     con.add_argument("--requests", type=int, default=30, help="warm requests per page (default 30)")
+    con.add_argument(
+        "--events", type=int, default=10_000, help="calls in the activity log over 24 h (default 10,000)"
+    )
     con.add_argument("--json", action="store_true", help="print a JSON array")
     con.set_defaults(func=_cmd_bench_console)
     cloud = bench_sub.add_parser(

@@ -171,6 +171,7 @@ def build_local(
             config_file=str(configs.path) if isinstance(configs, FileConfigSource) else None,
             login_limit=operator_limit,
             signouts=open_signouts(settings),
+            activity=activity,
         )
     )
     app = create_app(

@@ -521,6 +521,7 @@ def build_mcp_app(settings: Settings, *, reindex: Reindexer | None = None, admin
                     auth_states=lambda tenant: auth_states(oauth, gateway, tenant),
                     login_limit=operator_limit,
                     signouts=open_signouts(settings),
+                    activity=activity,
                 )
             )
 

@@ -35,11 +35,13 @@ def source_address(request: Request) -> str:
 
 
 class RateLimited(Exception):
-    """The caller spent its request budget; retry after ``retry_after`` seconds."""
+    """The caller spent its request budget; retry after ``retry_after`` seconds. ``principal`` is the
+    caller when its own budget ran out (None: its source address's, before it was known)."""
 
-    def __init__(self, retry_after: float) -> None:
+    def __init__(self, retry_after: float, principal: Principal | None = None) -> None:
         super().__init__(f"rate limit exceeded; retry after {retry_after:.1f}s")
         self.retry_after = retry_after
+        self.principal = principal
 
 
 class Access:
@@ -115,7 +117,7 @@ class Access:
         if self.limiter is not None:
             allowed, retry_after = self.limiter.allow(f"{principal.tenant}\x1f{principal.key}")
             if not allowed:
-                raise RateLimited(retry_after)
+                raise RateLimited(retry_after, principal)
 
     def _limit_source(self, request: Request) -> None:
         """Spend from the source address's bucket (:func:`source_address`) before a token lookup costs

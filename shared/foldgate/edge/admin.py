@@ -28,8 +28,10 @@ from foldgate.auth.secrets import verify_operator
 from foldgate.edge.access import source_address
 from foldgate.edge.admin_activity import add_activity_routes
 from foldgate.edge.connect import add_connect_routes, auth_states
+from foldgate.edge.operator_audit import audit, operator_actor
 from foldgate.errors import ConflictError, FoldgateError, NotFoundError
 from foldgate.index.triggers import Reindexer
+from foldgate.model.activity import AuditAction
 from foldgate.model.catalog import CatalogVersion
 from foldgate.serve.gateway import Gateway
 from foldgate.serve.review import approve_reviewed, held_tools, reject_reviewed
@@ -237,12 +239,23 @@ def admin_router(
             })  # fmt: skip
         return {"tenant": tenant, "tools": rows}
 
+    def audited(request: Request, tenant: str, action: AuditAction, **what: str) -> None:
+        """Record an operator action of this request (the key's holder, at the request's address)."""
+        audit(gateway.recorder, tenant, action, operator_actor(request, operator_secret), **what)
+
     @router.post("/reindex", status_code=202, summary="Reindex one tenant now")
-    async def reindex_tenant(body: ReindexRequest) -> dict[str, Any]:
+    async def reindex_tenant(body: ReindexRequest, request: Request) -> dict[str, Any]:
         view_of(body.tenant)
         if reindex is None:
+            audited(
+                request, body.tenant, "index.reindex", outcome="refused", detail="no indexer is reachable"
+            )
             raise HTTPException(503, "no indexer is reachable from this deployment")
-        return {"tenant": body.tenant, **await reindex(body.tenant)}
+        outcome = await reindex(body.tenant)
+        audited(
+            request, body.tenant, "index.reindex", target=body.tenant, detail=str(outcome.get("reindex", ""))
+        )
+        return {"tenant": body.tenant, **outcome}
 
     @router.get(
         "/approvals", summary="Held tools (pending, changed, flagged, rejected) with hashes and diffs"
@@ -250,19 +263,21 @@ def admin_router(
     def pending(tenant: Tenant) -> dict[str, Any]:
         return {"tenant": tenant, "awaiting": held_tools(view_of(tenant).catalog)}
 
-    async def decide(body: ApprovalRequest, record: Verdict, verb: str) -> dict[str, Any]:
+    async def decide(body: ApprovalRequest, record: Verdict, verb: str, request: Request) -> dict[str, Any]:
         """Approve or reject (``record``) the reviewed content, then reindex so the verdict shows."""
         view = view_of(body.tenant)
+        action: AuditAction = "approval.approve" if verb == "approved" else "approval.reject"
+        asked = ", ".join(t.id for t in body.tools)
         if approvals is None:
             raise HTTPException(503, "approvals are not available in this deployment")
         try:
             chosen = record(view.catalog, approvals, body.tenant, [(t.id, t.hash) for t in body.tools])
-        except NotFoundError as exc:
-            raise HTTPException(404, exc.message) from None
-        except ConflictError as exc:
-            raise HTTPException(409, exc.message) from None
         except FoldgateError as exc:
-            raise HTTPException(503, exc.message) from None
+            audited(request, body.tenant, action, target=asked, outcome="refused", detail=exc.message)
+            status = 404 if isinstance(exc, NotFoundError) else 409 if isinstance(exc, ConflictError) else 503
+            raise HTTPException(status, exc.message) from None
+        for tool in sorted(chosen):
+            audited(request, body.tenant, action, target=tool, detail=f"content {chosen[tool][:12]}")
         outcome = await reindex(body.tenant) if reindex is not None else {"reindex": "not available"}
         return {"tenant": body.tenant, verb: sorted(chosen), **outcome}
 
@@ -271,8 +286,8 @@ def admin_router(
         summary="Approve reviewed content by hash, then reindex",
         responses={409: {"description": "A tool's content changed since it was reviewed"}},
     )
-    async def approve(body: ApprovalRequest) -> dict[str, Any]:
-        return await decide(body, approve_reviewed, "approved")
+    async def approve(body: ApprovalRequest, request: Request) -> dict[str, Any]:
+        return await decide(body, approve_reviewed, "approved", request)
 
     @router.post(
         "/approvals/reject",
@@ -282,10 +297,10 @@ def admin_router(
             409: {"description": "A tool's content changed since it was reviewed"},
         },
     )
-    async def reject(body: ApprovalRequest) -> dict[str, Any]:
-        return await decide(body, reject_reviewed, "rejected")
+    async def reject(body: ApprovalRequest, request: Request) -> dict[str, Any]:
+        return await decide(body, reject_reviewed, "rejected", request)
 
     add_activity_routes(router, activity)
     if oauth is not None:
-        add_connect_routes(router, gateway, oauth)
+        add_connect_routes(router, gateway, oauth, operator_secret)
     return router

@@ -75,6 +75,10 @@ def create_app(
         for path in ("/console", "/console/{rest:path}"):
             app.router.add_route(path, lazy, include_in_schema=False)  # type: ignore[arg-type]
     add_metadata_routes(app, lambda: access.oauth, access.default_tenant)
+    if recorder is not None:
+        # One recorder per app: its agents' calls (the gateway's surfaces) and its operators' actions
+        # (the admin API, the console, the OAuth callback, all built on the gateway) alike.
+        gateway.recorder = recorder
 
     _add_error_handlers(app)
 

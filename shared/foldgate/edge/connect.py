@@ -31,6 +31,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 from foldgate.auth.connect_links import browser_hash
 from foldgate.config.oauth import OAuthConfig
 from foldgate.config.tenant import ServerConfig
+from foldgate.edge.operator_audit import audit, browser_actor, operator_actor
 from foldgate.edge.user_connect import add_user_connect_routes, browser_cookie, end_refused_flow
 from foldgate.errors import AuthError, ConfigError, FoldgateError, NotFoundError
 from foldgate.model.caller import SHARED_SUBJECT
@@ -96,18 +97,26 @@ def console_connector(gateway: Gateway, oauth: OAuthContext) -> Callable[[str, s
     return connect
 
 
-def add_connect_routes(router: APIRouter, gateway: Gateway, oauth: OAuthContext) -> None:
-    """The operator's connect and disconnect routes, on the (credential-guarded) admin router."""
+def add_connect_routes(
+    router: APIRouter, gateway: Gateway, oauth: OAuthContext, operator_secret: bytes | None = None
+) -> None:
+    """The operator's connect and disconnect routes, on the (credential-guarded) admin router; each
+    is an audit event of the key's holder (``operator_secret`` names the key, never shown)."""
 
     @router.post("/servers/{name}/connect", summary="Start connecting an OAuth upstream (shared connection)")
-    async def connect(name: str, tenant: str) -> dict[str, Any]:
+    async def connect(name: str, tenant: str, request: Request) -> dict[str, Any]:
         url = await start_shared_connect(gateway, oauth, tenant, name)
+        actor = operator_actor(request, operator_secret)
+        audit(gateway.recorder, tenant, "upstream.connect", actor, target=name, detail="consent started")
         return {"tenant": tenant, "server": name, "authorization_url": url}
 
     @router.delete("/servers/{name}/connect", summary="Disconnect an OAuth upstream (revoking its grant)")
-    async def disconnect_server(name: str, tenant: str) -> dict[str, Any]:
+    async def disconnect_server(name: str, tenant: str, request: Request) -> dict[str, Any]:
         server = _oauth_server(gateway, tenant, name)
         outcome = await disconnect(oauth, tenant, server, SHARED_SUBJECT)
+        detail = ", ".join(f"{k}: {str(v).lower()}" for k, v in outcome.items())
+        actor = operator_actor(request, operator_secret)
+        audit(gateway.recorder, tenant, "upstream.disconnect", actor, target=name, detail=detail)
         return {"tenant": tenant, "server": name, **outcome}
 
 
@@ -219,6 +228,10 @@ def oauth_client_router(
         except FoldgateError as exc:
             log.warning("upstream consent failed: %s", exc.message)
             return _answer(request, False, "Not connected", exc.message, 502)
+        # Whose connection: the tenant's shared one, or one person's (per_user), never who by name.
+        whose = "shared connection" if pending.subject == SHARED_SUBJECT else "per-user connection"
+        audit(gateway.recorder, pending.tenant, "upstream.connect", browser_actor(request),
+              target=pending.server, detail=f"consent completed ({whose})")  # fmt: skip
         text = f"{pending.server} is connected for tenant {pending.tenant}. You can close this window."
         return _answer(request, True, "Connected", text, 200, tenant=pending.tenant, server=pending.server)
 

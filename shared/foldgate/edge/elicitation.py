@@ -49,6 +49,7 @@ __all__ = [
     "URL_ELICITATION_VERSION",
     "ConsentNeeded",
     "DeclaredCapabilities",
+    "client_info",
     "consent_needed",
     "declares_url_elicitation",
     "elicitation_for",
@@ -71,25 +72,43 @@ def declares_url_elicitation(capabilities: Any) -> bool:
     return isinstance(elicitation, Mapping) and isinstance(elicitation.get("url"), Mapping)
 
 
+@dataclass(frozen=True, slots=True)
+class _Declared:
+    at: float
+    url_elicitation: bool
+    client: tuple[str, str, str]  # clientInfo name and version, the protocol version asked for
+
+
 class DeclaredCapabilities:
-    """What each credential's latest handshake-era ``initialize`` declared (this process only)."""
+    """What each credential's latest handshake-era ``initialize`` declared (this process only): URL
+    elicitation, and the client's name, version and protocol version for the activity log."""
 
     def __init__(self, *, seconds: float = _MEMO_SECONDS, size: int = _MEMO_SIZE) -> None:
         self.seconds = seconds
         self.size = size
-        self._seen: OrderedDict[str, tuple[float, bool]] = OrderedDict()
+        self._seen: OrderedDict[str, _Declared] = OrderedDict()
 
-    def note(self, stamp: str, capabilities: Any) -> None:
+    def note(self, stamp: str, capabilities: Any, client: tuple[str, str, str] = ("", "", "")) -> None:
         """Remember the declaration (a later initialize, with or without URL mode, replaces it)."""
-        self._seen[stamp] = (time.monotonic(), declares_url_elicitation(capabilities))
+        self._seen[stamp] = _Declared(time.monotonic(), declares_url_elicitation(capabilities), client)
         self._seen.move_to_end(stamp)
         while len(self._seen) > self.size:
             self._seen.popitem(last=False)
 
+    def _recent(self, stamp: str) -> _Declared | None:
+        hit = self._seen.get(stamp)
+        return hit if hit is not None and time.monotonic() - hit.at < self.seconds else None
+
     def url_elicitation(self, stamp: str) -> bool:
         """True when this credential's latest, recent initialize declared URL elicitation."""
-        hit = self._seen.get(stamp)
-        return hit is not None and hit[1] and time.monotonic() - hit[0] < self.seconds
+        hit = self._recent(stamp)
+        return hit is not None and hit.url_elicitation
+
+    def client(self, stamp: str) -> tuple[str, str, str]:
+        """(name, version, protocol version) this credential's latest, recent initialize declared;
+        empty strings where it is unknown (an initialize another instance served)."""
+        hit = self._recent(stamp)
+        return hit.client if hit is not None else ("", "", "")
 
     def clear(self) -> None:
         """Forget everything (tests; a process restart does the same)."""
@@ -111,7 +130,28 @@ def note_initialize(body: bytes, principal: Principal) -> None:
         return
     params = msg.get("params")
     if isinstance(params, dict):
-        CLIENTS.note(principal.stamp, params.get("capabilities"))
+        CLIENTS.note(principal.stamp, params.get("capabilities"), _client_of(params))
+
+
+# A client's name or version is kept to this many characters (a caller writes them).
+_CLIENT_TEXT: Final = 100
+
+
+def client_info(info: Any) -> tuple[str, str]:
+    """(name, version) of a ``clientInfo`` object, cut short; empty when it is not one."""
+    if not isinstance(info, Mapping):
+        return "", ""
+    name, version = info.get("name"), info.get("version")
+    return (
+        name[:_CLIENT_TEXT] if isinstance(name, str) else "",
+        version[:_CLIENT_TEXT] if isinstance(version, str) else "",
+    )
+
+
+def _client_of(params: Mapping[str, Any]) -> tuple[str, str, str]:
+    name, version = client_info(params.get("clientInfo"))
+    protocol = params.get("protocolVersion")
+    return name, version, protocol[:_CLIENT_TEXT] if isinstance(protocol, str) else ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,6 +12,7 @@ can run with ``lifespan="off"``).
 from __future__ import annotations
 
 import logging
+import time
 
 from fastapi import FastAPI
 from starlette.requests import Request
@@ -25,12 +26,15 @@ from foldgate.edge.guard import BATCH_REFUSAL, is_batch, method_not_allowed, shi
 from foldgate.edge.hosts import HostPolicy
 from foldgate.edge.jsonrpc import plain_request
 from foldgate.edge.oauth import challenge_headers
+from foldgate.edge.observe import counting, finish, open_observation, record_refusal
 from foldgate.edge.plain_rpc import answer
 from foldgate.edge.protocol import jsonrpc_error
 from foldgate.errors import AuthError, FoldgateError, InsufficientScopeError, StoreError
+from foldgate.model.activity import Outcome
 from foldgate.model.deadline import answering_by, request_deadline
 from foldgate.model.principal import Principal
 from foldgate.serve.gateway import Gateway
+from foldgate.serve.recording import observing
 
 __all__ = ["STORE_RETRY_AFTER_S", "McpEndpoint", "invocation_deadline"]
 
@@ -38,6 +42,9 @@ log = logging.getLogger(__name__)
 
 # Seconds a client should wait when the token store is down (DynamoDB throttling or an outage).
 STORE_RETRY_AFTER_S = 5
+# A refusal before the gateway, for the activity log: (outcome, detail, the caller when known, the
+# tenant to record it under when not).
+Refused = tuple[Outcome, str, Principal | None, str]
 
 
 class _Sdk:
@@ -93,6 +100,7 @@ class McpEndpoint:
             await shielded(self._serve)(scope, receive, send)
 
     async def _serve(self, scope: Scope, receive: Receive, send: Send) -> None:
+        started = time.perf_counter()
         request = Request(scope, receive)
         refusal = self._early_refusal(request)
         if refusal is not None:
@@ -102,10 +110,28 @@ class McpEndpoint:
         if isinstance(body, Response):
             await body(scope, receive, send)
             return
+        gateway: Gateway = self.app.state.gateway
         principal = await self._authenticate(request)
-        if isinstance(principal, Response):
-            await principal(scope, receive, send)
+        if isinstance(principal, tuple):
+            answer, refused = principal
+            await answer(scope, receive, send)
+            # Refused before the gateway: an event of its own when it asked for work.
+            record_refusal(gateway.recorder, scope, request, body, self.path, started, refused)
             return
+        observation = open_observation(gateway.recorder, scope, request, principal, self.path, started, body)
+        with observing(observation):
+            try:
+                await self._answer(scope, receive, request, body, principal, counting(observation, send))
+            except BaseException as exc:
+                observation.failed(exc)
+                raise
+            finally:
+                finish(observation, body)
+
+    async def _answer(
+        self, scope: Scope, receive: Receive, request: Request, body: bytes, principal: Principal, send: Send
+    ) -> None:
+        """Answer an authenticated request."""
         refusal = _content_refusal(request)
         if refusal is None and is_batch(body):
             refusal = jsonrpc_error(400, -32600, BATCH_REFUSAL)
@@ -151,9 +177,11 @@ class McpEndpoint:
             chunks.append(chunk)
         return b"".join(chunks)
 
-    async def _authenticate(self, request: Request) -> Principal | Response:
-        """The caller, or the 401/403/429 to answer (401 and 403 carry the OAuth challenge when the
-        tenant accepts OAuth access tokens)."""
+    async def _authenticate(self, request: Request) -> Principal | tuple[Response, Refused]:
+        """The caller, or the 401/403/429/503 to answer (401 and 403 carry the OAuth challenge when
+        the tenant accepts OAuth access tokens) with how the activity log records the refusal: a
+        caller refused before it is known is recorded under the default tenant."""
+        tenant = self.access.default_tenant
         try:
             return await self.access.resolve(request, self.path)
         except (AuthError, InsufficientScopeError) as exc:
@@ -161,15 +189,17 @@ class McpEndpoint:
                 self.access.oauth, self.access.default_tenant, self.path, request, exc
             )
             status = 403 if isinstance(exc, InsufficientScopeError) else 401
-            return jsonrpc_error(status, -32001, exc.message, challenge)
+            return jsonrpc_error(status, -32001, exc.message, challenge), ("denied", exc.code, None, tenant)
         except RateLimited as exc:
             retry = {"retry-after": str(max(1, round(exc.retry_after)))}
-            return jsonrpc_error(429, -32002, str(exc), retry)
+            refused: Refused = ("rate_limited", "rate_limit", exc.principal, tenant)
+            return jsonrpc_error(429, -32002, str(exc), retry), refused
         except StoreError:
             # The token table is unreachable: not the caller's fault, and worth retrying shortly.
             log.warning("token verification failed: the token store is unavailable", exc_info=True)
             message = "the gateway cannot verify credentials right now; retry shortly"
-            return jsonrpc_error(503, -32003, message, {"retry-after": str(STORE_RETRY_AFTER_S)})
+            answer = jsonrpc_error(503, -32003, message, {"retry-after": str(STORE_RETRY_AFTER_S)})
+            return answer, ("internal_error", "token_store_unavailable", None, tenant)
 
     def _early_refusal(self, request: Request) -> Response | None:
         """What needs neither body nor caller: the method (405), then Host and Origin (403)."""

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import uuid
+from typing import Final
 
 from fastapi.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -41,11 +42,21 @@ def is_batch(body: bytes) -> bool:
     return body.lstrip(b" \t\r\n").startswith(b"[")
 
 
+_REQUEST_ID: Final = "foldgate.request_id"
+
+
 def request_id(scope: Scope) -> str:
-    """The Lambda request id when running under Mangum (it is in the function's logs), else a new one."""
+    """The Lambda request id when running under Mangum (it is in the function's logs), else a new one;
+    the same for the whole request (kept in its scope), so the activity log and an internal error's
+    answer name it alike."""
+    known = scope.get(_REQUEST_ID)
+    if isinstance(known, str):
+        return known
     context = scope.get("aws.context")
     rid = getattr(context, "aws_request_id", None)
-    return rid if isinstance(rid, str) and rid else uuid.uuid4().hex
+    rid = rid if isinstance(rid, str) and rid else uuid.uuid4().hex
+    scope[_REQUEST_ID] = rid
+    return rid
 
 
 def shielded(app: ASGIApp) -> ASGIApp:

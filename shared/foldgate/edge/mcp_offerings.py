@@ -20,6 +20,7 @@ from foldgate.errors import FoldgateError, NotFoundError, UpstreamError, Upstrea
 from foldgate.model.offerings import Kind
 from foldgate.serve.gateway import Gateway
 from foldgate.serve.offerings import Offered
+from foldgate.serve.recording import current
 
 __all__ = ["RESOURCE_NOT_FOUND", "UPSTREAM_FAILED", "offering_handlers"]
 
@@ -40,6 +41,22 @@ def _entries(model: type[_M], entries: list[dict[str, Any]]) -> list[_M]:
         except ValidationError:  # checked at index time; a published identity could still break it
             log.warning("%s entry not representable by the MCP types; skipped", model.__name__)
     return out
+
+
+async def _observed(run: Awaitable[dict[str, Any]], method: str, name: str) -> dict[str, Any]:
+    """``run``, observed for the activity log as ``method`` on ``name`` with how it ended."""
+    observed = current()
+    if observed is not None:
+        observed.work(method, name)
+    try:
+        result = await run
+    except BaseException as exc:
+        if observed is not None:
+            observed.failed(exc)
+        raise
+    if observed is not None:
+        observed.ended("ok")
+    return result
 
 
 async def _proxied(run: Awaitable[dict[str, Any]], not_found: int) -> dict[str, Any]:
@@ -84,13 +101,16 @@ def offering_handlers(gateway: Gateway, offered: Callable[[], Offered]) -> dict[
         return types.ListPromptsResult(prompts=items, **hint)
 
     async def read_resource(ctx: Any, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
-        raw = await _proxied(offered().read_resource(gateway.upstream, params.uri), RESOURCE_NOT_FOUND)
+        read = _observed(offered().read_resource(gateway.upstream, params.uri), "resources/read", params.uri)
+        raw = await _proxied(read, RESOURCE_NOT_FOUND)
         # Read live: fresh only as long as the upstream says (0 when it says nothing), and private always,
         # since whether the caller may read it at all depends on their scope.
         return types.ReadResourceResult.model_validate({"ttlMs": 0, **raw, "cacheScope": "private"})
 
     async def get_prompt(ctx: Any, params: types.GetPromptRequestParams) -> types.GetPromptResult:
-        run = offered().get_prompt(gateway.upstream, params.name, params.arguments)
+        run = _observed(
+            offered().get_prompt(gateway.upstream, params.name, params.arguments), "prompts/get", params.name
+        )
         return types.GetPromptResult.model_validate(await _proxied(run, types.INVALID_PARAMS))
 
     async def complete(ctx: Any, params: types.CompleteRequestParams) -> types.CompleteResult:

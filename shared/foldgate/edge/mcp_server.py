@@ -28,6 +28,7 @@ from foldgate.model.principal import Principal
 from foldgate.serve.consent import collecting
 from foldgate.serve.gateway import Gateway
 from foldgate.serve.offerings import Offered
+from foldgate.serve.recording import current
 from foldgate.serve.results import error_result
 
 __all__ = ["RequestScope", "build_mcp_server", "current_scope"]
@@ -138,8 +139,16 @@ def build_mcp_server(gateway: Gateway) -> Server[Any]:
         ctx: Any, params: types.CallToolRequestParams
     ) -> types.CallToolResult | types.InputRequiredResult:
         scope = _scope()
-        with collecting() as links:
-            result = await gateway.call(scope.principal, params.name, params.arguments, scope.surface)
+        observed = current()
+        if observed is not None:
+            observed.work("tools/call", params.name)
+        try:
+            with collecting() as links:
+                result = await gateway.call(scope.principal, params.name, params.arguments, scope.surface)
+        except BaseException as exc:
+            if observed is not None:
+                observed.failed(exc)
+            raise
         # A per_user upstream the caller has not connected: URL-mode elicitation where the client takes it.
         wire = _wire_params(ctx, params)
         asked = elicitation_for(result, links, ctx.protocol_version, wire, scope.principal) if links else None
@@ -153,6 +162,8 @@ def build_mcp_server(gateway: Gateway) -> Server[Any]:
         try:
             return types.CallToolResult.model_validate(result)
         except ValidationError as exc:
+            if observed is not None:
+                observed.overruled("upstream_error", "malformed_result")
             err = UpstreamError(
                 f"{params.name}: the upstream returned a malformed result: {exc.errors()[0]['msg']}"
             )

@@ -26,11 +26,13 @@ from starlette.types import Send
 from foldgate import __version__
 from foldgate.edge.elicitation import elicitation_for
 from foldgate.edge.jsonrpc import PlainRequest
+from foldgate.edge.observe import note_client
 from foldgate.edge.protocol import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS, SERVER_NAME
 from foldgate.errors import UpstreamError
 from foldgate.model.principal import Principal
 from foldgate.serve.consent import collecting
 from foldgate.serve.gateway import Gateway
+from foldgate.serve.recording import current
 from foldgate.serve.results import error_result
 
 __all__ = ["answer"]
@@ -112,7 +114,17 @@ async def _result(req: PlainRequest, gateway: Gateway, principal: Principal, sur
             "ttlMs": 0,
         }
     name = req.params["name"]
-    result = await gateway.call(principal, name, req.params.get("arguments"), surface)
+    observed = current()
+    if observed is not None:
+        observed.work("tools/call", name)
+        if req.modern:
+            note_client(req.params)
+    try:
+        result = await gateway.call(principal, name, req.params.get("arguments"), surface)
+    except BaseException as exc:
+        if observed is not None:
+            observed.failed(exc)
+        raise
     plain = _plain_result(result)
     return plain if plain is not None else _sdk_result(name, result, req.version)
 
@@ -179,6 +191,9 @@ def _sdk_result(name: str, result: Any, version: str) -> dict[str, Any]:
         # The SDK's handler does this for what its model rejects; what only the per-version wire model
         # rejects (structuredContent not an object) the SDK answers with a JSON-RPC internal error.
         # Both are the upstream's fault, so both become an error result here.
+        observed = current()
+        if observed is not None:
+            observed.overruled("upstream_error", "malformed_result")
         err = UpstreamError(f"{name}: the upstream returned a malformed result: {exc.errors()[0]['msg']}")
         model = types.CallToolResult.model_validate(error_result(err))
         dumped = model.model_dump(by_alias=True, mode="json", exclude_none=True)

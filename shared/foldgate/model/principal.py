@@ -7,7 +7,7 @@ like a nonexistent one.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final
 
 from foldgate.model.catalog import IndexedTool, Tier
@@ -29,6 +29,14 @@ class Principal:
     # The end user behind the credential whatever its scope (an OAuth issuer + subject, opaque), whose
     # own upstream grants ``per_user`` servers use; None: the credential itself (``key``) is the user.
     subject: str | None = None
+    # Who the caller is in the activity log when ``key`` says too little: ``oauth:<issuer>#<subject>``
+    # for a person signed in at the tenant's issuer. Never a secret; not part of the scope (equality).
+    label: str = field(default="", compare=False)
+
+    @property
+    def who(self) -> str:
+        """The caller as the activity log names it: the label, else the key (a token id, or ``*``)."""
+        return self.label or self.key
 
     @property
     def upstream_subject(self) -> str:

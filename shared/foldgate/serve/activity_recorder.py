@@ -136,7 +136,9 @@ class BufferedRecorder:
                     self._oldest = now
                 self._buffer.append(event)
                 self._counts["recorded"] += 1
-                wake = size + 1 >= self.batch_size or now - self._oldest >= self.max_age_s
+                # The first event of an empty buffer wakes the writer too: idle, it waits without a
+                # timeout and would never start this event's age bound (it sat there until another came).
+                wake = size == 0 or size + 1 >= self.batch_size or now - self._oldest >= self.max_age_s
                 if self._thread is None:
                     self._start()
             if wake:

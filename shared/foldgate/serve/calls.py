@@ -22,6 +22,7 @@ from foldgate.errors import (
 from foldgate.model.caller import calling_as
 from foldgate.model.catalog import IndexedTool
 from foldgate.serve.consent import note_consent_link
+from foldgate.serve.recording import activity_arguments, current, upstream_timer
 from foldgate.serve.results import error_result, json_result
 from foldgate.serve.validation import ValidatorCache
 from foldgate.serve.views import TenantView
@@ -90,7 +91,14 @@ class ToolCaller:
         )
 
     async def call(self, view: TenantView, tool: IndexedTool, arguments: Any) -> dict[str, Any]:
-        """Validate against the stored schema, then proxy to the tool's upstream."""
+        """Validate against the stored schema, then proxy to the tool's upstream.
+
+        Every surface's calls to a tool end here, so here the activity log learns the tool, its tier
+        and how the call ended (:mod:`foldgate.serve.recording`)."""
+        observed = current()
+        if observed is not None:
+            observed.target(tool.server, tool.tool.name, view.tier(tool))
+            observed.arguments = activity_arguments(view.config, arguments)
         awaiting = view.approval(tool)
         if awaiting is not None:
             # Listed and describable, never callable until an operator approves this exact version.
@@ -107,12 +115,14 @@ class ToolCaller:
             return error_result(NotFoundError(f"unknown tool: {tool.published}"))
         try:
             # OAuth upstreams use the grant of this tenant and (per_user servers) this end user.
-            with calling_as(view.catalog.tenant, view.principal.upstream_subject):
+            with calling_as(view.catalog.tenant, view.principal.upstream_subject), upstream_timer():
                 # The annotations decide whether a call lost in transit may be sent again.
-                return await self.upstream.call_tool(
+                result = await self.upstream.call_tool(
                     server, tool.tool.name, arguments or {}, annotations=tool.tool.annotations
                 )
         except UpstreamError as exc:
+            if observed is not None:
+                observed.failed(exc)
             log.warning("tenant %s: %s", view.catalog.tenant, exc.message)
             extra: dict[str, Any] = {}
             if isinstance(exc, UpstreamConsentError) and isinstance(exc.details.get("connect_url"), str):
@@ -124,6 +134,10 @@ class ToolCaller:
                 # The bound that ended the wait and what to do: set by foldgate, never by the upstream.
                 extra = {k: exc.details[k] for k in ("timeout_s", "hint") if k in exc.details}
             return error_result(exc, tool=tool.published, **extra)
+        if observed is not None:
+            # The upstream's own answer: its isError decides, never what its text says.
+            observed.ended("tool_error" if isinstance(result, dict) and result.get("isError") else "ok")
+        return result
 
 
 def _not_an_object(arguments: Any) -> str:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from foldgate.config.source import ConfigSource
 from foldgate.config.tenant import TenantConfig
+from foldgate.model.activity import NullRecorder, Recorder
 from foldgate.model.catalog import CatalogVersion
 from foldgate.model.listing import instructions_text
 from foldgate.model.principal import Principal
@@ -20,6 +21,7 @@ from foldgate.serve.calls import ToolCaller, Upstream
 from foldgate.serve.catalogs import CatalogCache
 from foldgate.serve.offerings import Offered, offered
 from foldgate.serve.paging import ResultPager
+from foldgate.serve.recording import current
 from foldgate.serve.searchers import SearcherCache
 from foldgate.serve.surfaces.base import CallContext, Surface
 from foldgate.serve.surfaces.code import CodeSurface
@@ -50,6 +52,7 @@ class Gateway:
         embedder: Callable[[], Embedder] | None = None,
         hybrid_weight: float = 0.6,
         sandbox: Callable[[], Sandbox] | None = None,
+        recorder: Recorder | None = None,
     ) -> None:
         self.catalogs = (
             catalogs if isinstance(catalogs, CatalogCache) else CatalogCache(catalogs, ttl=catalog_ttl)
@@ -61,6 +64,8 @@ class Gateway:
         self.surfaces: dict[str, Surface] = build_surfaces(sandbox)
         self._views: dict[tuple[Principal, str, str], TenantView] = {}
         self._lock = threading.Lock()
+        # Where the edges hand what agents and operators did (the activity log); none by default.
+        self.recorder: Recorder = recorder if recorder is not None else NullRecorder()
 
     @property
     def upstream(self) -> Upstream:
@@ -152,10 +157,17 @@ class Gateway:
     async def call(
         self, who: str | Principal, name: str, arguments: Any, surface: str = "direct"
     ) -> dict[str, Any]:
-        """Handle a tools/call on a surface; always returns a CallToolResult wire dict."""
+        """Handle a tools/call on a surface; always returns a CallToolResult wire dict.
+
+        The running request's observation (:mod:`foldgate.serve.recording`) learns how the call
+        ended, on whichever surface and whatever answered it."""
         handler = self.surfaces[self.surface_of(who, surface)]
         context = CallContext(self.view(who), self.caller, self.searchers, self.results)
-        return await handler.call(context, name, arguments)
+        result = await handler.call(context, name, arguments)
+        observed = current()
+        if observed is not None:
+            observed.answered(result)
+        return result
 
     async def aclose(self) -> None:
         """Release what the surfaces hold (the agent-code worker)."""

@@ -21,6 +21,7 @@ from foldgate.errors import FoldgateError, NotFoundError, UpstreamError
 from foldgate.model.caller import UpstreamCaller, calling_as
 from foldgate.model.offerings import IndexedItem, Kind
 from foldgate.model.uris import origin_template, origin_uri, publish_uri
+from foldgate.serve.recording import current, upstream_timer
 from foldgate.serve.views import TenantView
 
 __all__ = ["EMPTY_COMPLETION", "Offered", "PromptChangedError", "Requester", "offered"]
@@ -80,7 +81,10 @@ class Offered:
         server = self.servers.get(origin[0]) if origin is not None else None
         if origin is None or server is None or not isinstance(upstream, Requester):
             raise NotFoundError(f"Resource not found: {uri}")
-        with self._caller():
+        observed = current()
+        if observed is not None:
+            observed.target(server.name, origin[1])
+        with self._caller(), upstream_timer():
             result = await upstream.request(server, "resources/read", {"uri": origin[1]})
         contents = result.get("contents")
         if isinstance(contents, list):
@@ -92,6 +96,9 @@ class Offered:
         item = self.prompts.get(name)
         if item is None:
             raise NotFoundError(f"Unknown prompt: {name}")
+        observed = current()
+        if observed is not None:
+            observed.target(item.server, item.upstream_id)
         held = self.view.catalog.withheld.get(item.key)
         # A published prompt with held content is a changed or rejected one: the upstream would serve
         # the unapproved text, so it is refused either way.
@@ -111,7 +118,7 @@ class Offered:
         params: dict[str, Any] = {"name": item.upstream_id}
         if arguments:
             params["arguments"] = dict(arguments)
-        with self._caller():
+        with self._caller(), upstream_timer():
             result = await upstream.request(self.servers[item.server], "prompts/get", params)
         messages = result.get("messages")
         if isinstance(messages, list):

@@ -21,7 +21,7 @@ import anyio
 from pydantic import TypeAdapter, ValidationError
 
 from foldgate.config.tenant import ServerConfig
-from foldgate.errors import UpstreamError, UpstreamTimeoutError
+from foldgate.errors import UpstreamDeadlineError, UpstreamError, UpstreamTimeoutError
 from foldgate.model.deadline import time_left
 from foldgate.upstream.changes import ChangeListener, change_handler, listen_for_changes
 from foldgate.upstream.credentials import (
@@ -378,7 +378,7 @@ class UpstreamClient:
             ) from exc
         # Only the request's deadline leaves the block without an answer or an error.
         assert left is not None
-        raise UpstreamTimeoutError(
+        raise UpstreamDeadlineError(
             f"{server.name}: {waited} {left:.1f}s, the time this request had left before the "
             "gateway's own deadline",
             timeout_s=round(left, 1),

@@ -127,6 +127,8 @@ def test_an_agent_token_or_a_wrong_key_does_not_open_the_console(served: Served)
         ("approvals", "Approvals"),
         ("tokens", "Agent tokens"),
         ("search?query=find+a+contact+by+email", "Search playground"),
+        ("activity", "Activity"),
+        ("audit", "Audit"),
     ],
 )
 def test_every_page_renders_with_strict_headers_and_passes_the_accessibility_check(
@@ -148,9 +150,9 @@ def test_every_page_renders_with_strict_headers_and_passes_the_accessibility_che
 def test_the_fleet_page_shows_each_server_and_reindex_reports_progress_until_done(ui: Ui) -> None:
     page = ui.page
     page.goto("/console/fleet")
-    rows = page.locator("tbody tr th[scope=row]").all_inner_texts()
+    rows = page.locator("table.servers tbody tr th[scope=row]").all_inner_texts()
     assert {r.split()[0] for r in rows} >= {"everything", "crm", "tickets", "git", "time"}
-    assert "healthy" in page.locator("tbody tr", has_text="crm").inner_text()
+    assert "healthy" in page.locator("table.servers tbody tr", has_text="crm").inner_text()
     page.get_by_role("button", name="Reindex now").click()
     page.wait_for_function(
         "() => /Reindex finished/.test(document.getElementById('reindex-status').textContent)"

@@ -36,6 +36,8 @@ __all__ = [
 
 TIERS: Final[tuple[Tier, ...]] = ("read", "write", "destructive")
 SCOPE_TIERS: Final[dict[str, Tier]] = {f"{DEFAULT_SCOPE_PREFIX}{t}": t for t in TIERS}
+# The issuer and the subject are each cut here in a principal's label (the activity log names the caller).
+_LABEL_PART: Final = 200
 SERVER_SCOPE_PREFIX: Final = f"{DEFAULT_SCOPE_PREFIX}server:"
 _MAX_SCOPES: Final = 500
 
@@ -97,8 +99,9 @@ def claims_principal(claims: dict[str, Any], tenant: str, config: OAuthConfig) -
         raise InsufficientScopeError("this token grants no foldgate tier", scope=tier_scope(config))
     tier = max(tiers, key=TIER_RANK.__getitem__)
     scope = frozenset(servers) if servers else None
-    subject = oauth_subject(str(claims.get("iss", "")), str(claims.get("sub", "")))
-    return Principal(tenant, scope, tier, _key(claims, tier, scope), subject)
+    issuer, sub = str(claims.get("iss", "")), str(claims.get("sub", ""))
+    label = f"oauth:{issuer[:_LABEL_PART]}#{sub[:_LABEL_PART]}"
+    return Principal(tenant, scope, tier, _key(claims, tier, scope), oauth_subject(issuer, sub), label)
 
 
 def oauth_subject(issuer: str, sub: str) -> str:

@@ -1,12 +1,14 @@
-"""The console's pages under ``/console``: login, fleet, context budget, approvals, tokens and the search
-playground. Every route sits behind :func:`foldgate.edge.console.web.console_route` (session, Origin
-and CSRF checks first); handlers only validate their own input and render."""
+"""The console's pages under ``/console``: login, fleet, context budget, approvals, tokens, the search
+playground, activity and audit. Every route sits behind :func:`foldgate.edge.console.web.console_route`
+(session, Origin and CSRF checks first); handlers only validate their own input and render."""
 
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
@@ -21,13 +23,15 @@ from foldgate.auth.secrets import verify_operator
 from foldgate.config.file_edit import content_hash, save_settings
 from foldgate.edge.access import source_address
 from foldgate.edge.admin import ApprovalRequest, ReindexRequest, Verdict
+from foldgate.edge.console.activity import activity_view, newer_view
 from foldgate.edge.console.approvals import approvals_view
 from foldgate.edge.console.budget import budget_view, what_if_settings
 from foldgate.edge.console.fleet import Connector, ReindexJobs, fleet_view, start_connect
 from foldgate.edge.console.login_limit import LoginLimit
 from foldgate.edge.console.playground import EngineScores, run_playground
 from foldgate.edge.console.session import COOKIE_NAME, Session, SessionSigner
-from foldgate.edge.console.tokens import issue_token, token_rows
+from foldgate.edge.console.tokens import issue_token, token_rows, token_scope
+from foldgate.edge.console.usage import UsageCache
 from foldgate.edge.console.web import (
     PREFIX,
     STATIC,
@@ -36,10 +40,13 @@ from foldgate.edge.console.web import (
     form_value,
     render,
 )
+from foldgate.edge.operator_audit import DEPLOYMENT, audit, console_actor, operator_key_id
 from foldgate.errors import ConfigError, ConflictError, FoldgateError, NotFoundError
 from foldgate.index.triggers import Reindexer
+from foldgate.model.activity import AuditAction
 from foldgate.serve.gateway import Gateway
 from foldgate.serve.review import approve_reviewed, reject_reviewed
+from foldgate.store.activity.base import ActivityStore
 from foldgate.store.approvals.base import ApprovalStore
 from foldgate.store.signouts.base import SignOutStore
 from foldgate.store.signouts.sqlite import SqliteSignOutStore
@@ -66,6 +73,9 @@ class ConsoleDeps:
     login_limit: LoginLimit | None = None
     # Signed-out sessions, shared by every instance (None: kept in this process only, e.g. benches).
     signouts: SignOutStore | None = None
+    # The activity log (issue 25): the Activity and Audit pages and the fleet's last 24 hours.
+    activity: ActivityStore | None = None
+    clock: Callable[[], float] = time.time
     signer: SessionSigner | None = field(init=False, default=None)
 
     def __post_init__(self) -> None:
@@ -106,6 +116,11 @@ def console_router(deps: ConsoleDeps) -> APIRouter:
     )
     jobs = ReindexJobs(deps.reindex)
     engines = EngineScores(deps.gateway)
+    usage_cache = UsageCache(deps.activity, clock=deps.clock)
+
+    def audited(request: Request, tenant: str, action: AuditAction, **what: str) -> None:
+        """Record an operator action of this request's console session."""
+        audit(deps.gateway.recorder, tenant, action, console_actor(request), **what)
 
     @router.get("")
     def home() -> Response:
@@ -131,16 +146,26 @@ def console_router(deps: ConsoleDeps) -> APIRouter:
         wait = deps.login_limit.attempt(address) if deps.login_limit is not None else 0
         if wait:
             # Limited: the key is not even checked, so neither the answer nor its timing says anything.
+            audited(request, DEPLOYMENT, "console.sign_in_refused", outcome="refused", detail="limited")
             message = f"Too many failed sign-ins; try again in {wait} seconds."
             limited = render(request, "login.html", {"error": message}, 429)
             limited.headers["retry-after"] = str(wait)
             return limited
         # Only the operator key opens the console: an agent token (or anything else) is refused alike.
         if not verify_operator(deps.operator_secret, form_value(request, "operator_key")):
+            audited(request, DEPLOYMENT, "console.sign_in_refused", outcome="refused", detail="wrong key")
             return render(request, "login.html", {"error": "That is not the operator key."}, 401)
         if deps.login_limit is not None:
             deps.login_limit.succeeded(address)
-        value, _ = deps.signer.issue()
+        value, session = deps.signer.issue()
+        actor = console_actor(request, session.sid)
+        audit(
+            deps.gateway.recorder,
+            DEPLOYMENT,
+            "console.sign_in",
+            actor,
+            detail=operator_key_id(deps.operator_secret),
+        )
         response = RedirectResponse(f"{PREFIX}/fleet", 303)
         response.set_cookie(
             COOKIE_NAME,
@@ -163,6 +188,7 @@ def console_router(deps: ConsoleDeps) -> APIRouter:
             deps.signouts.sign_out(session.sid, session.expires_at)
         except FoldgateError:
             raise HTTPException(503, "the sign-out could not be recorded; try again") from None
+        audited(request, DEPLOYMENT, "console.sign_out")
         response = RedirectResponse(f"{PREFIX}/login", 303)
         response.delete_cookie(COOKIE_NAME, path=PREFIX)
         return response
@@ -178,7 +204,13 @@ def console_router(deps: ConsoleDeps) -> APIRouter:
         model = fleet_view(
             deps.gateway, tenant, can_connect=deps.connector is not None, page=page, auth_states=states
         )
-        return _page(request, "fleet.html", tenant, tenants, fleet=model, job=jobs.status(tenant))
+        usage = usage_cache.get(tenant)
+        rows = usage_cache.rows(usage, [s["name"] for s in model["servers"]])
+        as_of = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(usage["as_of"]))
+        usage = {**usage, "rows": rows, "as_of": as_of}
+        return _page(
+            request, "fleet.html", tenant, tenants, fleet=model, usage=usage, job=jobs.status(tenant)
+        )
 
     @router.post("/fleet/reindex")
     async def reindex(request: Request) -> Response:
@@ -188,6 +220,9 @@ def console_router(deps: ConsoleDeps) -> APIRouter:
             raise HTTPException(400, "invalid tenant") from None
         tenant, _ = _tenant(deps, request, body.tenant)
         job = await jobs.start(tenant)
+        refused = job["state"] == "unavailable"
+        audited(request, tenant, "index.reindex", target=tenant, outcome="refused" if refused else "ok",
+                detail=str(job.get("detail") or job["state"]))  # fmt: skip
         if request.headers.get("hx-request") == "true":
             return render(request, "_reindex.html", {"tenant": tenant, "job": job})
         return RedirectResponse(f"{PREFIX}/fleet?tenant={tenant}", 303)
@@ -208,7 +243,11 @@ def console_router(deps: ConsoleDeps) -> APIRouter:
             raise HTTPException(404, "no connect flow for that server")
         url = await start_connect(deps.connector, tenant, server)
         if url is None:
+            audited(
+                request, tenant, "upstream.connect", target=server, outcome="refused", detail="no usable URL"
+            )
             raise HTTPException(502, "the connect flow gave no usable authorization URL")
+        audited(request, tenant, "upstream.connect", target=server, detail="consent started")
         return RedirectResponse(url, 303)
 
     def budget_page(
@@ -251,9 +290,13 @@ def console_router(deps: ConsoleDeps) -> APIRouter:
             except ConfigError as exc:
                 error = exc.message
             else:
+                audited(request, tenant, "config.save", target=Path(deps.config_file).name,
+                        detail="set " + ", ".join(sorted(settings)))  # fmt: skip
                 # Read now, not when the source's cache expires: the next page shows the saved totals.
                 deps.gateway.configs.reload(tenant)
                 return RedirectResponse(f"{PREFIX}/budget?{urlencode({'tenant': tenant, 'saved': '1'})}", 303)
+        audited(request, tenant, "config.save", target=Path(deps.config_file).name, outcome="refused",
+                detail=str(error))  # fmt: skip
         params = {"tenant": tenant, **{k: v for k, v in form.items() if k.startswith("wi_")}}
         refused = budget_page(request, tenant, tenants, params, save_error=error)
         refused.status_code = status
@@ -281,12 +324,16 @@ def console_router(deps: ConsoleDeps) -> APIRouter:
         catalog = deps.gateway.catalog(tenant)
         if deps.approvals is None or catalog is None:
             return approvals_page(request, tenant, tenants, message=None, error="approvals are not available")
+        action: AuditAction = "approval.approve" if verb == "Approved" else "approval.reject"
         try:
             chosen = record(catalog, deps.approvals, tenant, [(t.id, t.hash) for t in body.tools])
         except (NotFoundError, ConflictError) as exc:
+            audited(request, tenant, action, target=body.tools[0].id, outcome="refused", detail=exc.message)
             refused = approvals_page(request, tenant, tenants, message=None, error=exc.message)
             refused.status_code = 409
             return refused
+        for tool in sorted(chosen):
+            audited(request, tenant, action, target=tool, detail=f"content {chosen[tool][:12]}")
         outcome = await deps.reindex(tenant) if deps.reindex is not None else {}
         deps.gateway.invalidate(tenant)
         message = f"{verb} {', '.join(sorted(chosen))}; reindex: {outcome.get('reindex', 'not available')}"
@@ -319,6 +366,10 @@ def console_router(deps: ConsoleDeps) -> APIRouter:
             return tokens_page(request, tenant, tenants, error="tokens are not available")
         token, grant, error = issue_token(deps.tokens, form, tenants)
         created = {"token": token, "id": grant.token_id} if token and grant else None
+        if grant is not None:
+            audited(request, grant.tenant, "token.create", target=grant.token_id, detail=token_scope(grant))
+        else:
+            audited(request, tenant, "token.create", outcome="refused", detail=str(error))
         return tokens_page(request, tenant, tenants, created=created, error=error)
 
     @router.post("/tokens/revoke")
@@ -326,10 +377,15 @@ def console_router(deps: ConsoleDeps) -> APIRouter:
         tenant, tenants = _tenant(deps, request, form_value(request, "tenant"))
         token_id = form_value(request, "token_id")
         if deps.tokens is None or not is_token_id(token_id):
+            audited(request, tenant, "token.revoke", outcome="refused", detail="not a token id")
             return tokens_page(request, tenant, tenants, error="not a token id")
         owned = {g.token_id for g in deps.tokens.list(tenant)}
         if token_id not in owned or not deps.tokens.revoke(token_id):
+            audited(
+                request, tenant, "token.revoke", target=token_id, outcome="refused", detail="no such token"
+            )
             return tokens_page(request, tenant, tenants, error=f"no token {token_id} in this tenant")
+        audited(request, tenant, "token.revoke", target=token_id)
         return tokens_page(request, tenant, tenants, message=f"Revoked {token_id}.")
 
     @router.get("/search")
@@ -344,5 +400,30 @@ def console_router(deps: ConsoleDeps) -> APIRouter:
             [r for r in token_rows(deps.tokens, tenant) if r["state"] == "active"] if deps.tokens else []
         )
         return _page(request, "search.html", tenant, tenants, result=result, choices=choices)
+
+    @router.get("/activity")
+    def activity(request: Request) -> Response:
+        tenant, tenants = _tenant(deps, request)
+        model = activity_view(deps.activity, tenant, request.query_params)
+        return _page(request, "activity.html", tenant, tenants, activity=model)
+
+    @router.get("/activity/new")
+    def activity_new(request: Request) -> Response:
+        tenant, _ = _tenant(deps, request)
+        model = newer_view(deps.activity, tenant, request.query_params)
+        if model["live"] is None:
+            # Not a poll this page can continue (no log, a bad filter): 286 tells htmx to stop polling.
+            return Response(status_code=286)
+        if not model["rows"]:
+            # Nothing new: htmx swaps nothing on 204 and the poller asks again.
+            return Response(status_code=204)
+        return render(request, "_activity_new.html", {"model": model, "tenant": tenant})
+
+    @router.get("/audit")
+    def audit_page(request: Request) -> Response:
+        tenant, tenants = _tenant(deps, request)
+        deployment = request.query_params.get("scope") == "deployment"
+        model = activity_view(deps.activity, tenant, request.query_params, "audit", deployment=deployment)
+        return _page(request, "audit.html", tenant, tenants, audit=model)
 
     return router

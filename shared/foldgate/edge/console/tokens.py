@@ -15,7 +15,7 @@ from foldgate.auth.authority import TokenAuthority
 from foldgate.auth.model import AgentToken, parse_duration
 from foldgate.errors import FoldgateError
 
-__all__ = ["TokenRequest", "issue_token", "token_rows"]
+__all__ = ["TokenRequest", "issue_token", "token_rows", "token_scope"]
 
 
 class TokenRequest(BaseModel):
@@ -55,6 +55,12 @@ def token_rows(authority: TokenAuthority, tenant: str) -> list[dict[str, Any]]:
     ]
     rows.reverse()
     return rows
+
+
+def token_scope(grant: AgentToken) -> str:
+    """What a token grants, in one line (never the token): tier, servers and expiry."""
+    servers = "all servers" if grant.servers is None else ",".join(grant.servers)
+    return f"tier {grant.tier}, {servers}, expires {_when(grant.expires_at)}"
 
 
 def issue_token(

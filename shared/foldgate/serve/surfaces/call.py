@@ -17,6 +17,7 @@ from foldgate.errors import FoldgateError, InvalidRequestError, NotFoundError, W
 from foldgate.model.catalog import IndexedTool, Tier
 from foldgate.model.jsonutil import compact
 from foldgate.model.listing import join_fragments
+from foldgate.serve.recording import current
 from foldgate.serve.results import error_result, json_result, unknown_tool
 from foldgate.serve.surfaces.base import CallContext
 from foldgate.serve.surfaces.describe import DESCRIBE_TOOL, describe
@@ -361,10 +362,15 @@ async def _retrieve(ctx: CallContext, name: str, arguments: Any) -> dict[str, An
 
 async def _call_variant(ctx: CallContext, variant: str, arguments: Any) -> dict[str, Any]:
     tool_name, tool_args = parse_call_arguments(variant, arguments)
+    observed = current()
+    if observed is not None:
+        observed.target("", tool_name)  # the name asked for, until it resolves to a visible tool
     tool = ctx.view.resolve(tool_name)
     if tool is None:
         raise NotFoundError(f"unknown tool: {tool_name}")
     tier = ctx.view.tier(tool)
+    if observed is not None:
+        observed.target(tool.server, tool.tool.name, tier)
     if tier != CALL_VARIANTS[variant]:
         right = VARIANT_OF[tier]
         message = f"{tool.published} is a {tier} tool: call it with {right}, not {variant}"
@@ -372,9 +378,12 @@ async def _call_variant(ctx: CallContext, variant: str, arguments: Any) -> dict[
     result = await ctx.caller.call(ctx.view, tool, tool_args)
     if ctx.results is None:
         return result
-    return ctx.results.truncate(
+    answer = ctx.results.truncate(
         result, limit=ctx.view.config.tool_response_limit, stamp=ctx.view.principal.stamp
     )
+    if observed is not None and answer is not result:
+        observed.cut = True
+    return answer
 
 
 async def _describe(ctx: CallContext, name: str, arguments: Any) -> dict[str, Any]:

@@ -20,6 +20,7 @@ from foldgate.errors import FoldgateError, InvalidRequestError
 from foldgate.model.deadline import time_left
 from foldgate.model.jsonutil import compact
 from foldgate.model.listing import join_fragments
+from foldgate.serve.recording import approx_chars, current, observing_call, result_chars
 from foldgate.serve.results import error_body, error_result, json_result, unknown_tool
 from foldgate.serve.surfaces.base import CallContext
 from foldgate.serve.surfaces.call import RETRIEVE_TOOLS_NAME, SearchSurface, retrieve_tool
@@ -184,6 +185,9 @@ class CodeSurface:
     async def call(self, ctx: CallContext, name: str, arguments: Any) -> dict[str, Any]:
         """code_execution where this process runs code; retrieve_tools and describe_tool as on /mcp/call."""
         if name == CODE_TOOL_NAME and self.can_run and ctx.view.config.code_execution.enabled:
+            observed = current()
+            if observed is not None:
+                observed.suppress()  # a run's calls are its events (see foldgate.serve.recording)
             try:
                 return await self.run(ctx, arguments)
             except FoldgateError as exc:
@@ -209,15 +213,25 @@ class CodeSurface:
             timeout_ms = max(1, int(left * 1000))
 
         async def call_tool(server: str, tool: str, args: Any) -> tuple[bool, Any]:
-            target = (
-                view.resolve(f"{server}:{tool}")
-                if isinstance(server, str) and isinstance(tool, str)
-                else None
-            )
-            if target is None:
-                return False, {"error": f"unknown tool: {server}.{tool}", "error_type": "not_found"}
-            result = await ctx.caller.call(view, target, args)
-            return not result.get("isError"), _payload(result)
+            # Each call is one activity event, of the run's caller, emitted when it ends.
+            with observing_call() as observed:
+                if observed is not None:
+                    observed.work("tools/call", f"{server}:{tool}")
+                    observed.request_bytes = approx_chars(args)
+                target = (
+                    view.resolve(f"{server}:{tool}")
+                    if isinstance(server, str) and isinstance(tool, str)
+                    else None
+                )
+                if target is None:
+                    if observed is not None:
+                        observed.ended("not_found", "not_found")
+                    return False, {"error": f"unknown tool: {server}.{tool}", "error_type": "not_found"}
+                result = await ctx.caller.call(view, target, args)
+                if observed is not None:
+                    observed.answered(result)
+                    observed.response_bytes = result_chars(result)
+                return not result.get("isError"), _payload(result)
 
         limits = RunLimits(
             timeout_ms=timeout_ms,

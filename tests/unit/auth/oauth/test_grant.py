@@ -4,6 +4,7 @@ separate callers and grants."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
@@ -85,3 +86,12 @@ def test_scope_keys_separate_callers_and_grants_and_hide_the_subject() -> None:
     )
     assert "u1" not in a.key
     assert a.key.startswith("oauth-")
+
+
+def test_the_activity_log_names_a_person_by_issuer_and_subject_never_the_token() -> None:
+    principal = _principal(scope="foldgate:read")
+    assert principal.who == f"oauth:{PLAIN.issuer}#u1"
+    # Not part of the scope: two principals that differ only in it are one cache key.
+    assert principal == dataclasses.replace(principal, label="other")
+    long = claims_principal({"iss": PLAIN.issuer, "sub": "s" * 5000, "scope": "foldgate:read"}, "acme", PLAIN)
+    assert len(long.who) < 500
