@@ -66,12 +66,12 @@ def test_only_the_schedule_function_may_send_and_it_holds_nothing_else_of_value(
         sends = [s for s in _statements(name) if any(a.startswith("sqs:Send") for a in _actions(s))]
         if name == "IndexScheduleFunction":
             [send] = sends
-            assert _actions(send) == ["sqs:SendMessage"]
+            assert _actions(send) == ["sqs:SendMessage", "sqs:GetQueueAttributes"]
             assert send["Resource"] == "IndexQueue.Arn"
         else:
             assert sends == [], name
     schedule = [a for s in _statements("IndexScheduleFunction") for a in _actions(s)]
-    assert sorted(schedule) == ["sqs:SendMessage", "ssm:DescribeParameters"]
+    assert sorted(schedule) == ["sqs:GetQueueAttributes", "sqs:SendMessage", "ssm:DescribeParameters"]
     env = _resources()["IndexScheduleFunction"]["Properties"]["Environment"]["Variables"]
     assert env["FOLDGATE_INDEX_QUEUE_URL"] == "IndexQueue"
 

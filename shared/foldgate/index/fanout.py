@@ -83,25 +83,41 @@ class IndexQueue(ABC):
         """Enqueue every message (batched, failed entries retried); StoreError naming how many could
         not be sent when some never were."""
 
+    def backlog(self) -> int | None:
+        """About how many messages wait to be received (None: unknown)."""
+        return None
+
 
 @dataclass(frozen=True)
 class EnqueueResult:
-    """What one schedule enqueued."""
+    """What one schedule enqueued (nothing, when a whole round was still waiting: ``backlog``)."""
 
     trigger: str
     window: str
     tenants: int
+    backlog: int | None = None
 
     def to_doc(self) -> dict[str, Any]:
         """JSON-ready summary (the function's answer and its log line)."""
-        return {"trigger": self.trigger, "window": self.window, "enqueued": self.tenants}
+        doc: dict[str, Any] = {"trigger": self.trigger, "window": self.window, "enqueued": self.tenants}
+        if self.backlog is not None:
+            doc["skipped_for_backlog"] = self.backlog
+        return doc
 
 
 def enqueue_tenants(configs: ConfigSource, queue: IndexQueue, trigger: str, window: str) -> EnqueueResult:
     """List every tenant and enqueue one message each; nothing is indexed here. A tenant name that
-    could never be parsed back is skipped (it cannot be in Parameter Store's path syntax anyway)."""
+    could never be parsed back is skipped (it cannot be in Parameter Store's path syntax anyway).
+
+    While at least one message per tenant still waits in the queue (the consumers are behind a whole
+    round, e.g. a five-minute freshness schedule over more tenants than five minutes index), nothing is
+    added: the waiting round refreshes every tenant anyway, and the backlog never grows past it.
+    """
     if trigger not in TRIGGERS:
         raise InvalidRequestError(f"trigger {trigger!r} does not fan out")
     tenants = [t for t in dict.fromkeys(configs.tenants()) if _TENANT.match(t)]
+    waiting = queue.backlog()
+    if tenants and waiting is not None and waiting >= len(tenants):
+        return EnqueueResult(trigger, window, 0, backlog=waiting)
     queue.send([TenantMessage(t, trigger, window) for t in tenants])
     return EnqueueResult(trigger, window, len(tenants))

@@ -99,6 +99,21 @@ class SqsIndexQueue(IndexQueue):
                 break
         return refused + retry_reasons
 
+    def backlog(self) -> int | None:
+        """The queue's ApproximateNumberOfMessages (visible, not in flight); None when unreadable (the
+        schedule then enqueues as usual)."""
+        # Loaded with the client: only the enqueuing function uses SQS.
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        try:
+            response = self._client.get_queue_attributes(
+                QueueUrl=self.queue_url, AttributeNames=["ApproximateNumberOfMessages"]
+            )
+            return int(response["Attributes"]["ApproximateNumberOfMessages"])
+        except (ClientError, BotoCoreError, KeyError, ValueError) as exc:
+            log.warning("index queue backlog unknown: %s", type(exc).__name__)
+            return None
+
     def send(self, messages: Sequence[TenantMessage]) -> None:
         """Enqueue every message, 10 per call, a few calls at once; StoreError if some never went."""
         entries = [_entry(i, m) for i, m in enumerate(messages)]

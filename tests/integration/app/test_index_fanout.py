@@ -177,6 +177,18 @@ def test_the_schedule_enqueues_one_message_per_tenant_and_indexes_nothing(world:
     assert world.store.tenants() == []
 
 
+def test_a_schedule_adds_nothing_while_a_whole_round_still_waits(world: World) -> None:
+    schedule = world.schedule("schedule_backlog_app")
+    assert schedule(event("schedule.json"), LambdaContext())["enqueued"] == len(TENANTS)
+    behind = schedule(event("freshness.json"), LambdaContext())
+    assert behind["enqueued"] == 0
+    assert behind["skipped_for_backlog"] == len(TENANTS)
+    messages = world.receive()
+    assert len(messages) == len(TENANTS)
+    world.delete(messages[:1])  # less than a round waits: the next schedule enqueues
+    assert schedule(event("freshness.json"), LambdaContext())["enqueued"] == len(TENANTS)
+
+
 def test_the_indexer_refuses_to_run_a_schedule_inline(world: World) -> None:
     indexer = world.indexer()
     for name in ("schedule.json", "freshness.json"):

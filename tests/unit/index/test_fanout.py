@@ -21,11 +21,15 @@ WINDOW = "2026-11-29T21:00:00Z"
 
 
 class Collected(IndexQueue):
-    def __init__(self) -> None:
+    def __init__(self, waiting: int | None = None) -> None:
         self.sent: list[TenantMessage] = []
+        self.waiting = waiting
 
     def send(self, messages: Sequence[TenantMessage]) -> None:
         self.sent.extend(messages)
+
+    def backlog(self) -> int | None:
+        return self.waiting
 
 
 def test_a_message_round_trips() -> None:
@@ -87,3 +91,21 @@ def test_only_a_tenants_own_errors_fail_its_message() -> None:
     assert failure_of(result, "beta") == "cannot write chunks: throttled"
     result.errors["gamma"] = "invalid tenant config in /foldgate/tenants/gamma/config"
     assert failure_of(result, "gamma") == "invalid tenant config in /foldgate/tenants/gamma/config"
+
+
+def test_nothing_is_added_while_a_whole_round_still_waits() -> None:
+    config = parse_tenant_config({"servers": [{"name": "crm", "url": "http://127.0.0.1:9/mcp"}]})
+    configs = StaticConfigSource({"acme": config, "beta": config})
+    behind = Collected(waiting=2)
+    result = enqueue_tenants(configs, behind, "freshness", WINDOW)
+    assert behind.sent == []
+    assert result.to_doc() == {
+        "trigger": "freshness",
+        "window": WINDOW,
+        "enqueued": 0,
+        "skipped_for_backlog": 2,
+    }
+    for waiting in (1, None):  # less than a round, or a depth that could not be read: sent as usual
+        queue = Collected(waiting=waiting)
+        assert enqueue_tenants(configs, queue, "freshness", WINDOW).tenants == 2
+        assert len(queue.sent) == 2
