@@ -70,8 +70,17 @@ def test_only_the_schedule_function_may_send_and_it_holds_nothing_else_of_value(
             assert send["Resource"] == "IndexQueue.Arn"
         else:
             assert sends == [], name
-    schedule = [a for s in _statements("IndexScheduleFunction") for a in _actions(s)]
-    assert sorted(schedule) == ["sqs:GetQueueAttributes", "sqs:SendMessage", "ssm:DescribeParameters"]
+    statements = _statements("IndexScheduleFunction")
+    schedule = [a for s in statements for a in _actions(s)]
+    assert sorted(schedule) == [
+        "dynamodb:Query",
+        "sqs:GetQueueAttributes",
+        "sqs:SendMessage",
+        "ssm:DescribeParameters",
+    ]
+    # Its one table right reads the tenant registry's partition, nothing else.
+    [registry] = [s for s in statements if _actions(s) == ["dynamodb:Query"]]
+    assert registry["Condition"] == {"ForAllValues:StringEquals": {"dynamodb:LeadingKeys": ["TENANTS"]}}
     env = _resources()["IndexScheduleFunction"]["Properties"]["Environment"]["Variables"]
     assert env["FOLDGATE_INDEX_QUEUE_URL"] == "IndexQueue"
 
