@@ -10,7 +10,7 @@ from typing import Any
 from foldgate.dev.bench.moto import patched_environ
 from tests.procs import REPO
 
-__all__ = ["LambdaContext", "event", "load_function"]
+__all__ = ["LambdaContext", "event", "load_function", "sqs_event"]
 
 EVENTS = REPO / "events"
 
@@ -33,6 +33,29 @@ def event(name: str, **changes: Any) -> dict[str, Any]:
     data: dict[str, Any] = json.loads((EVENTS / name).read_text())
     data.update(changes)
     return data
+
+
+def sqs_event(messages: list[dict[str, Any]]) -> dict[str, Any]:
+    """The event an SQS event source mapping hands the function for ``messages`` as ReceiveMessage
+    returned them (AttributeNames and MessageAttributeNames "All"), shaped like events/sqs-index.json."""
+    [template] = event("sqs-index.json")["Records"]
+    records = []
+    for m in messages:
+        attributes = {
+            name: {"stringValue": a.get("StringValue"), "stringListValues": [], "binaryListValues": [],
+                   "dataType": a["DataType"]}
+            for name, a in m.get("MessageAttributes", {}).items()
+        }  # fmt: skip
+        records.append({
+            **template,
+            "messageId": m["MessageId"],
+            "receiptHandle": m["ReceiptHandle"],
+            "body": m["Body"],
+            "attributes": {**template["attributes"], **m.get("Attributes", {})},
+            "messageAttributes": attributes,
+            "md5OfBody": m["MD5OfBody"],
+        })  # fmt: skip
+    return {"Records": records}
 
 
 def load_function(function: str, module_name: str, env: dict[str, str | None] | None = None) -> Any:

@@ -60,6 +60,23 @@ def _cmd_bench_scale_storage(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_bench_scale_indexing(args: argparse.Namespace) -> int:
+    # Loaded per command: the CLI starts fast and each command pays only for what it uses.
+    from foldgate.dev.bench.scale_indexing import format_scale_indexing_report, run_scale_indexing_bench
+
+    try:
+        report = run_scale_indexing_bench(
+            args.corpus, tenants=args.tenants, sample=args.sample, batch=args.batch,
+            concurrency=args.concurrency, replays=args.replays, embedding=args.embedding,
+            upstream_wait_s=args.upstream_wait, sqs_call_ms=args.sqs_call_ms,
+        )  # fmt: skip
+    except FileNotFoundError as exc:
+        print(f"skipped: {exc}")
+        return 0
+    print(json.dumps(report) if args.json else format_scale_indexing_report(report))
+    return 0
+
+
 def _cmd_bench_serve(args: argparse.Namespace) -> int:
     # Loaded per command: the CLI starts fast and each command pays only for what it uses.
     from foldgate.dev.bench.serve import format_serve_report, run_serve_bench
@@ -214,6 +231,30 @@ def add_bench_commands(sub: Any) -> None:
         scs.add_argument(flag, type=kind, help=text)
     scs.add_argument("--json", action="store_true")
     scs.set_defaults(func=_cmd_bench_scale_storage)
+    scale = bench_sub.add_parser(
+        "scale-indexing",
+        help="fan-out indexing: enqueue time, tenants per invocation, 10,000-tenant projection",
+    )
+    scale.add_argument(
+        "--corpus", help="catalog the tenants' servers come from (default: ../shared livemcpbench)"
+    )
+    scale.add_argument("--tenants", type=int, default=2000, help="tenants configured and enqueued")
+    scale.add_argument("--sample", type=int, default=48, help="tenants indexed through the consumer")
+    scale.add_argument("--batch", type=int, default=4, help="messages per invocation (IndexBatchSize)")
+    scale.add_argument(
+        "--concurrency", type=int, default=30, help="instances at once (IndexQueueConcurrency)"
+    )
+    scale.add_argument("--replays", type=int, default=3, help="replay processes shared by the tenants")
+    scale.add_argument("--embedding", choices=["local", "none"], default="local")
+    scale.add_argument(
+        "--upstream-wait", type=float, default=2.0,
+        help="seconds a batch waits on real upstreams in the Lambda projection (replays answer at once)",
+    )  # fmt: skip
+    scale.add_argument(
+        "--sqs-call-ms", type=float, default=25.0, help="SendMessageBatch latency on SQS (the projection's)"
+    )
+    scale.add_argument("--json", action="store_true")
+    scale.set_defaults(func=_cmd_bench_scale_indexing)
     call = bench_sub.add_parser("call", help="proxied tool call vs a direct session")
     call.add_argument("--calls", type=int, default=100, help="sequential calls per side")
     call.add_argument("--callers", type=int, default=32, help="concurrent callers")

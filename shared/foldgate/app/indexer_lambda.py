@@ -1,5 +1,10 @@
 """The IndexerFunction's body: dependencies built once per instance, one index job per invocation.
 
+Two kinds of invocation: a direct one (a Parameter Store change, the admin API's reindex, an upstream
+webhook: one tenant, low latency) and a batch from the index queue (the schedules' fan-out, see
+:mod:`foldgate.index.fanout` and :mod:`foldgate.app.indexer_batch`). A run over every tenant is never
+made here: the schedules enqueue one message per tenant instead (:mod:`foldgate.app.schedule_lambda`).
+
 Observability is Powertools': structured logs (the package's own loggers included), X-Ray traces and
 CloudWatch metrics in embedded metric format (tools indexed, upstream failures, catalog bytes, duration).
 """
@@ -11,6 +16,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from foldgate.app.indexer_batch import build_batch_handler, is_sqs_batch
 from foldgate.app.wiring import (
     open_approvals,
     open_configs,
@@ -20,9 +26,10 @@ from foldgate.app.wiring import (
     open_upstream_oauth,
 )
 from foldgate.config.settings import Settings
-from foldgate.errors import FoldgateError
+from foldgate.errors import FoldgateError, InvalidRequestError
+from foldgate.index.consumer import QueueConsumer
 from foldgate.index.indexer import Indexer
-from foldgate.index.job import IndexJob, JobResult, parse_index_event
+from foldgate.index.job import IndexJob, IndexRequest, JobResult, parse_index_event
 
 __all__ = ["build_indexer_handler"]
 
@@ -43,6 +50,24 @@ def _record(metrics: Any, result: JobResult, elapsed_ms: float) -> None:
     metrics.add_metric("ConfigErrors", MetricUnit.Count, len(result.errors))
     metrics.add_metric("ConfigFindings", MetricUnit.Count, sum(len(f) for f in result.findings.values()))
     metrics.add_metric("IndexDuration", MetricUnit.Milliseconds, elapsed_ms)
+
+
+def _failed(metrics: Any) -> None:
+    # Loaded on the first invocation that needs it, keeping the init phase short.
+    from aws_lambda_powertools.metrics import MetricUnit
+
+    # A queued tenant whose run failed (retried by the queue, then dead-lettered).
+    metrics.add_metric("TenantFailures", MetricUnit.Count, 1)
+
+
+def _direct(request: IndexRequest) -> IndexRequest:
+    """The request a direct invoke may run: never every tenant at once (that is the queue's)."""
+    if request.tenants is None:
+        raise InvalidRequestError(
+            f"a {request.trigger} run over every tenant is fanned out through the index queue "
+            "(the schedule function enqueues one message per tenant), never run in one invocation"
+        )
+    return request
 
 
 def build_indexer_handler(settings: Settings | None = None) -> LambdaHandler:
@@ -68,14 +93,25 @@ def build_indexer_handler(settings: Settings | None = None) -> LambdaHandler:
     # One loop per instance, reused by warm invocations, never installed as the thread's current loop
     # (asyncio.run would close it and leave the thread without one).
     loop = asyncio.new_event_loop()
+    consumer = QueueConsumer(job, concurrency=settings.index_batch_concurrency)
+    batch = build_batch_handler(
+        consumer,
+        loop,
+        logger=logger,
+        report=lambda result, elapsed_ms: _record(metrics, result, elapsed_ms),
+        failed=lambda: _failed(metrics),
+        max_receives=settings.index_max_receives,
+    )
 
     @logger.inject_lambda_context(log_event=False)
     @tracer.capture_lambda_handler(capture_response=False)
     @metrics.log_metrics
     def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        if is_sqs_batch(event):
+            return batch(event, context)
         started = time.monotonic()
         try:
-            request = parse_index_event(event, config_prefix=settings.config_prefix)
+            request = _direct(parse_index_event(event, config_prefix=settings.config_prefix))
         except FoldgateError as exc:
             logger.error("rejected indexer event", extra={"reason": exc.message})
             # Loaded on the first invocation that needs it, keeping the init phase short.

@@ -100,6 +100,13 @@ class Settings(Strict):
     # Lambda context, not from here.
     serve_timeout_s: float | None = Field(default=None, gt=0, le=900)
     index_concurrency: int = 8
+    # Fan-out indexing (foldgate.index.fanout): the queue the schedule function sends one message per
+    # tenant to (its URL; only that function has it), how many tenants of a queue batch the
+    # IndexerFunction runs at once, and the redrive policy's maxReceiveCount (the receive that fails
+    # for the last time logs that the message goes to the dead-letter queue).
+    index_queue_url: str | None = None
+    index_batch_concurrency: int = Field(default=4, ge=1, le=10)
+    index_max_receives: int = Field(default=3, ge=1, le=1000)
     catalog_cache_seconds: float = 10.0
     max_body_bytes: int = 1_048_576
     log_level: str = "INFO"

@@ -31,7 +31,7 @@ from mcp.client.streamable_http import streamable_http_client
 from foldgate.dev.bench.moto import patched_environ
 from tests.aws import create_table_from_template
 from tests.helpers import error_of
-from tests.lambdas import LambdaContext, event, load_function
+from tests.lambdas import LambdaContext, event, load_function, sqs_event
 from tests.procs import Replay, everything_server, replay
 
 ACME = {"direct_tool_response_mode": "deferred", "tool_response_limit": 1000}
@@ -112,7 +112,8 @@ def stack(moto_endpoint: str, tmp_path_factory: pytest.TempPathFactory) -> Itera
 
 @pytest.fixture(scope="module")
 def indexed(stack: Stack) -> dict[str, Any]:
-    result = stack.indexer(event("schedule.json"), LambdaContext())
+    # Every tenant, directly (the schedule fans out through the index queue: test_index_fanout.py).
+    result = stack.indexer({"action": "reindex", "tenants": ["acme", "beta"]}, LambdaContext())
     assert result["errors"] == {}, result
     return result
 
@@ -142,7 +143,7 @@ def listed(stack: Stack, tenant: str = "acme", handler: Handler | None = None) -
     return {t["name"]: t for t in body["result"]["tools"]}
 
 
-def test_schedule_indexes_every_tenant_into_dynamodb(stack: Stack, indexed: dict[str, Any]) -> None:
+def test_a_reindex_indexes_every_named_tenant_into_dynamodb(stack: Stack, indexed: dict[str, Any]) -> None:
     acme, beta = indexed["tenants"]["acme"], indexed["tenants"]["beta"]
     assert acme["changed"]
     assert acme["failed_servers"] == 0
@@ -343,10 +344,18 @@ def test_server_and_freshness_events_reindex_only_what_changed(stack: Stack, ind
     assert list(result["tenants"]) == ["acme"]
     assert set(result["tenants"]["acme"]["servers"]) == {"crm", "tickets", "everything"}
     assert result["tenants"]["acme"]["changed"] is False  # crm's listing is what the catalog holds
-    fresh = stack.indexer(event("freshness.json"), LambdaContext())
-    assert fresh["trigger"] == "freshness"
-    assert fresh["errors"] == {}
-    assert fresh["tenants"] == {}  # nothing changed upstream: nothing listed twice, nothing published
+    pointer = boto3.client("dynamodb", region_name="us-east-1").get_item(
+        TableName=stack.table, Key={"pk": {"S": "TENANT#acme"}, "sk": {"S": "CURRENT"}}
+    )["Item"]["version"]["S"]
+    # The freshness schedule's message for acme, as the index queue delivers it.
+    body = json.dumps({"tenant": "acme", "trigger": "freshness", "window": "2026-11-29T21:05:00Z"})
+    message = {"MessageId": str(uuid.uuid4()), "ReceiptHandle": "r", "Body": body, "MD5OfBody": "m"}
+    fresh = stack.indexer(sqs_event([message]), LambdaContext())
+    assert fresh == {"batchItemFailures": []}
+    after = boto3.client("dynamodb", region_name="us-east-1").get_item(
+        TableName=stack.table, Key={"pk": {"S": "TENANT#acme"}, "sk": {"S": "CURRENT"}}
+    )["Item"]["version"]["S"]
+    assert after == pointer  # nothing changed upstream: nothing published
 
 
 def hook_event(tenant: str, server: str, body: bytes, headers: dict[str, str]) -> dict[str, Any]:

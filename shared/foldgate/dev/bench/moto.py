@@ -80,6 +80,7 @@ def aws_env(endpoint: str, region: str = "us-east-1") -> dict[str, str | None]:
         "AWS_ENDPOINT_URL": endpoint,
         "AWS_ENDPOINT_URL_DYNAMODB": None,
         "AWS_ENDPOINT_URL_SSM": None,
+        "AWS_ENDPOINT_URL_SQS": None,
         "AWS_CONFIG_FILE": os.devnull,
         "AWS_SHARED_CREDENTIALS_FILE": os.devnull,
         "AWS_EC2_METADATA_DISABLED": "true",
