@@ -68,7 +68,7 @@ def open_observation(
     the request does work."""
     observation = Observation(
         recorder, principal.tenant, surface_label(path), principal=principal.who, started=started,
-        request_id=request_id(scope), request_bytes=len(body),
+        request_ids=lambda: request_id(scope), request_bytes=len(body),
     )  # fmt: skip
     header = request.headers.get("mcp-protocol-version")
     if header in MODERN_PROTOCOL_VERSIONS:
