@@ -27,10 +27,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from foldgate.auth.secrets import verify_operator
 from foldgate.edge.access import source_address
 from foldgate.edge.connect import add_connect_routes, auth_states
-from foldgate.edge.operator_audit import audit, operator_actor
+from foldgate.edge.operator_audit import DEPLOYMENT, audit, operator_actor
 from foldgate.errors import ConflictError, FoldgateError, NotFoundError
 from foldgate.index.triggers import Reindexer
-from foldgate.model.activity import AuditAction
+from foldgate.model.activity import Actor, AuditAction
 from foldgate.model.catalog import CatalogVersion
 from foldgate.serve.gateway import Gateway
 from foldgate.serve.review import approve_reviewed, held_tools, reject_reviewed
@@ -73,9 +73,12 @@ class ApprovalRequest(_Body):
     tools: list[ToolApproval] = Field(min_length=1, max_length=1000)
 
 
-def _operator(secret: bytes | None, limit: LoginLimit | None) -> Callable[[Request], JSONResponse | None]:
+def _operator(
+    secret: bytes | None, limit: LoginLimit | None, refused: Callable[[Request], None] | None = None
+) -> Callable[[Request], JSONResponse | None]:
     """The operator check: None when the request carries the credential, else the answer to give
-    (401 without it, 429 with Retry-After while ``limit`` refuses the client's attempts)."""
+    (401 without it, 429 with Retry-After while ``limit`` refuses the client's attempts).
+    ``refused`` hears of each wrong credential (not of the limited attempts: those are not checked)."""
 
     def check(request: Request) -> JSONResponse | None:
         if secret is None:
@@ -90,6 +93,8 @@ def _operator(secret: bytes | None, limit: LoginLimit | None) -> Callable[[Reque
         scheme, _, presented = request.headers.get("authorization", "").partition(" ")
         # verify_operator compares SHA-256 digests: equal lengths, so the timing tells nothing of the key.
         if scheme.lower() != "bearer" or not verify_operator(secret, presented.strip()):
+            if refused is not None:
+                refused(request)
             headers = {"www-authenticate": "Bearer"}
             return JSONResponse({"detail": "operator credential required"}, 401, headers=headers)
         if limit is not None:
@@ -147,7 +152,15 @@ def admin_router(
 ) -> APIRouter:
     """The ``/api/v1`` routes for one gateway (with ``oauth``, connecting OAuth upstreams too);
     ``operator_limit`` limits wrong operator credentials (share the console's, see the module doc)."""
-    check = _operator(operator_secret, operator_limit)
+
+    def refused(request: Request) -> None:
+        # The operator key guards the console's sign-in and this API alike: a wrong one is a refused
+        # sign-in wherever it is tried (limited the same way, see the module doc).
+        actor = Actor("operator_key", "", source_address(request))
+        audit(gateway.recorder, DEPLOYMENT, "console.sign_in_refused", actor, outcome="refused",
+              detail="admin API: wrong operator credential")  # fmt: skip
+
+    check = _operator(operator_secret, operator_limit, refused)
     router = APIRouter(prefix="/api/v1", route_class=_guarded_route(check), tags=["admin"])
     _add_docs(router)
 
