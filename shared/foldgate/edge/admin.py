@@ -73,12 +73,10 @@ class ApprovalRequest(_Body):
     tools: list[ToolApproval] = Field(min_length=1, max_length=1000)
 
 
-def _operator(
-    secret: bytes | None, limit: LoginLimit | None, refused: Callable[[Request], None] | None = None
-) -> Callable[[Request], JSONResponse | None]:
+def _operator(secret: bytes | None, limit: LoginLimit | None) -> Callable[[Request], JSONResponse | None]:
     """The operator check: None when the request carries the credential, else the answer to give
-    (401 without it, 429 with Retry-After while ``limit`` refuses the client's attempts).
-    ``refused`` hears of each wrong credential (not of the limited attempts: those are not checked)."""
+    (401 without it, 429 with Retry-After while ``limit`` refuses the client's attempts). Each wrong
+    credential is a refused sign-in in the activity log (the limited attempts are not checked)."""
 
     def check(request: Request) -> JSONResponse | None:
         if secret is None:
@@ -93,8 +91,7 @@ def _operator(
         scheme, _, presented = request.headers.get("authorization", "").partition(" ")
         # verify_operator compares SHA-256 digests: equal lengths, so the timing tells nothing of the key.
         if scheme.lower() != "bearer" or not verify_operator(secret, presented.strip()):
-            if refused is not None:
-                refused(request)
+            _refused_sign_in(request)
             headers = {"www-authenticate": "Bearer"}
             return JSONResponse({"detail": "operator credential required"}, 401, headers=headers)
         if limit is not None:
@@ -102,6 +99,16 @@ def _operator(
         return None
 
     return check
+
+
+def _refused_sign_in(request: Request) -> None:
+    """A wrong operator credential, recorded by the app's gateway: the key guards the console's sign-in
+    and this API alike, so a wrong one is a refused sign-in wherever it is tried."""
+    gateway = getattr(request.app.state, "gateway", None)
+    if isinstance(gateway, Gateway):
+        actor = Actor("operator_key", "", source_address(request))
+        audit(gateway.recorder, DEPLOYMENT, "console.sign_in_refused", actor, outcome="refused",
+              detail="admin API: wrong operator credential")  # fmt: skip
 
 
 def _guarded_route(check: Callable[[Request], JSONResponse | None]) -> type[APIRoute]:
@@ -152,15 +159,7 @@ def admin_router(
 ) -> APIRouter:
     """The ``/api/v1`` routes for one gateway (with ``oauth``, connecting OAuth upstreams too);
     ``operator_limit`` limits wrong operator credentials (share the console's, see the module doc)."""
-
-    def refused(request: Request) -> None:
-        # The operator key guards the console's sign-in and this API alike: a wrong one is a refused
-        # sign-in wherever it is tried (limited the same way, see the module doc).
-        actor = Actor("operator_key", "", source_address(request))
-        audit(gateway.recorder, DEPLOYMENT, "console.sign_in_refused", actor, outcome="refused",
-              detail="admin API: wrong operator credential")  # fmt: skip
-
-    check = _operator(operator_secret, operator_limit, refused)
+    check = _operator(operator_secret, operator_limit)
     router = APIRouter(prefix="/api/v1", route_class=_guarded_route(check), tags=["admin"])
     _add_docs(router)
 
