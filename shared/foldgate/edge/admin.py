@@ -28,10 +28,10 @@ from foldgate.auth.secrets import verify_operator
 from foldgate.edge.access import source_address
 from foldgate.edge.admin_activity import add_activity_routes
 from foldgate.edge.connect import add_connect_routes, auth_states
-from foldgate.edge.operator_audit import audit, operator_actor
+from foldgate.edge.operator_audit import DEPLOYMENT, audit, operator_actor
 from foldgate.errors import ConflictError, FoldgateError, NotFoundError
 from foldgate.index.triggers import Reindexer
-from foldgate.model.activity import AuditAction
+from foldgate.model.activity import Actor, AuditAction
 from foldgate.model.catalog import CatalogVersion
 from foldgate.serve.gateway import Gateway
 from foldgate.serve.review import approve_reviewed, held_tools, reject_reviewed
@@ -77,7 +77,8 @@ class ApprovalRequest(_Body):
 
 def _operator(secret: bytes | None, limit: LoginLimit | None) -> Callable[[Request], JSONResponse | None]:
     """The operator check: None when the request carries the credential, else the answer to give
-    (401 without it, 429 with Retry-After while ``limit`` refuses the client's attempts)."""
+    (401 without it, 429 with Retry-After while ``limit`` refuses the client's attempts). Each wrong
+    credential is a refused sign-in in the activity log (the limited attempts are not checked)."""
 
     def check(request: Request) -> JSONResponse | None:
         if secret is None:
@@ -92,6 +93,7 @@ def _operator(secret: bytes | None, limit: LoginLimit | None) -> Callable[[Reque
         scheme, _, presented = request.headers.get("authorization", "").partition(" ")
         # verify_operator compares SHA-256 digests: equal lengths, so the timing tells nothing of the key.
         if scheme.lower() != "bearer" or not verify_operator(secret, presented.strip()):
+            _refused_sign_in(request)
             headers = {"www-authenticate": "Bearer"}
             return JSONResponse({"detail": "operator credential required"}, 401, headers=headers)
         if limit is not None:
@@ -99,6 +101,16 @@ def _operator(secret: bytes | None, limit: LoginLimit | None) -> Callable[[Reque
         return None
 
     return check
+
+
+def _refused_sign_in(request: Request) -> None:
+    """A wrong operator credential, recorded by the app's gateway: the key guards the console's sign-in
+    and this API alike, so a wrong one is a refused sign-in wherever it is tried."""
+    gateway = getattr(request.app.state, "gateway", None)
+    if isinstance(gateway, Gateway):
+        actor = Actor("operator_key", "", source_address(request))
+        audit(gateway.recorder, DEPLOYMENT, "console.sign_in_refused", actor, outcome="refused",
+              detail="admin API: wrong operator credential")  # fmt: skip
 
 
 def _guarded_route(check: Callable[[Request], JSONResponse | None]) -> type[APIRoute]:

@@ -16,7 +16,7 @@ defence against an exception.
 from __future__ import annotations
 
 import logging
-import uuid
+import os
 from typing import Final
 
 from fastapi.responses import JSONResponse
@@ -54,7 +54,8 @@ def request_id(scope: Scope) -> str:
         return known
     context = scope.get("aws.context")
     rid = getattr(context, "aws_request_id", None)
-    rid = rid if isinstance(rid, str) and rid else uuid.uuid4().hex
+    # 32 random hex digits, as uuid4().hex but a quarter of its cost (it is made for every event).
+    rid = rid if isinstance(rid, str) and rid else os.urandom(16).hex()
     scope[_REQUEST_ID] = rid
     return rid
 

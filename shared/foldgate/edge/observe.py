@@ -68,7 +68,7 @@ def open_observation(
     the request does work."""
     observation = Observation(
         recorder, principal.tenant, surface_label(path), principal=principal.who, started=started,
-        request_id=request_id(scope), request_bytes=len(body),
+        request_ids=lambda: request_id(scope), request_bytes=len(body),
     )  # fmt: skip
     header = request.headers.get("mcp-protocol-version")
     if header in MODERN_PROTOCOL_VERSIONS:
@@ -148,11 +148,18 @@ def record_refusal(
     refused: tuple[Outcome, str, Principal | None, str],
 ) -> None:
     """The event of a request refused before the gateway, when it asked for work. ``refused`` is
-    (outcome, detail, the caller when known, the tenant to record it under otherwise)."""
+    (outcome, detail, the caller when known, the tenant to record it under otherwise).
+
+    A source address over its own limit is not recorded: nobody is known yet, and an anonymous flood
+    must not turn into as many store writes. The refusals that brought it there were (at most the
+    source limit's worth per address), and a known caller's own rate limit is.
+    """
+    outcome, detail, principal, tenant = refused
+    if outcome == "rate_limited" and principal is None:
+        return
     work = work_of(body)
     if work is None:
         return
-    outcome, detail, principal, tenant = refused
     observation = Observation(
         recorder, principal.tenant if principal is not None else tenant, surface_label(path),
         principal=principal.who if principal is not None else "", started=started,

@@ -21,6 +21,7 @@ import html
 import logging
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Final
 
 from fastapi import APIRouter, Request
@@ -41,6 +42,7 @@ from foldgate.auth.connect_links import (
 from foldgate.config.oauth import OAuthConfig
 from foldgate.config.tenant import ServerConfig
 from foldgate.edge.forms import read_form
+from foldgate.edge.operator_audit import audit, browser_actor
 from foldgate.errors import AuthError, FoldgateError, NotFoundError
 from foldgate.serve.gateway import Gateway
 from foldgate.upstream.oauth.consent import start_consent
@@ -143,6 +145,13 @@ def add_user_connect_routes(
             return None
         return issuers(link.tenant)
 
+    def connecting(request: Request, link: ConnectLink, outcome: str, detail: str) -> None:
+        """A person's confirmation of a connect link, as an audit event of their browser (``who``:
+        the identity the grant will serve, an opaque subject or a token id, never a credential)."""
+        actor = replace(browser_actor(request), who=link.subject)
+        audit(gateway.recorder, link.tenant, "upstream.connect", actor, target=link.server,
+              outcome=outcome, detail=detail)  # fmt: skip
+
     def verified(params: dict[str, str]) -> ConnectLink | HTMLResponse:
         if link_secret is None:
             return _refused("Not available", "Per-user connect links are not enabled.", 404)
@@ -208,6 +217,7 @@ def add_user_connect_routes(
         assert link_secret is not None  # verified() refused otherwise
         cookie = browser_cookie(request, oauth)
         if cookie is None or not verify_form_token(link_secret, cookie, link.nonce, form.get("csrf", "")):
+            connecting(request, link, "refused", "not confirmed in the browser the link was opened in")
             text = "This confirmation did not come from the page this browser was shown: open the link again."
             return _refused("Not confirmed", text, 403)
         server = per_user_server(link)
@@ -219,7 +229,9 @@ def add_user_connect_routes(
                     "(oauth.login.client_id): ask the operator to configure one.")  # fmt: skip
             return _refused("Not available", text, 409)
         if not oauth.store.use_link(link.nonce, link.expires_at + _USED_MARGIN_S):
+            connecting(request, link, "refused", "link already used")
             return _refused("Link already used", _USED, 410)
+        connecting(request, link, "ok", "per-user link confirmed")
         bound = browser_hash(cookie)
         try:
             if issuer is not None:

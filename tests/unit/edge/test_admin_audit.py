@@ -87,13 +87,16 @@ async def test_reindex_approve_and_reject_are_events_of_the_operator_key(
     assert OPERATOR not in "\n".join(r.getMessage() for r in caplog.records)
 
 
-async def test_refused_credentials_act_on_nothing_and_record_nothing(
+async def test_a_wrong_operator_credential_is_a_refused_sign_in_and_acts_on_nothing(
     admin: tuple[httpx2.AsyncClient, ListRecorder],
 ) -> None:
     http, recorder = admin
-    wrong = {"authorization": "Bearer not-the-key"}
+    wrong = {"authorization": "Bearer not-the-key-CANARY"}
     assert (await http.post("/api/v1/reindex", json={"tenant": "default"}, headers=wrong)).status_code == 401
-    assert recorder.events == []
+    [event] = recorder.audits
+    assert (event.tenant, event.action, event.outcome) == ("*", "console.sign_in_refused", "refused")
+    assert (event.actor.via, event.actor.who, event.actor.source) == ("operator_key", "", "198.51.100.7")
+    assert "not-the-key-CANARY" not in recorder.text()
 
 
 async def test_the_apps_recorder_takes_agents_calls_and_operators_actions_alike() -> None:

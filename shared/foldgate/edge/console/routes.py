@@ -146,7 +146,8 @@ def console_router(deps: ConsoleDeps) -> APIRouter:
         wait = deps.login_limit.attempt(address) if deps.login_limit is not None else 0
         if wait:
             # Limited: the key is not even checked, so neither the answer nor its timing says anything.
-            audited(request, DEPLOYMENT, "console.sign_in_refused", outcome="refused", detail="limited")
+            # Not recorded: the wrong keys that brought the address here were, and a flood of limited
+            # attempts must not become as many store writes.
             message = f"Too many failed sign-ins; try again in {wait} seconds."
             limited = render(request, "login.html", {"error": message}, 429)
             limited.headers["retry-after"] = str(wait)
