@@ -24,10 +24,9 @@ def _recorder(settings: Any) -> Recorder:
     """Where the CLI's operator actions are recorded: the deployment's activity log (its recorder is
     opened per command and closed, so flushed, before the command exits)."""
     # Loaded per command: the CLI starts fast and each command pays only for what it uses.
-    from foldgate.model.activity import NullRecorder
+    from foldgate.app.wiring import open_activity
 
-    del settings  # the activity log's wiring opens it from the settings
-    return NullRecorder()
+    return open_activity(settings)
 
 
 def _cli_actor() -> Actor:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -11,6 +12,7 @@ from dataclasses import dataclass
 from fastapi import FastAPI
 
 from foldgate.app.wiring import (
+    activity_arguments_key,
     connect_link_secret,
     lazy_embedder,
     open_access,
@@ -140,6 +142,7 @@ def build_local(
         embedder=lazy_embedder(settings),
         hybrid_weight=settings.hybrid_weight,
         sandbox=open_sandbox(settings),
+        arguments_key=functools.cache(lambda: activity_arguments_key(settings)),
     )
     # One recorder for the process: closed (what is buffered written) when the app shuts down.
     activity = open_activity_store(settings)

@@ -7,6 +7,7 @@ an instance loads only the backends its settings name.
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 from collections.abc import Callable
@@ -480,6 +481,8 @@ def build_mcp_app(settings: Settings, *, reindex: Reindexer | None = None, admin
         embedder=lazy_embedder(settings),
         hybrid_weight=settings.hybrid_weight,
         sandbox=open_sandbox(settings),
+        # Made on the first call of a tenant that keeps arguments hashed (a secret read, off cold start).
+        arguments_key=functools.cache(lambda: activity_arguments_key(settings)),
     )
     if reindex is None and settings.indexer_function:
         # Loaded only where the settings pick this part: a cold start pays for nothing else.

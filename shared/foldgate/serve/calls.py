@@ -7,7 +7,7 @@ Whatever surface a call arrives on (a direct ``tools/call``, a ``call_tool_*`` v
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from foldgate.config.tenant import ServerConfig
@@ -53,9 +53,11 @@ class Upstream(Protocol):
 class ToolCaller:
     """Validates and proxies calls to visible tools; validators are compiled once per schema hash."""
 
-    def __init__(self, upstream: Upstream) -> None:
+    def __init__(self, upstream: Upstream, *, arguments_key: Callable[[], bytes] | None = None) -> None:
         self.upstream = upstream
         self.validators = ValidatorCache()
+        # The key a tenant's hashed arguments are digested with (None: arguments are never kept).
+        self.arguments_key = arguments_key
 
     def check_arguments(self, tool: IndexedTool, arguments: Any) -> dict[str, Any] | None:
         """The self-healing error result when arguments fail the real schema, None when they pass.
@@ -98,7 +100,9 @@ class ToolCaller:
         observed = current()
         if observed is not None:
             observed.target(tool.server, tool.tool.name, view.tier(tool))
-            observed.arguments = activity_arguments(view.config, arguments)
+            observed.arguments = activity_arguments(
+                view.config, arguments, tenant=view.catalog.tenant, key=self.arguments_key
+            )
         awaiting = view.approval(tool)
         if awaiting is not None:
             # Listed and describable, never callable until an operator approves this exact version.

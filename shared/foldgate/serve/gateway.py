@@ -53,12 +53,13 @@ class Gateway:
         hybrid_weight: float = 0.6,
         sandbox: Callable[[], Sandbox] | None = None,
         recorder: Recorder | None = None,
+        arguments_key: Callable[[], bytes] | None = None,
     ) -> None:
         self.catalogs = (
             catalogs if isinstance(catalogs, CatalogCache) else CatalogCache(catalogs, ttl=catalog_ttl)
         )
         self.configs = configs
-        self.caller = ToolCaller(upstream)
+        self.caller = ToolCaller(upstream, arguments_key=arguments_key)
         self.searchers = SearcherCache(embedder, hybrid_weight=hybrid_weight)
         self.results = results
         self.surfaces: dict[str, Surface] = build_surfaces(sandbox)

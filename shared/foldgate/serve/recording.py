@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterator, Mapping
 from contextvars import ContextVar
 from typing import Any, Final
 
+from foldgate.config.tenant import TenantConfig
 from foldgate.errors import (
     FoldgateError,
     UpstreamBusyError,
@@ -108,16 +109,22 @@ def _cut(text: str) -> str:
     return text if len(text) <= _MAX_TEXT else text[: _MAX_TEXT - 1] + "…"
 
 
-def activity_arguments(config: Any, arguments: Any) -> Any:
+def activity_arguments(
+    config: TenantConfig, arguments: Any, *, tenant: str, key: Callable[[], bytes] | None
+) -> Any:
     """What an event keeps of a call's arguments: nothing, unless the tenant chose otherwise.
 
-    The one place a call's raw arguments meet the activity log. By default (no ``activity`` section
-    in the tenant's config) nothing is kept; a tenant's ``activity.arguments: hashed | redacted``
-    policy (the activity store's policy module) turns them into a digest or a value-free shape here,
-    and nowhere else.
+    The one place a call's raw arguments meet the activity log. By default (``activity.arguments:
+    none``) nothing is kept; ``hashed`` or ``redacted`` turn them into a keyed digest or a value-free
+    shape (:mod:`foldgate.serve.activity_arguments`), made with ``key()`` (None: nothing is kept).
     """
-    del config, arguments  # the default keeps nothing of them
-    return None
+    policy = config.activity.arguments
+    if policy == "none" or key is None:
+        return None
+    # Loaded only for a tenant that keeps its calls' arguments: every other call never pays for it.
+    from foldgate.serve.activity_arguments import recorded_arguments
+
+    return recorded_arguments(arguments, policy, key=key(), tenant=tenant)
 
 
 def result_chars(result: Any) -> int:
