@@ -115,7 +115,8 @@ def add_activity_routes(router: APIRouter, store: ActivityStore | None) -> None:
     )
     def activity(
         request: Request,
-        tenant: Annotated[str, Query(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")],
+        # "*": the deployment's own events (console sign-ins and sign-outs), which belong to no tenant.
+        tenant: Annotated[str, Query(pattern=r"^(\*|[A-Za-z0-9][A-Za-z0-9_.-]{0,127})$")],
         kind: Literal["call", "audit"] = "call",
         server: Filter = None,
         tool: Filter = None,

@@ -246,3 +246,13 @@ async def test_a_long_export_ends_with_the_cursor_to_continue_from(
         assert len(lines) < 40
         cursor = lines[-1]["cursor"]
     assert exported == [e.event_id for e in reversed(events)]
+
+
+async def test_the_deployments_own_events_are_listed_under_the_star_tenant(api: Api) -> None:
+    signin = AuditEvent("*", "console.sign_in", Actor("console", "session-1"), at=NOW - 1)
+    put(api.store, signin.with_id(), call(1))
+    r = await api.client.get("/api/v1/activity", params={"tenant": "*", "kind": "audit"}, headers=OP)
+    assert r.status_code == 200
+    assert [e["action"] for e in r.json()["events"]] == ["console.sign_in"]
+    r = await api.client.get("/api/v1/activity", params={"tenant": "*x"}, headers=OP)
+    assert r.status_code == 422
