@@ -1,7 +1,7 @@
 """Who a request is: an agent token (``Authorization: Bearer fgt_...``) resolved to a tenant, its server
 scope and its tier; or, where the deployment allows unauthenticated access (local serve), the tenant
 header or the default tenant. Also the rate limits: per source address before a token is looked up,
-and per caller after.
+and per caller after; then the tenant's request quotas across instances (edge/quota.py).
 
 Failures are deliberately uniform: an unknown, expired, revoked or malformed token gets the same
 answer, and nothing about the token is logged.
@@ -9,7 +9,7 @@ answer, and nothing about the token is logged.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from starlette.requests import Request
 
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from foldgate.auth.oauth.verifier import OAuthVerifier
     from foldgate.edge.ratelimit import RateLimiter
 
-__all__ = ["TENANT_HEADER", "Access", "RateLimited", "source_address"]
+__all__ = ["TENANT_HEADER", "Access", "QuotaCheck", "RateLimited", "source_address"]
 
 TENANT_HEADER = "x-foldgate-tenant"
 
@@ -35,11 +35,19 @@ def source_address(request: Request) -> str:
 
 
 class RateLimited(Exception):
-    """The caller spent its request budget; retry after ``retry_after`` seconds."""
+    """The caller spent its request budget (``what``: the rate limit, or a quota of edge/quota.py);
+    retry after ``retry_after`` seconds."""
 
-    def __init__(self, retry_after: float) -> None:
-        super().__init__(f"rate limit exceeded; retry after {retry_after:.1f}s")
+    def __init__(self, retry_after: float, *, what: str = "rate limit") -> None:
+        super().__init__(f"{what} exceeded; retry after {retry_after:.1f}s")
         self.retry_after = retry_after
+
+
+class QuotaCheck(Protocol):
+    """Request quotas across instances (:class:`foldgate.edge.quota.Quotas`)."""
+
+    async def admit(self, principal: Principal) -> None:
+        """Spend one of the caller's requests; RateLimited when a quota is spent."""
 
 
 class Access:
@@ -55,6 +63,7 @@ class Access:
         limiter: RateLimiter | None = None,
         oauth: OAuthVerifier | None = None,
         source_limiter: RateLimiter | None = None,
+        quotas: QuotaCheck | None = None,
     ) -> None:
         if auth_required and authority is None:
             raise ValueError("auth_required needs a token authority")
@@ -65,8 +74,17 @@ class Access:
         self.limiter = limiter
         self.oauth = oauth
         self.source_limiter = source_limiter
+        self.quotas = quotas
 
     async def resolve(self, request: Request, path: str) -> Principal:
+        """The caller at MCP endpoint ``path``, within its rate limit and its tenant's quotas
+        (RateLimited otherwise)."""
+        principal = await self._identify(request, path)
+        if self.quotas is not None:
+            await self.quotas.admit(principal)
+        return principal
+
+    async def _identify(self, request: Request, path: str) -> Principal:
         """The caller at MCP endpoint ``path``: OAuth access tokens go to the verifier, which picks the
         tenant from the resource or a signed token claim (never a header); everything else to
         :meth:`principal`.
