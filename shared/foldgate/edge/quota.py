@@ -7,15 +7,17 @@ per-instance rate limiter (:mod:`foldgate.edge.ratelimit`) stays in front as the
 slice adapts to the instance's own traffic on that key: the first is one token, each next one is what
 the previous slice's spending rate would use in a slice's lifetime (two seconds; at most twice the
 previous slice, at most half the bucket), so a quiet key leases one token per request and a busy one
-a store write per many. A slice not spent within its lifetime is dropped, never carried (the lifetime
-is part of the 1.1 x quota bound, see :mod:`foldgate.store.quotas.base`). A bucket found short is not
-asked again until it holds the slice this instance wants: meanwhile requests are refused here with
-the wait as ``Retry-After``, and an agent looping on 429s costs no store writes.
+a store write per many. A slice is taken whole or, when the bucket is short, half of it at the
+fewest: under contention, crumbs would shrink every instance's slices to a write per few requests. A
+slice not spent within its lifetime is dropped, never carried (the lifetime is part of the 1.1 x
+quota bound, see :mod:`foldgate.store.quotas.base`). A bucket found short is not asked again until it
+holds the slice this instance wants: meanwhile requests are refused here with the wait as
+``Retry-After``, and an agent looping on 429s costs no store writes.
 
 Store calls run on a small thread pool, never on the event loop; requests on one key share the call in
 flight. A request waits at most ``lease_timeout`` seconds for it.
 
-**Fails open.** When the store cannot answer (an error, a timeout, a race lost on every retry), the
+**Fails open.** When the store cannot answer (an error, a timeout, an unreadable record), the
 request is admitted, the reason is logged once and counted (:meth:`Quotas.stats`), and for the next
 ``open_for`` seconds quotas are not asked at all on this instance (the per-instance limit still
 applies). A counter outage must never take the gateway down with it: the quota is a fairness bound
@@ -69,7 +71,8 @@ class _Slot:
     per_minute: int
     tokens: int = 0  # leased, not yet spent
     expires: float = 0.0  # monotonic: unspent tokens are dropped then
-    granted: int = 0  # the last lease's size
+    asked: int = 0  # the last lease's size
+    granted: int = 0  # and what it got
     spent: int = 0  # tokens spent from it
     leased_at: float = 0.0  # monotonic; 0: never leased
     wait_until: float = 0.0  # epoch seconds: the bucket holds less than this instance wants until then
@@ -178,20 +181,21 @@ class Quotas:
         if self._pool is None:
             self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="foldgate-quota")
         bucket = Bucket(slot.per_minute)
-        future = self._pool.submit(self.store.take, key, size, bucket, wall)
-        slot.pending = future
+        # Half a slice at the fewest: a crumb left by another instance would cost a write per few requests.
+        future = self._pool.submit(self.store.take, key, size, bucket, wall, least=(size + 1) // 2)
+        slot.pending, slot.asked = future, size
         future.add_done_callback(lambda done: self._landed(slot, bucket, size, done))
         return future
 
     def _next_size(self, slot: _Slot, mono: float) -> int:
-        """What the last slice's spending rate would use in a lease's lifetime: one for a new or quiet
-        key, at most twice the last slice, at most half the bucket (a share left for other instances)."""
+        """What the last slice's spending rate would use in a slice's lifetime: one for a new or quiet
+        key, at most twice the last one asked, at most half the bucket (a share left for other instances)."""
         if slot.leased_at == 0.0:
             return 1
         rate = slot.spent / max(mono - slot.leased_at, 1e-3)
         wanted = math.ceil(rate * SLICE_LIFETIME_S)
         most = max(1, Bucket(slot.per_minute).capacity // 2)
-        return max(1, min(wanted, 2 * max(slot.granted, 1), most))
+        return max(1, min(wanted, 2 * max(slot.asked, 1), most))
 
     def _landed(self, slot: _Slot, bucket: Bucket, size: int, done: Future[Taken]) -> None:
         """The store answered (on the pool's thread, or inline): credit the slice or note the wait."""
@@ -205,8 +209,11 @@ class Quotas:
             self._counts["leases"] += 1
             self._counts["tokens"] += taken.granted
             if taken.granted == 0:
-                # Not asked again before the bucket holds what this instance wants (it only refills).
-                slot.wait_until = bucket.free_at(taken.tat) + (size - 1) * bucket.interval
+                # Not asked again before the bucket holds what this instance wants (it only refills),
+                # nor before one token's time: a bucket other instances keep taking is as good as empty.
+                slot.wait_until = max(
+                    bucket.free_at(taken.tat) + (size - 1) * bucket.interval, self._clock() + bucket.interval
+                )
                 return
             mono = self._monotonic()
             slot.tokens, slot.granted, slot.spent = taken.granted, taken.granted, 0

@@ -50,9 +50,9 @@ class CountingStore(SqliteQuotaStore):
         super().__init__(path)
         self.asked: list[int] = []
 
-    def take(self, key: str, want: int, bucket: Bucket, now: float) -> Taken:
+    def take(self, key: str, want: int, bucket: Bucket, now: float, *, least: int = 1) -> Taken:
         self.asked.append(want)
-        return super().take(key, want, bucket, now)
+        return super().take(key, want, bucket, now, least=least)
 
 
 class StalledStore(SqliteQuotaStore):
@@ -63,10 +63,10 @@ class StalledStore(SqliteQuotaStore):
         self.entered = entered
         self.release = threading.Event()
 
-    def take(self, key: str, want: int, bucket: Bucket, now: float) -> Taken:
+    def take(self, key: str, want: int, bucket: Bucket, now: float, *, least: int = 1) -> Taken:
         self.entered.set()
         self.release.wait(timeout=5)
-        return super().take(key, want, bucket, now)
+        return super().take(key, want, bucket, now, least=least)
 
 
 def quotas(store: SqliteQuotaStore, **limits: int) -> Quotas:

@@ -16,8 +16,8 @@ admit at most (60 + 4 + 2)/60 = 1.1 x the quota (plus one request of rounding fo
 minute), given instance clocks that agree (NTP; Lambda's do).
 
 Instances never take one token per request: they take a *slice* in one call and spend it locally. A
-take grants what the bucket holds when it holds less than asked (a slice shrinks at the quota's end)
-and nothing when it is empty; the answer's ``tat`` says when the next token frees.
+take grants what the bucket holds when it holds less than asked but at least the taker's ``least`` (a
+slice shrinks at the quota's end), and nothing otherwise; the answer's ``tat`` says when tokens free.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Final
 
-__all__ = ["BURST_SECONDS", "SLICE_LIFETIME_S", "Bucket", "QuotaStore", "Taken"]
+__all__ = ["BURST_SECONDS", "EXPIRY_MARGIN_S", "SLICE_LIFETIME_S", "Bucket", "QuotaStore", "Taken", "portion"]
 
 # The bucket holds this many seconds' worth of a quota's requests, and an instance spends a slice within
 # the lifetime or drops the rest: together (60 + 4 + 2)/60 = 1.1 x the quota in any minute at most.
@@ -83,14 +83,21 @@ class Taken:
     tat: float
 
 
+def portion(want: int, least: int, available: int) -> int:
+    """What a take of ``want`` (``least`` at the fewest) grants from a bucket holding ``available``."""
+    granted = min(want, available)
+    return granted if granted >= max(1, min(least, want)) else 0
+
+
 class QuotaStore(ABC):
     """Quota buckets by key, shared by every instance on the same file or table."""
 
     @abstractmethod
-    def take(self, key: str, want: int, bucket: Bucket, now: float) -> Taken:
+    def take(self, key: str, want: int, bucket: Bucket, now: float, *, least: int = 1) -> Taken:
         """Atomically take up to ``want`` tokens (at least 1, at most ``bucket.capacity``) from
         ``key``'s bucket at ``now`` (epoch seconds): all of them when it holds that many, what it holds
-        when fewer, none when it is empty. StoreError when the store cannot answer."""
+        when fewer but at least ``least``, none otherwise (:func:`portion`). StoreError when the store
+        cannot answer."""
 
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release resources."""

@@ -11,7 +11,8 @@ update has two shapes, picked from the ``tat`` this store last saw for the key:
 The second shape commutes, so instances spending one busy key concurrently do not conflict. A guess
 that turns out wrong (another instance moved ``tat``) fails its condition, and the failure returns the
 item as it is (``ReturnValuesOnConditionCheckFailure``), so the retry is exact: a take costs one write
-when the guess holds and two when it does not, and an empty bucket seen by this store costs none.
+when the guess holds and two when it does not, and an empty bucket seen by this store costs none. A
+bucket moved under three takes in a row is as good as empty for now: nothing is taken, no error.
 
 The serving functions may update items only under ``QUOTA#`` for this (IAM ``dynamodb:LeadingKeys``,
 template.yaml ``RequestQuotas``).
@@ -25,7 +26,7 @@ from typing import Any, Final
 
 from foldgate.errors import StoreError
 from foldgate.store.connections import aws_errors, dynamodb_client
-from foldgate.store.quotas.base import EXPIRY_MARGIN_S, Bucket, QuotaStore, Taken
+from foldgate.store.quotas.base import EXPIRY_MARGIN_S, Bucket, QuotaStore, Taken, portion
 
 __all__ = ["QUOTA_PREFIX", "DynamoQuotaStore"]
 
@@ -57,16 +58,16 @@ class DynamoQuotaStore(QuotaStore):
         self._seen: dict[str, float | None] = {}
         self._seen_lock = threading.Lock()  # takes of different keys run on several threads
 
-    def take(self, key: str, want: int, bucket: Bucket, now: float) -> Taken:
+    def take(self, key: str, want: int, bucket: Bucket, now: float, *, least: int = 1) -> Taken:
         """One conditional UpdateItem when the guess holds; a failed condition corrects it."""
         want = max(1, min(want, bucket.capacity))
         with self._seen_lock:
             tat = self._seen.get(key)
         for _ in range(_ATTEMPTS):
-            granted = min(want, bucket.available(tat, now))
+            granted = portion(want, least, bucket.available(tat, now))
             if granted == 0:
-                # tat only grows while its item lives, so a bucket seen empty is at least as empty now.
-                assert tat is not None
+                # tat only grows while its item lives, so a bucket seen short is at least as short now.
+                assert tat is not None  # no record is a full bucket, and least <= want <= capacity
                 return Taken(0, tat)
             ok, tat = self._update(key, granted, bucket, now, tat)
             if ok:
@@ -74,8 +75,9 @@ class DynamoQuotaStore(QuotaStore):
                 self._remember(key, tat)
                 return Taken(granted, tat)
             self._remember(key, tat)
-        # Raced on every attempt: nothing taken; the caller counts it like an outage (fails open).
-        raise StoreError(f"quota {key!r} changed under {_ATTEMPTS} takes in a row")
+        # Other instances moved the bucket under every attempt: it is that busy, so nothing is taken
+        # this time (the caller waits for it to refill as for an empty one).
+        return Taken(0, tat if tat is not None else now)
 
     def _update(
         self, key: str, granted: int, bucket: Bucket, now: float, tat: float | None
@@ -108,7 +110,11 @@ class DynamoQuotaStore(QuotaStore):
         except self._errors as exc:
             response = getattr(exc, "response", {})
             if response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
-                return False, _tat(response.get("Item"))
+                found = response.get("Item")
+                if found is not None and _tat(found) is None:
+                    # No condition holds on it, and guessing would refuse the key forever: say so.
+                    raise StoreError(f"quota {key!r} has an unreadable record") from exc
+                return False, _tat(found)
             raise StoreError(f"cannot take from a request quota: {exc}") from exc
         return True, _tat(resp.get("Attributes"))
 

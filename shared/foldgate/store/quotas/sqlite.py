@@ -12,7 +12,7 @@ from typing import Final
 
 from foldgate.errors import StoreError
 from foldgate.store.connections import connect_sqlite
-from foldgate.store.quotas.base import EXPIRY_MARGIN_S, Bucket, QuotaStore, Taken
+from foldgate.store.quotas.base import EXPIRY_MARGIN_S, Bucket, QuotaStore, Taken, portion
 
 __all__ = ["SqliteQuotaStore"]
 
@@ -31,14 +31,14 @@ class SqliteQuotaStore(QuotaStore):
         self._db = connect_sqlite(path, _SCHEMA, what="quota store")
         self._purged = 0.0
 
-    def take(self, key: str, want: int, bucket: Bucket, now: float) -> Taken:
+    def take(self, key: str, want: int, bucket: Bucket, now: float, *, least: int = 1) -> Taken:
         """Read and advance the bucket in one write transaction."""
         want = max(1, min(want, bucket.capacity))
         with self._lock:
             try:
                 self._db.execute("BEGIN IMMEDIATE")
                 try:
-                    taken = self._take(key, want, bucket, now)
+                    taken = self._take(key, want, least, bucket, now)
                 except BaseException:
                     self._db.execute("ROLLBACK")
                     raise
@@ -47,15 +47,15 @@ class SqliteQuotaStore(QuotaStore):
                 raise StoreError(f"cannot take from a request quota: {exc}") from exc
         return taken
 
-    def _take(self, key: str, want: int, bucket: Bucket, now: float) -> Taken:
+    def _take(self, key: str, want: int, least: int, bucket: Bucket, now: float) -> Taken:
         if now - self._purged > _PURGE_EVERY_S:
             self._db.execute("DELETE FROM quota_buckets WHERE expires_at < ?", (now,))
             self._purged = now
         row = self._db.execute("SELECT tat FROM quota_buckets WHERE key = ?", (key,)).fetchone()
         tat = float(row[0]) if row is not None else None
-        granted = min(want, bucket.available(tat, now))
+        granted = portion(want, least, bucket.available(tat, now))
         if granted == 0:
-            assert tat is not None  # no record is a full bucket
+            assert tat is not None  # no record is a full bucket, and least <= want <= capacity
             return Taken(0, tat)
         after = bucket.after(tat, now, granted)
         self._db.execute(

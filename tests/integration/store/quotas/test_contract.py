@@ -74,3 +74,14 @@ def test_keys_are_independent(stores: tuple[QuotaStore, QuotaStore]) -> None:
 def test_a_take_never_asks_more_than_the_bucket_holds(stores: tuple[QuotaStore, QuotaStore]) -> None:
     here, _ = stores
     assert here.take("k", 1_000, BUCKET, NOW).granted == 8
+
+
+def test_a_take_grants_nothing_below_its_least_and_leaves_the_bucket_as_it_was(
+    stores: tuple[QuotaStore, QuotaStore],
+) -> None:
+    here, there = stores
+    assert here.take("k", 6, BUCKET, NOW).granted == 6
+    short = there.take("k", 4, BUCKET, NOW, least=3)
+    assert short.granted == 0
+    assert short.tat == NOW + 3.0  # two tokens left, untouched
+    assert there.take("k", 4, BUCKET, NOW, least=2).granted == 2

@@ -73,6 +73,22 @@ def test_a_bucket_seen_empty_costs_no_call_until_it_refills(dynamo_table: str) -
     assert len(calls) == 1
 
 
+def test_a_bucket_moved_under_every_take_gives_nothing_and_no_error(dynamo_table: str) -> None:
+    here = DynamoQuotaStore(dynamo_table, client=boto3.client("dynamodb"))
+    there = DynamoQuotaStore(dynamo_table, client=boto3.client("dynamodb"))
+    # Before each of `here`'s writes another instance takes just enough to fail its condition.
+    races = iter([1, 6, 1])
+
+    def race(**_: Any) -> None:  # a handler's return value would stand in for the call's answer
+        there.take("k", next(races), BUCKET, NOW)
+
+    here.client.meta.events.register("before-call.dynamodb.UpdateItem", race)
+    taken = here.take("k", 2, BUCKET, NOW)
+    assert taken.granted == 0
+    assert taken.tat == NOW + 4.0  # the bucket as the last refusal found it: empty
+    assert next(races, None) is None  # three writes, each refused
+
+
 def test_an_unreadable_record_takes_nothing_and_says_so(client: Any, dynamo_table: str) -> None:
     client.put_item(
         TableName=dynamo_table,
