@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import multiprocessing
 import tempfile
 import time
@@ -32,6 +33,17 @@ __all__ = ["format_scale_quota_report", "run_scale_quota_bench"]
 
 _HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
 _PING = b'{"jsonrpc":"2.0","id":1,"method":"ping"}'
+
+
+class _Opened(logging.Handler):
+    """Counts the quota's fail-open warnings."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.count = 0
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.count += 1
 
 
 def _worker(
@@ -60,6 +72,9 @@ async def _serve(
         default_tenant=tenant, rate_limit_per_minute=0, source_rate_limit_per_minute=0,
     )  # fmt: skip
     calls: Counter[str] = Counter()
+    # Each time the quota failed open (a store error or a lease slower than its timeout) is logged once.
+    opened = _Opened()
+    logging.getLogger("foldgate.edge.quota").addHandler(opened)
     dynamodb_client().meta.events.register(
         "before-call.dynamodb.*", lambda event_name, **_: calls.update([event_name.rsplit(".", 1)[-1]])
     )
@@ -83,7 +98,10 @@ async def _serve(
             statuses[r.status_code] += 1
             if r.status_code == 200:
                 admitted.append(time.time())
-    return {"admitted": admitted, "statuses": dict(statuses), "dynamodb_calls": dict(calls)}
+    return {
+        "admitted": admitted, "statuses": dict(statuses), "dynamodb_calls": dict(calls),
+        "failed_open": opened.count,
+    }  # fmt: skip
 
 
 def _phase(
@@ -133,6 +151,7 @@ def _summary(results: list[dict[str, Any]], seconds: float, per_minute: int) -> 
         "dynamodb_writes": writes,
         "writes_per_admitted": round(writes / admitted, 4) if admitted else None,
         "admitted_per_write": round(admitted / writes, 1) if writes else None,
+        "failed_open": sum(r["failed_open"] for r in results),
     }
     if seconds >= 60:
         # The most admitted in any 60 s: slide a window over the admission times.
@@ -207,4 +226,9 @@ def format_scale_quota_report(r: dict[str, Any]) -> str:
     for label, row in (("overload", over), ("steady", steady)):
         if row["other_statuses"]:
             lines.append(f"  {label}: other statuses {row['other_statuses']}")
+        if row["failed_open"]:
+            lines.append(
+                f"  {label}: the quota failed open {row['failed_open']} time(s) (the store errored or took "
+                "longer than the lease timeout; admitted meanwhile on the per-instance limit)"
+            )
     return "\n".join(lines)
