@@ -109,7 +109,8 @@ class Quotas:
 
     def stats(self) -> dict[str, int]:
         """Counts since start: ``leases`` (store calls answered), ``tokens`` (leased), ``refused``,
-        ``fail_open`` (requests admitted without asking) and ``store_failed.<reason>``."""
+        ``fail_open`` (requests admitted without a lease) and ``store_failed.<reason>`` (times the
+        quotas started failing open for that reason)."""
         with self._lock:
             return dict(self._counts)
 
@@ -228,10 +229,14 @@ class Quotas:
                 slot.spent -= 1
 
     def _failed(self, reason: str, detail: str) -> None:
-        """Fail open: admit without asking for ``open_for`` seconds; counted and logged once."""
+        """Fail open: admit without asking for ``open_for`` seconds; counted and logged once (requests
+        that shared the failed call, or were in flight meanwhile, add nothing)."""
         with self._lock:
+            now = self._monotonic()
+            if now < self._open_until:
+                return
             self._counts[f"store_failed.{reason}"] += 1
-            self._open_until = self._monotonic() + self.open_for
+            self._open_until = now + self.open_for
         log.warning(
             "request quotas unavailable (%s: %s); admitting on the per-instance limit for %gs",
             reason,

@@ -200,6 +200,19 @@ async def test_a_store_that_does_not_answer_in_time_admits_and_says_why(
     ]
 
 
+async def test_requests_sharing_a_stalled_lease_fail_open_once(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    store = StalledStore(tmp_path / "q.sqlite3", threading.Event())
+    gate = Quotas(store, lambda tenant: RequestLimits(requests_per_minute=TIGHT), lease_timeout=0.05)
+    with caplog.at_level(logging.WARNING, logger="foldgate.edge.quota"):
+        await asyncio.gather(*(gate.admit(ME) for _ in range(5)))
+    store.release.set()
+    assert gate.stats()["store_failed.timeout"] == 1
+    assert gate.stats()["fail_open"] == 5
+    assert len([r for r in caplog.records if "request quotas unavailable" in r.getMessage()]) == 1
+
+
 async def test_a_store_outage_admits_every_request_counted_and_logged_once(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
