@@ -150,21 +150,24 @@ class Quotas:
                     self._counts["refused"] += 1
                     raise QuotaExceeded(slot.wait_until - wall, whose)
                 if mono < self._open_until:
-                    self._counts["fail_open"] += 1
-                    return False
+                    return self._open()
                 pending = slot.pending or self._lease(key, slot, mono, wall)
             try:
                 await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(pending)), self.lease_timeout)
             except TimeoutError:
                 self._failed("timeout", f"no answer within {self.lease_timeout:g}s")
-                self._counts["fail_open"] += 1
-                return False
+                return self._open()
             except Exception:  # the lease's callback logged and counted it
-                self._counts["fail_open"] += 1
-                return False
+                return self._open()
         # Other requests of this instance took every token of each lease: the bucket is that busy.
         self._counts["refused"] += 1
         raise QuotaExceeded(Bucket(per_minute).interval, whose)
+
+    def _open(self) -> bool:
+        """Admit without a lease (failing open), counted."""
+        with self._lock:
+            self._counts["fail_open"] += 1
+        return False
 
     def _slot(self, key: str, per_minute: int) -> _Slot:
         slot = self._slots.pop(key, None)
