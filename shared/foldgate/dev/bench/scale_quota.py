@@ -7,7 +7,7 @@ makes. Two phases, each on a tenant of its own (so on a fresh bucket):
 
 * **overload**: every process sends as fast as it can for ``--seconds``; printed: the requests
   admitted by all processes together against the quota over the run, and against the documented
-  bound (quota x (run + 4 s of bucket + 2 s of slice lifetime) / 60, see
+  bound (quota x (run + 3 s of bucket + 2 s of slice lifetime + 1 s of catch-up) / 60, see
   :mod:`foldgate.store.quotas.base`); with runs of a minute or more, the most admitted in any 60 s;
 * **steady**: the processes together send ``--steady-load`` x the quota, evenly paced; printed:
   DynamoDB writes (UpdateItem calls, refused conditions included) per admitted request.

@@ -9,11 +9,13 @@ soon after their ``tat``.
 
 Why a bucket and not a counter per fixed minute: a fixed window admits its whole budget just before
 its end and again just after, twice the quota within one minute. The bucket refills continuously and
-holds ``capacity`` = four seconds' worth of requests (at least one), so any 60 s take at most
-``capacity + per_minute`` = 64/60 of the quota; an instance spends a leased slice within two seconds
-(:data:`SLICE_LIFETIME_S`, edge/quota.py) or drops it, which adds at most two seconds' worth: any 60 s
-admit at most (60 + 4 + 2)/60 = 1.1 x the quota (plus one request of rounding for quotas under 15 a
-minute), given instance clocks that agree (NTP; Lambda's do).
+holds ``capacity`` = three seconds' worth of requests (at least one), so any 60 s take at most
+``capacity + per_minute`` = 63/60 of the quota. Two more allowances make the bound: an instance spends
+a leased slice within two seconds (:data:`SLICE_LIFETIME_S`, edge/quota.py) or drops it, and a busy
+bucket whose ``tat`` fell at most one second behind the clock (:data:`CATCH_UP_S`) may be taken from
+without first being brought up to it (the DynamoDB backend's commuting update, see there). Any 60 s
+admit at most (60 + 3 + 2 + 1)/60 = 1.1 x the quota (plus one request of rounding for quotas under 20
+a minute), given instance clocks that agree (NTP; Lambda's do).
 
 Instances never take one token per request: they take a *slice* in one call and spend it locally. A
 take grants what the bucket holds when it holds less than asked but at least the taker's ``least`` (a
@@ -27,12 +29,17 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Final
 
-__all__ = ["BURST_SECONDS", "EXPIRY_MARGIN_S", "SLICE_LIFETIME_S", "Bucket", "QuotaStore", "Taken", "portion"]
+__all__ = [
+    "BURST_SECONDS", "CATCH_UP_S", "EXPIRY_MARGIN_S", "SLICE_LIFETIME_S", "Bucket", "QuotaStore", "Taken",
+    "portion",
+]  # fmt: skip
 
-# The bucket holds this many seconds' worth of a quota's requests, and an instance spends a slice within
-# the lifetime or drops the rest: together (60 + 4 + 2)/60 = 1.1 x the quota in any minute at most.
-BURST_SECONDS: Final = 4
+# The bucket holds this many seconds' worth of a quota's requests; an instance spends a slice within
+# the lifetime or drops the rest; a take may find the bucket's tat this far behind the clock and add to
+# it as it is: together (60 + 3 + 2 + 1)/60 = 1.1 x the quota in any minute at most.
+BURST_SECONDS: Final = 3
 SLICE_LIFETIME_S: Final = 2.0
+CATCH_UP_S: Final = 1.0
 # Float slack: 60 / 7 * 7 must count as 60, not one token short.
 _EPSILON: Final = 1e-6
 # A record outlives its tat by this much before the table's TTL may drop it (it is a full bucket by then).
@@ -56,7 +63,7 @@ class Bucket:
 
     @property
     def capacity(self) -> int:
-        """Tokens a full bucket holds: four seconds' worth, at least one."""
+        """Tokens a full bucket holds: three seconds' worth, at least one."""
         return max(1, self.per_minute * BURST_SECONDS // 60)
 
     def available(self, tat: float | None, now: float) -> int:

@@ -3,16 +3,21 @@
 minute after it, when the bucket is full again and the item means nothing.
 
 A take is one conditional UpdateItem. DynamoDB's expressions add but cannot take a maximum, so the
-update has two shapes, picked from the ``tat`` this store last saw for the key:
+update has two shapes:
 
-* the bucket is full (``tat`` absent or past): ``SET tat = :now + cost`` if ``tat <= :now``;
-* the bucket is draining: ``SET tat = tat + cost`` if ``:now < tat <= :now + capacity*interval - cost``.
+* *restart* (the bucket is full: ``tat`` absent or past): ``SET tat = :now + cost`` if ``tat <= :now``;
+* *add* (the bucket is busy): ``SET tat = tat + cost`` if ``:now - 1 s <= tat <= :now + capacity x
+  interval - cost``. It commutes, so instances spending one busy key concurrently do not conflict; a
+  ``tat`` up to :data:`~foldgate.store.quotas.base.CATCH_UP_S` behind the clock is added to as it is
+  (part of the documented bound), so a bucket that refills between two instances' takes does not
+  make every other take guess wrong.
 
-The second shape commutes, so instances spending one busy key concurrently do not conflict. A guess
-that turns out wrong (another instance moved ``tat``) fails its condition, and the failure returns the
-item as it is (``ReturnValuesOnConditionCheckFailure``), so the retry is exact: a take costs one write
-when the guess holds and two when it does not, and an empty bucket seen by this store costs none. A
-bucket moved under three takes in a row is as good as empty for now: nothing is taken, no error.
+The shape is guessed from the ``tat`` this store last saw for the key and whether other instances
+moved it since: *add* for a recent ``tat`` or a shared key, *restart* otherwise. A wrong guess fails its
+condition, and the failure returns the item as it is (``ReturnValuesOnConditionCheckFailure``), so the
+retry is exact: a take costs one write when the guess holds and two when it does not, and an empty
+bucket seen by this store costs none. A bucket moved under three takes in a row is as good as empty
+for now: nothing is taken, no error.
 
 The serving functions may update items only under ``QUOTA#`` for this (IAM ``dynamodb:LeadingKeys``,
 template.yaml ``RequestQuotas``).
@@ -26,7 +31,7 @@ from typing import Any, Final
 
 from foldgate.errors import StoreError
 from foldgate.store.connections import aws_errors, dynamodb_client
-from foldgate.store.quotas.base import EXPIRY_MARGIN_S, Bucket, QuotaStore, Taken, portion
+from foldgate.store.quotas.base import CATCH_UP_S, EXPIRY_MARGIN_S, Bucket, QuotaStore, Taken, portion
 
 __all__ = ["QUOTA_PREFIX", "DynamoQuotaStore"]
 
@@ -37,6 +42,8 @@ _SK: Final = "QUOTA"
 _ATTEMPTS: Final = 3
 # At most this many keys' last seen tat are remembered (an evicted key's next take guesses "full").
 _MAX_SEEN: Final = 10_000
+# Float slack when telling another instance's take from this one's own in a returned tat.
+_EPSILON: Final = 1e-6
 
 
 def _key(key: str) -> dict[str, Any]:
@@ -54,48 +61,61 @@ class DynamoQuotaStore(QuotaStore):
         self.table_name = table_name
         self.client = client if client is not None else dynamodb_client()
         self._errors = aws_errors()
-        # key -> the tat this store last saw: the guess of which update shape applies.
-        self._seen: dict[str, float | None] = {}
+        # key -> (the tat this store last saw, whether another instance had moved it): the guess of
+        # which update shape applies.
+        self._seen: dict[str, tuple[float | None, bool]] = {}
         self._seen_lock = threading.Lock()  # takes of different keys run on several threads
 
     def take(self, key: str, want: int, bucket: Bucket, now: float, *, least: int = 1) -> Taken:
         """One conditional UpdateItem when the guess holds; a failed condition corrects it."""
         want = max(1, min(want, bucket.capacity))
         with self._seen_lock:
-            tat = self._seen.get(key)
+            tat, shared = self._seen.get(key, (None, False))
+        add = tat is not None and (shared or tat >= now - CATCH_UP_S)
+        moved = False
         for _ in range(_ATTEMPTS):
             granted = portion(want, least, bucket.available(tat, now))
             if granted == 0:
                 # tat only grows while its item lives, so a bucket seen short is at least as short now.
                 assert tat is not None  # no record is a full bucket, and least <= want <= capacity
+                self._remember(key, tat, moved or shared)
                 return Taken(0, tat)
-            ok, tat = self._update(key, granted, bucket, now, tat)
+            ok, found = self._update(key, granted, bucket, now, add)
             if ok:
-                assert tat is not None
-                self._remember(key, tat)
-                return Taken(granted, tat)
-            self._remember(key, tat)
+                assert found is not None
+                # More than this take added: another instance took since this store last looked.
+                moved = moved or (
+                    add and tat is not None and found > tat + granted * bucket.interval + _EPSILON
+                )
+                self._remember(key, found, moved)
+                return Taken(granted, found)
+            moved = moved or found != tat
+            tat = found  # exact from here on
+            add = tat is not None and tat > now
+        self._remember(key, tat, True)
         # Other instances moved the bucket under every attempt: it is that busy, so nothing is taken
         # this time (the caller waits for it to refill as for an empty one).
         return Taken(0, tat if tat is not None else now)
 
     def _update(
-        self, key: str, granted: int, bucket: Bucket, now: float, tat: float | None
+        self, key: str, granted: int, bucket: Bucket, now: float, add: bool
     ) -> tuple[bool, float | None]:
         """(whether the take was written, the tat after it or, on a failed condition, as found)."""
         cost = granted * bucket.interval
         ceiling = now + bucket.capacity * bucket.interval
         names = {"#t": "tat", "#e": "expires_at"}
-        values = {":now": _n(now), ":exp": {"N": str(math.ceil(ceiling) + EXPIRY_MARGIN_S)}}
-        if tat is None or tat <= now:
+        values = {":exp": {"N": str(math.ceil(ceiling) + EXPIRY_MARGIN_S)}}
+        if add:
+            update = "SET #t = #t + :cost, #e = :exp"
+            condition = "#t >= :floor AND #t <= :top"
+            values[":cost"] = _n(cost)
+            values[":floor"] = _n(now - CATCH_UP_S)
+            values[":top"] = _n(ceiling - cost)
+        else:
             update = "SET #t = :new, #e = :exp"
             condition = "attribute_not_exists(#t) OR #t <= :now"
+            values[":now"] = _n(now)
             values[":new"] = _n(now + cost)
-        else:
-            update = "SET #t = #t + :cost, #e = :exp"
-            condition = "#t > :now AND #t <= :top"
-            values[":cost"] = _n(cost)
-            values[":top"] = _n(ceiling - cost)
         try:
             resp = self.client.update_item(
                 TableName=self.table_name,
@@ -118,10 +138,10 @@ class DynamoQuotaStore(QuotaStore):
             raise StoreError(f"cannot take from a request quota: {exc}") from exc
         return True, _tat(resp.get("Attributes"))
 
-    def _remember(self, key: str, tat: float | None) -> None:
+    def _remember(self, key: str, tat: float | None, shared: bool) -> None:
         with self._seen_lock:
             self._seen.pop(key, None)
-            self._seen[key] = tat
+            self._seen[key] = (tat, shared)
             if len(self._seen) > _MAX_SEEN:
                 del self._seen[next(iter(self._seen))]
 

@@ -16,7 +16,7 @@ from foldgate.store.quotas.sqlite import SqliteQuotaStore
 from tests.integration.store.backends import BACKENDS, open_backend
 
 NOW = 1_800_000_000.0
-# 120 a minute: a token every 0.5 s, a bucket of eight (four seconds' worth).
+# 120 a minute: a token every 0.5 s, a bucket of six (three seconds' worth).
 BUCKET = Bucket(120)
 
 
@@ -35,9 +35,9 @@ def stores(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Quo
             second.close()
 
 
-def test_the_bucket_is_four_seconds_of_the_quota_and_at_least_one() -> None:
-    assert (BUCKET.capacity, BUCKET.interval) == (8, 0.5)
-    assert Bucket(6000).capacity == 400
+def test_the_bucket_is_three_seconds_of_the_quota_and_at_least_one() -> None:
+    assert (BUCKET.capacity, BUCKET.interval) == (6, 0.5)
+    assert Bucket(6000).capacity == 300
     assert Bucket(3).capacity == 1
 
 
@@ -45,8 +45,8 @@ def test_instances_share_one_bucket_and_a_take_shrinks_to_what_is_left(
     stores: tuple[QuotaStore, QuotaStore],
 ) -> None:
     here, there = stores
-    assert here.take("t\x1ftenant", 6, BUCKET, NOW).granted == 6
-    short = there.take("t\x1ftenant", 6, BUCKET, NOW)
+    assert here.take("t\x1ftenant", 4, BUCKET, NOW).granted == 4
+    short = there.take("t\x1ftenant", 4, BUCKET, NOW)
     assert short.granted == 2  # what the shared bucket still held
     empty = here.take("t\x1ftenant", 1, BUCKET, NOW)
     assert empty.granted == 0
@@ -58,30 +58,30 @@ def test_the_bucket_refills_at_the_quotas_rate_up_to_its_capacity(
     stores: tuple[QuotaStore, QuotaStore],
 ) -> None:
     here, there = stores
-    assert here.take("k", 8, BUCKET, NOW).granted == 8
-    assert there.take("k", 8, BUCKET, NOW + 1.0).granted == 2  # two tokens in one second
-    assert here.take("k", 8, BUCKET, NOW + 1.2).granted == 0
-    assert there.take("k", 8, BUCKET, NOW + 60).granted == 8  # full again, never more
+    assert here.take("k", 6, BUCKET, NOW).granted == 6
+    assert there.take("k", 6, BUCKET, NOW + 1.0).granted == 2  # two tokens in one second
+    assert here.take("k", 6, BUCKET, NOW + 1.2).granted == 0
+    assert there.take("k", 6, BUCKET, NOW + 60).granted == 6  # full again, never more
 
 
 def test_keys_are_independent(stores: tuple[QuotaStore, QuotaStore]) -> None:
     here, there = stores
-    assert here.take("t\x1ftoken\x1fa", 8, BUCKET, NOW).granted == 8
+    assert here.take("t\x1ftoken\x1fa", 6, BUCKET, NOW).granted == 6
     assert there.take("t\x1ftoken\x1fa", 1, BUCKET, NOW).granted == 0
-    assert there.take("t\x1ftoken\x1fb", 8, BUCKET, NOW).granted == 8
+    assert there.take("t\x1ftoken\x1fb", 6, BUCKET, NOW).granted == 6
 
 
 def test_a_take_never_asks_more_than_the_bucket_holds(stores: tuple[QuotaStore, QuotaStore]) -> None:
     here, _ = stores
-    assert here.take("k", 1_000, BUCKET, NOW).granted == 8
+    assert here.take("k", 1_000, BUCKET, NOW).granted == 6
 
 
 def test_a_take_grants_nothing_below_its_least_and_leaves_the_bucket_as_it_was(
     stores: tuple[QuotaStore, QuotaStore],
 ) -> None:
     here, there = stores
-    assert here.take("k", 6, BUCKET, NOW).granted == 6
+    assert here.take("k", 4, BUCKET, NOW).granted == 4
     short = there.take("k", 4, BUCKET, NOW, least=3)
     assert short.granted == 0
-    assert short.tat == NOW + 3.0  # two tokens left, untouched
+    assert short.tat == NOW + 2.0  # two tokens left, untouched
     assert there.take("k", 4, BUCKET, NOW, least=2).granted == 2
