@@ -35,11 +35,10 @@ def source_address(request: Request) -> str:
 
 
 class RateLimited(Exception):
-    """The caller spent its request budget (``what``: the rate limit, or a quota of edge/quota.py);
-    retry after ``retry_after`` seconds."""
+    """The caller spent its request budget; retry after ``retry_after`` seconds."""
 
-    def __init__(self, retry_after: float, *, what: str = "rate limit") -> None:
-        super().__init__(f"{what} exceeded; retry after {retry_after:.1f}s")
+    def __init__(self, retry_after: float) -> None:
+        super().__init__(f"rate limit exceeded; retry after {retry_after:.1f}s")
         self.retry_after = retry_after
 
 

@@ -58,10 +58,14 @@ _ROUNDS: Final = 4
 
 
 class QuotaExceeded(RateLimited):
-    """A tenant's or a token's request quota is spent for now; retry after ``retry_after`` seconds."""
+    """A tenant's or a token's request quota is spent for now; retry after ``retry_after`` seconds.
+    Answered like the rate limit (429, Retry-After, JSON-RPC -32002), saying which quota; ``principal``
+    is the refused caller."""
 
-    def __init__(self, retry_after: float, whose: str) -> None:
-        super().__init__(retry_after, what=f"the {whose} request quota")
+    def __init__(self, retry_after: float, whose: str, principal: Principal) -> None:
+        super().__init__(retry_after)
+        self.args = (f"the {whose} request quota exceeded; retry after {retry_after:.1f}s",)
+        self.principal = principal
 
 
 @dataclass
@@ -129,14 +133,14 @@ class Quotas:
         spent: list[str] = []
         for key, per_minute, whose in checks:
             try:
-                if await self._spend(key, per_minute, whose):
+                if await self._spend(key, per_minute, whose, principal):
                     spent.append(key)
             except QuotaExceeded:
                 for done in spent:
                     self._refund(done)
                 raise
 
-    async def _spend(self, key: str, per_minute: int, whose: str) -> bool:
+    async def _spend(self, key: str, per_minute: int, whose: str, principal: Principal) -> bool:
         """Spend one token of ``key``: True from a lease, False admitted open; QuotaExceeded."""
         for _ in range(_ROUNDS):
             with self._lock:
@@ -148,7 +152,7 @@ class Quotas:
                     return True
                 if wall < slot.wait_until:
                     self._counts["refused"] += 1
-                    raise QuotaExceeded(slot.wait_until - wall, whose)
+                    raise QuotaExceeded(slot.wait_until - wall, whose, principal)
                 if mono < self._open_until:
                     return self._open()
                 pending = slot.pending or self._lease(key, slot, mono, wall)
@@ -161,7 +165,7 @@ class Quotas:
                 return self._open()
         # Other requests of this instance took every token of each lease: the bucket is that busy.
         self._counts["refused"] += 1
-        raise QuotaExceeded(Bucket(per_minute).interval, whose)
+        raise QuotaExceeded(Bucket(per_minute).interval, whose, principal)
 
     def _open(self) -> bool:
         """Admit without a lease (failing open), counted."""

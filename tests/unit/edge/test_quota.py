@@ -116,8 +116,9 @@ async def test_a_tenant_refusal_gives_the_tokens_request_back(tmp_path: Path) ->
     limits = RequestLimits(requests_per_minute=TIGHT, per_token_requests_per_minute=TIGHT)
     gate = Quotas(store, lambda tenant: limits, clock=wall, monotonic=mono)
     await gate.admit(Principal("default", key="tok-b"))  # spends the tenant's one request
-    with pytest.raises(QuotaExceeded, match="tenant's"):
+    with pytest.raises(QuotaExceeded, match="tenant's") as refused:
         await gate.admit(ME)
+    assert refused.value.principal == ME  # who was refused, for the activity log
     wall.now += 1.0
     mono.now += 1.0
     # ME's token request was given back: the tenant still refuses, not ME's own (spent) quota.
