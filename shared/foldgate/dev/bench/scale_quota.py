@@ -47,18 +47,20 @@ class _Opened(logging.Handler):
 
 
 def _worker(
-    table: str, config: str, tenant: str, start_at: float, seconds: float, rate: float | None, out: Any
+    table: str, config: str, tenant: str, seconds: float, rate: float | None, ready: Any, go: Any, out: Any
 ) -> None:
-    """One serving process: the MCP function's app on the table, requests from ``start_at`` for
-    ``seconds`` (``rate`` per second, or as fast as answered); its figures go to ``out``."""
+    """One serving process: the MCP function's app on the table; says ``ready`` when built, then serves
+    requests from the start time ``go`` gives for ``seconds`` (``rate`` per second, or as fast as
+    answered); its figures go to ``out``."""
     try:
-        out.put(asyncio.run(_serve(table, config, tenant, start_at, seconds, rate)))
+        out.put(asyncio.run(_serve(table, config, tenant, seconds, rate, ready, go)))
     except Exception as exc:  # the parent reports it rather than waiting forever
+        ready.put("failed")
         out.put({"error": f"{type(exc).__name__}: {exc}"})
 
 
 async def _serve(
-    table: str, config: str, tenant: str, start_at: float, seconds: float, rate: float | None
+    table: str, config: str, tenant: str, seconds: float, rate: float | None, ready: Any, go: Any
 ) -> dict[str, Any]:
     # Heavy benchmark dependencies load only when this bench runs (in each serving process).
     import httpx2
@@ -84,6 +86,8 @@ async def _serve(
     transport = httpx2.ASGITransport(app=app)
     async with httpx2.AsyncClient(transport=transport, base_url="http://bench") as client:
         await client.get("/healthz")  # warm: lazy imports happen before the clock starts
+        ready.put("ready")
+        start_at: float = await asyncio.to_thread(go.get)
         await asyncio.sleep(max(0.0, start_at - time.time()))
         end = start_at + seconds
         sent = 0
@@ -109,24 +113,29 @@ def _phase(
 ) -> list[dict[str, Any]]:
     """Run ``processes`` serving processes on a tenant of their own; their figures."""
     ctx = multiprocessing.get_context("spawn")
-    out = ctx.Queue()
+    ready, go, out = ctx.Queue(), ctx.Queue(), ctx.Queue()
     tenant = f"t{uuid.uuid4().hex[:8]}"
-    # Spawned processes import the app before they start: give them time, then start together.
-    start_at = time.time() + 8.0 + processes
     procs = [
-        ctx.Process(target=_worker, args=(table, str(config), tenant, start_at, seconds, rate, out))
+        ctx.Process(target=_worker, args=(table, str(config), tenant, seconds, rate, ready, go, out))
         for _ in range(processes)
     ]
     for proc in procs:
         proc.start()
-    results = [out.get(timeout=seconds + 120) for _ in procs]
-    for proc in procs:
-        proc.join(timeout=30)
+    try:
+        # Every process built and warm before any request: they start together.
+        states = [ready.get(timeout=180) for _ in procs]
+        start_at = time.time() + 0.5
+        for _ in procs:
+            go.put(start_at)
+        results = [out.get(timeout=seconds + 120) for _ in procs]
+    finally:
+        for proc in procs:
+            proc.join(timeout=30)
+            if proc.is_alive():
+                proc.terminate()
     errors = [r["error"] for r in results if "error" in r]
-    if errors:
-        raise RuntimeError(f"a serving process failed: {errors[0]}")
-    if any(r["admitted"] and r["admitted"][0] < start_at - 0.5 for r in results):
-        raise RuntimeError("a serving process started late")
+    if errors or "failed" in states:
+        raise RuntimeError(f"a serving process failed: {errors[0] if errors else 'while starting'}")
     return results
 
 
