@@ -158,16 +158,23 @@ def stdio_fleet(scratch: Path) -> list[dict[str, Any]]:
 
 @contextlib.contextmanager
 def foldgate_serve(
-    config: dict[str, Any], tmp: Path, *extra_args: str, timeout: float = 90.0, port: int | None = None
+    config: dict[str, Any],
+    tmp: Path,
+    *extra_args: str,
+    timeout: float = 90.0,
+    port: int | None = None,
+    env: dict[str, str] | None = None,
 ) -> Iterator[str]:
     """``foldgate serve`` in its own process on ``port`` (default: a free one) with ``config`` written to
-    ``tmp``; yields the base URL once /healthz answers (the first index run finished)."""
+    ``tmp``; yields the base URL once /healthz answers (the first index run finished). ``env`` adds to
+    (or overrides) the process's environment, e.g. a SQLite file shared by two gateways."""
     import yaml
 
+    tmp.mkdir(parents=True, exist_ok=True)
     path = tmp / "foldgate.yaml"
     path.write_text(yaml.safe_dump(config))
     port = port or free_port()
-    env = {**os.environ, "FOLDGATE_SQLITE_PATH": str(tmp / "store.sqlite3")}
+    env = {**os.environ, "FOLDGATE_SQLITE_PATH": str(tmp / "store.sqlite3"), **(env or {})}
     cmd = [sys.executable, "-m", "foldgate.app.cli", "serve", "--config", str(path), "--port", str(port)]
     cmd.extend(extra_args)
     with (tmp / "serve.log").open("w") as log:

@@ -163,6 +163,17 @@ def _cmd_bench_activity(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_bench_scale_quota(args: argparse.Namespace) -> int:
+    # Loaded per command: the CLI starts fast and each command pays only for what it uses.
+    from foldgate.dev.bench.scale_quota import format_scale_quota_report, run_scale_quota_bench
+
+    report = run_scale_quota_bench(
+        processes=args.processes, seconds=args.seconds, per_minute=args.quota, steady_load=args.steady_load
+    )
+    print(json.dumps(report) if args.json else format_scale_quota_report(report))
+    return 0
+
+
 def add_bench_commands(sub: Any) -> None:
     """The ``foldgate bench ...`` subcommands (every benchmark prints figures; none asserts timings)."""
     bench = sub.add_parser("bench", help="benchmarks that print figures")
@@ -303,3 +314,12 @@ def add_bench_commands(sub: Any) -> None:
     ctx.add_argument("--dense-cache", help="JSON file keeping tool vectors between runs (reused by hash)")
     ctx.add_argument("--json", action="store_true", help="print one JSON object")
     ctx.set_defaults(func=_cmd_bench_context)
+    sq = bench_sub.add_parser(
+        "scale-quota", help="one tenant quota across serving processes on one DynamoDB table (moto)"
+    )
+    sq.add_argument("--processes", type=int, default=3, help="serving processes (default 3)")
+    sq.add_argument("--seconds", type=float, default=60.0, help="length of each phase (default 60)")
+    sq.add_argument("--quota", type=int, default=12_000, help="requests_per_minute (default 12,000)")
+    sq.add_argument("--steady-load", type=float, default=0.8, help="steady phase load / quota (default 0.8)")
+    sq.add_argument("--json", action="store_true", help="print one JSON object")
+    sq.set_defaults(func=_cmd_bench_scale_quota)

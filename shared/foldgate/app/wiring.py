@@ -23,9 +23,10 @@ if TYPE_CHECKING:
 
     from foldgate.auth.authority import TokenAuthority
     from foldgate.code.sandbox import Sandbox
-    from foldgate.config.tenant import TenantConfig
+    from foldgate.config.tenant import RequestLimits, TenantConfig
     from foldgate.edge.access import Access
     from foldgate.edge.console.login_limit import LoginLimit
+    from foldgate.edge.quota import Quotas
     from foldgate.index.triggers import Reindexer
     from foldgate.model.activity import Recorder
     from foldgate.search.embed import Embedder
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
     from foldgate.store.approvals.base import ApprovalStore
     from foldgate.store.configs.base import TenantConfigStore
     from foldgate.store.grants.base import GrantCipher, GrantStore
+    from foldgate.store.quotas.base import QuotaStore
     from foldgate.store.signouts.base import SignOutStore
     from foldgate.store.tokens.base import TokenStore
     from foldgate.upstream.client import UpstreamClient
@@ -56,6 +58,8 @@ __all__ = [
     "open_grant_cipher",
     "open_grant_store",
     "open_hook_secrets",
+    "open_quota_store",
+    "open_quotas",
     "open_results",
     "open_sandbox",
     "open_signouts",
@@ -378,9 +382,41 @@ def open_hook_secrets(settings: Settings, configs: ConfigSource) -> Callable[[st
     return cached_secrets(lookup, ttl_s=ttl)
 
 
+def open_quota_store(settings: Settings) -> QuotaStore:
+    """The shared request-quota buckets, on the same backend (file or table) as the catalog."""
+    if settings.store == "dynamodb":
+        # Loaded only where the settings pick this part: a cold start pays for nothing else.
+        from foldgate.store.quotas.dynamodb import DynamoQuotaStore
+
+        return DynamoQuotaStore(settings.table_name)
+    # Loaded only where the settings pick this part: a cold start pays for nothing else.
+    from foldgate.store.quotas.sqlite import SqliteQuotaStore
+
+    return SqliteQuotaStore(settings.sqlite_path)
+
+
+def open_quotas(settings: Settings, configs: ConfigSource) -> Quotas:
+    """Request quotas across instances for the tenants whose config sets ``limits:`` (a tenant without
+    costs no store call)."""
+    # Loaded only where the settings pick this part: a cold start pays for nothing else.
+    from foldgate.edge.quota import Quotas
+
+    def limits(tenant: str) -> RequestLimits | None:
+        try:
+            found = configs.get(tenant).limits
+        except FoldgateError:
+            return None  # an unknown or unreadable tenant is answered by the endpoint, not here
+        if found.requests_per_minute is None and found.per_token_requests_per_minute is None:
+            return None
+        return found
+
+    return Quotas(open_quota_store(settings), limits)
+
+
 def open_access(settings: Settings, configs: ConfigSource | None = None) -> Access:
     """Request authentication (agent tokens; OAuth access tokens for tenants with an issuer, from the
-    settings or the tenant's ``oauth:`` block in ``configs``) and the per-caller rate limit."""
+    settings or the tenant's ``oauth:`` block in ``configs``), the per-caller rate limit and, with
+    ``configs``, the tenants' request quotas across instances."""
     # Loaded only where the settings pick this part: a cold start pays for nothing else.
     from foldgate.auth.authority import TokenAuthority
     from foldgate.auth.model import TokenHasher
@@ -403,6 +439,7 @@ def open_access(settings: Settings, configs: ConfigSource | None = None) -> Acce
             if settings.source_rate_limit_per_minute > 0
             else None
         ),
+        quotas=open_quotas(settings, configs) if configs is not None else None,
     )
 
 

@@ -18,6 +18,7 @@ from foldgate.errors import ConfigError
 __all__ = [
     "ActivityConfig",
     "ArgumentsPolicy",
+    "RequestLimits",
     "ResponseMode",
     "RoutingMode",
     "ServerConfig",
@@ -146,6 +147,23 @@ class ActivityConfig(Strict):
     )
 
 
+class RequestLimits(Strict):
+    """Request quotas that hold across every serving instance (edge/quota.py); unset = unlimited beyond
+    the per-instance rate limit. Whole numbers only: a quota given as "100" or 1.5 is refused, not read."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+    requests_per_minute: int | None = Field(
+        default=None, ge=1, le=1_000_000, description="Requests per minute for the whole tenant."
+    )
+    per_token_requests_per_minute: int | None = Field(
+        default=None,
+        ge=1,
+        le=1_000_000,
+        description="Requests per minute for each agent token (or OAuth credential) of the tenant.",
+    )
+
+
 class TenantConfig(Strict):
     """Everything one tenant configures. Serialization settings apply on the next request."""
 
@@ -173,6 +191,9 @@ class TenantConfig(Strict):
         default=None, description="The authorization server whose access tokens this tenant accepts."
     )
     activity: ActivityConfig = Field(default_factory=ActivityConfig)
+    limits: RequestLimits = Field(
+        default_factory=RequestLimits, description="Request quotas across instances (none: unlimited)."
+    )
 
     @field_validator("routing_mode", mode="before")
     @classmethod

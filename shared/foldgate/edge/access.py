@@ -1,7 +1,7 @@
 """Who a request is: an agent token (``Authorization: Bearer fgt_...``) resolved to a tenant, its server
 scope and its tier; or, where the deployment allows unauthenticated access (local serve), the tenant
 header or the default tenant. Also the rate limits: per source address before a token is looked up,
-and per caller after.
+and per caller after; then the tenant's request quotas across instances (edge/quota.py).
 
 Failures are deliberately uniform: an unknown, expired, revoked or malformed token gets the same
 answer, and nothing about the token is logged.
@@ -9,7 +9,7 @@ answer, and nothing about the token is logged.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from starlette.requests import Request
 
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from foldgate.auth.oauth.verifier import OAuthVerifier
     from foldgate.edge.ratelimit import RateLimiter
 
-__all__ = ["TENANT_HEADER", "Access", "RateLimited", "source_address"]
+__all__ = ["TENANT_HEADER", "Access", "QuotaCheck", "RateLimited", "source_address"]
 
 TENANT_HEADER = "x-foldgate-tenant"
 
@@ -44,6 +44,13 @@ class RateLimited(Exception):
         self.principal = principal
 
 
+class QuotaCheck(Protocol):
+    """Request quotas across instances (:class:`foldgate.edge.quota.Quotas`)."""
+
+    async def admit(self, principal: Principal) -> None:
+        """Spend one of the caller's requests; RateLimited when a quota is spent."""
+
+
 class Access:
     """Resolves requests to principals and applies the rate limit."""
 
@@ -57,6 +64,7 @@ class Access:
         limiter: RateLimiter | None = None,
         oauth: OAuthVerifier | None = None,
         source_limiter: RateLimiter | None = None,
+        quotas: QuotaCheck | None = None,
     ) -> None:
         if auth_required and authority is None:
             raise ValueError("auth_required needs a token authority")
@@ -67,8 +75,17 @@ class Access:
         self.limiter = limiter
         self.oauth = oauth
         self.source_limiter = source_limiter
+        self.quotas = quotas
 
     async def resolve(self, request: Request, path: str) -> Principal:
+        """The caller at MCP endpoint ``path``, within its rate limit and its tenant's quotas
+        (RateLimited otherwise)."""
+        principal = await self._identify(request, path)
+        if self.quotas is not None:
+            await self.quotas.admit(principal)
+        return principal
+
+    async def _identify(self, request: Request, path: str) -> Principal:
         """The caller at MCP endpoint ``path``: OAuth access tokens go to the verifier, which picks the
         tenant from the resource or a signed token claim (never a header); everything else to
         :meth:`principal`.

@@ -1,0 +1,1 @@
+"""Shared request-quota buckets (leased by every serving instance): interface, SQLite and DynamoDB."""
