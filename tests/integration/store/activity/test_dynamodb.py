@@ -30,6 +30,11 @@ def event(i: int, tenant: str = "acme", **fields: Any) -> ActivityEvent:
     return ActivityEvent(**(values | {"at": at} | fields), event_id=f"{int(at * 1000):013d}-{i:012x}")
 
 
+def own_store(table: str) -> DynamoActivityStore:
+    """A store on a client of its own: hooks a test registers never reach the process's shared client."""
+    return DynamoActivityStore(table, client=boto3.client("dynamodb"))
+
+
 def capture(store: DynamoActivityStore) -> list[tuple[str, dict[str, Any]]]:
     """Every call the store's client makes, by operation name, with its parameters."""
     calls: list[tuple[str, dict[str, Any]]] = []
@@ -60,16 +65,16 @@ def test_one_item_per_event_in_its_tenants_partition_with_the_ttl_attribute(
 
 
 def test_a_batch_is_written_25_events_to_a_call(dynamo_table: str) -> None:
-    store = DynamoActivityStore(dynamo_table)
+    store = own_store(dynamo_table)
     calls = capture(store)
-    store.put_many([StoredRecord(event(i), NOW + 60) for i in range(60)])
+    store.put_many([StoredRecord(event(i), NOW + 86_400) for i in range(60)])
     assert [name for name, _ in calls] == ["BatchWriteItem"] * 3
     assert [len(p["RequestItems"][dynamo_table]) for _, p in calls] == [25, 25, 10]
     assert len(store.query(ActivityQuery("acme", limit=100)).records) == 60
 
 
 def test_items_left_unprocessed_are_retried_then_the_batch_fails(dynamo_table: str) -> None:
-    store = DynamoActivityStore(dynamo_table)
+    store = own_store(dynamo_table)
     store.backoff_base = store.backoff_cap = 0.0
     attempts: list[int] = []
 
@@ -80,13 +85,13 @@ def test_items_left_unprocessed_are_retried_then_the_batch_fails(dynamo_table: s
 
     store.client.meta.events.register("after-call.dynamodb.BatchWriteItem", unprocessed)
     with pytest.raises(StoreError, match="unprocessed"):
-        store.put_many([StoredRecord(event(1), NOW + 60)])
+        store.put_many([StoredRecord(event(1), NOW + 86_400)])
     assert len(attempts) == store.batch_attempts
 
 
 def test_every_query_stays_in_the_asking_tenants_partition(dynamo_table: str) -> None:
-    store = DynamoActivityStore(dynamo_table)
-    store.put_many([StoredRecord(event(i, t), NOW + 60) for i in range(5) for t in ("acme", "globex")])
+    store = own_store(dynamo_table)
+    store.put_many([StoredRecord(event(i, t), NOW + 86_400) for i in range(5) for t in ("acme", "globex")])
     calls = capture(store)
     page = store.query(ActivityQuery("acme", limit=2))
     store.query(ActivityQuery("acme", limit=2, cursor=page.cursor))
@@ -100,9 +105,9 @@ def test_every_query_stays_in_the_asking_tenants_partition(dynamo_table: str) ->
 def test_a_sparse_filter_reads_a_bounded_number_of_pages_and_resumes_where_it_stopped(
     dynamo_table: str,
 ) -> None:
-    store = DynamoActivityStore(dynamo_table)
+    store = own_store(dynamo_table)
     events = [event(i, outcome="denied" if i == 0 else "ok") for i in range(200)]
-    store.put_many([StoredRecord(e, NOW + 60) for e in events])
+    store.put_many([StoredRecord(e, NOW + 86_400) for e in events])
     calls = capture(store)
     query = ActivityQuery("acme", outcome="denied", limit=2)  # reads 16 items a call
     page = store.query(query)
@@ -116,6 +121,6 @@ def test_a_sparse_filter_reads_a_bounded_number_of_pages_and_resumes_where_it_st
 def test_an_unreachable_table_is_a_store_error(moto_endpoint: str) -> None:
     store = DynamoActivityStore("no-such-table")
     with pytest.raises(StoreError):
-        store.put_many([StoredRecord(event(1), NOW + 60)])
+        store.put_many([StoredRecord(event(1), NOW + 86_400)])
     with pytest.raises(StoreError):
         store.query(ActivityQuery("acme"))
