@@ -31,6 +31,8 @@ from foldgate.errors import AuthError, FoldgateError, InsufficientScopeError, St
 from foldgate.model.deadline import answering_by, request_deadline
 from foldgate.model.principal import Principal
 from foldgate.serve.gateway import Gateway
+from foldgate.telemetry.traceparent import incoming_traceparent
+from foldgate.telemetry.tracing import Span, request_trace, span
 
 __all__ = ["STORE_RETRY_AFTER_S", "McpEndpoint", "invocation_deadline"]
 
@@ -38,6 +40,8 @@ log = logging.getLogger(__name__)
 
 # Seconds a client should wait when the token store is down (DynamoDB throttling or an outage).
 STORE_RETRY_AFTER_S = 5
+# The outcome an auth span records for each refusal (401 and 403 are "denied").
+_AUTH_REFUSALS = {429: "rate_limited", 503: "unavailable"}
 
 
 class _Sdk:
@@ -102,10 +106,19 @@ class McpEndpoint:
         if isinstance(body, Response):
             await body(scope, receive, send)
             return
+        # Every request that gets this far belongs to a trace: the client's (header or _meta), or new.
+        incoming = incoming_traceparent(request.headers.get("traceparent"), body)
+        with request_trace(incoming, surface=self.surface) as traced:
+            await self._answer(request, body, traced, send)
+
+    async def _answer(self, request: Request, body: bytes, traced: Span, send: Send) -> None:
+        """Authenticate, check the content headers and answer (plain, fast path or SDK)."""
+        scope, receive = request.scope, request.receive
         principal = await self._authenticate(request)
         if isinstance(principal, Response):
             await principal(scope, receive, send)
             return
+        traced.set(tenant=principal.tenant)
         refusal = _content_refusal(request)
         if refusal is None and is_batch(body):
             refusal = jsonrpc_error(400, -32600, BATCH_REFUSAL)
@@ -114,6 +127,7 @@ class McpEndpoint:
             return
         try:
             if await self._fast_path(request, body, principal, send):
+                traced.set(method="tools/list")
                 return
             # Validates the tenant before the SDK runs (unknown tenants fail here, clearly).
             self.app.state.gateway.config(principal.tenant)
@@ -124,7 +138,7 @@ class McpEndpoint:
         # A handshake-era initialize declares the client's capabilities once; the stateless edge keeps
         # whether they include URL elicitation for this credential (edge/elicitation.py).
         note_initialize(body, principal)
-        if await self._plain(request, body, principal, send):
+        if await self._plain(request, body, principal, send, traced):
             return
         sdk = self._sdk()
         # The scope variable lives with the SDK server glue, loaded with it.
@@ -152,6 +166,16 @@ class McpEndpoint:
         return b"".join(chunks)
 
     async def _authenticate(self, request: Request) -> Principal | Response:
+        """The caller, or the 401/403/429/503 to answer, in a ``foldgate.auth`` span."""
+        with span("foldgate.auth") as traced:
+            answer = await self._resolve(request)
+            if isinstance(answer, Response):
+                traced.fail(_AUTH_REFUSALS.get(answer.status_code, "denied"))
+            else:
+                traced.set(tenant=answer.tenant, outcome="ok")
+            return answer
+
+    async def _resolve(self, request: Request) -> Principal | Response:
         """The caller, or the 401/403/429 to answer (401 and 403 carry the OAuth challenge when the
         tenant accepts OAuth access tokens)."""
         try:
@@ -192,12 +216,15 @@ class McpEndpoint:
         await send_listing(plain[0], plain[1], listing, send, gateway.list_hint())
         return True
 
-    async def _plain(self, request: Request, body: bytes, principal: Principal, send: Send) -> bool:
+    async def _plain(
+        self, request: Request, body: bytes, principal: Principal, send: Send, traced: Span
+    ) -> bool:
         """Answer initialize, ping, notifications/initialized, server/discover and tools/call without
         the SDK (edge/plain_rpc.py); False when the SDK must answer."""
         req = plain_request(body, request) if body else None
         if req is None:  # Host and Origin were checked first (see _early_refusal)
             return False
+        traced.set(method=req.method)
         await answer(req, self.app.state.gateway, principal, self.surface, send)
         return True
 
