@@ -20,6 +20,7 @@ from foldgate.app.wiring import (
     open_results,
     open_sandbox,
     open_signouts,
+    open_tracing,
     open_upstream,
     open_upstream_oauth,
     operator_login_limit,
@@ -33,12 +34,15 @@ from foldgate.edge.app import create_app
 from foldgate.edge.connect import auth_states, console_connector, oauth_client_router
 from foldgate.edge.console.routes import ConsoleDeps, console_router
 from foldgate.edge.hooks import hooks_router
+from foldgate.edge.metrics import metrics_router
 from foldgate.errors import FoldgateError
 from foldgate.index.coalesce import Coalescer
 from foldgate.index.indexer import Indexer, IndexReport
 from foldgate.index.triggers import local_reindexer, local_server_reindexer
 from foldgate.serve.gateway import Gateway
 from foldgate.store.catalog.sqlite import SqliteStore
+from foldgate.telemetry.prometheus import PrometheusRecorder
+from foldgate.telemetry.tracing import flush as flush_spans
 
 __all__ = ["LocalGateway", "build_local"]
 
@@ -58,6 +62,8 @@ class LocalGateway:
     # Change triggers (signed webhooks, upstream list_changed) land here: one reindex per burst.
     changes: Coalescer | None = None
     indexed_once: bool = False
+    # Call metrics, served at GET /metrics behind the operator credential.
+    metrics: PrometheusRecorder | None = None
 
     async def index_all(self) -> list[IndexReport]:
         """Index every configured tenant once."""
@@ -118,6 +124,7 @@ def build_local(
     ``change_delay_s`` is how long a change trigger waits for more of its burst before reindexing.
     """
     store = SqliteStore(settings.sqlite_path)
+    open_tracing(settings)
     holder: list[LocalGateway] = []
     oauth = open_upstream_oauth(settings)
     upstream = open_upstream(
@@ -179,10 +186,15 @@ def build_local(
         local_server_reindexer(indexer, configs, published=gateway.invalidate), delay_s=change_delay_s
     )
     app.include_router(hooks_router(open_hook_secrets(settings, configs), changes.signal))
+    metrics = PrometheusRecorder()
+    app.state.recorder = metrics
+    app.include_router(
+        metrics_router(metrics.render, operator_secret=operator, operator_limit=operator_limit)
+    )
     if oauth is not None:
         issuers = tenant_oauth_configs(settings, configs)
         app.include_router(oauth_client_router(gateway, oauth, connect_link_secret(settings), issuers))
-    local = LocalGateway(app, gateway, indexer, configs, store, interval_s, changes)
+    local = LocalGateway(app, gateway, indexer, configs, store, interval_s, changes, metrics=metrics)
     holder.append(local)
     inner = app.router.lifespan_context
 
@@ -199,6 +211,7 @@ def build_local(
                 await changes.aclose()
                 await upstream.aclose()
                 await gateway.aclose()
+                flush_spans()  # spans still in the exporter's batch (a no-op with tracing off)
 
     app.router.lifespan_context = lifespan
     return local
