@@ -25,20 +25,23 @@ LambdaHandler = Callable[[dict[str, Any], Any], dict[str, Any]]
 
 def build_mcp_handler(settings: Settings | None = None, *, admin_api: bool = True) -> LambdaHandler:
     """The handler for the settings (read from the environment when not given); ``admin_api`` False
-    for CodeFunction. Its ``metrics`` attribute is the recorder the gateway's events reach."""
+    for CodeFunction. Its ``app`` attribute is the ASGI app (as on a bare Mangum handler), its
+    ``metrics`` the recorder the gateway's events reach."""
     settings = settings or Settings.from_env()
     # Namespace and service from POWERTOOLS_METRICS_NAMESPACE / POWERTOOLS_SERVICE_NAME (the template).
-    metrics = EmfRecorder(namespace=None, service=None)
+    metrics = EmfRecorder(namespace=settings.metrics_namespace, service=settings.metrics_service)
     # No lifespan: the app starts a stateless SDK session manager per MCP request that needs one.
-    app = Mangum(build_mcp_app(settings, admin_api=admin_api, recorder=metrics), lifespan="off")
+    app = build_mcp_app(settings, admin_api=admin_api, recorder=metrics)
+    mangum = Mangum(app, lifespan="off")
 
     @metrics.log_metrics
     def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         try:
-            answer: dict[str, Any] = app(event, context)
+            answer: dict[str, Any] = mangum(event, context)
             return answer
         finally:
             tracing.flush()
 
+    handler.app = app  # type: ignore[attr-defined]
     handler.metrics = metrics  # type: ignore[attr-defined]
     return handler

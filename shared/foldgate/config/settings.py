@@ -105,6 +105,10 @@ class Settings(Strict):
     otel_service_name: str = "foldgate"
     # The share of traces foldgate starts that are recorded; a client's own sampling decision is followed.
     trace_sample_ratio: float = Field(default=1.0, ge=0.0, le=1.0)
+    # Call metrics on Lambda (CloudWatch EMF): the namespace and the service dimension, from Powertools'
+    # variables (POWERTOOLS_METRICS_NAMESPACE, POWERTOOLS_SERVICE_NAME) as the template sets them.
+    metrics_namespace: str = "foldgate"
+    metrics_service: str = "foldgate"
 
     @field_validator("public_hosts", mode="before")
     @classmethod
@@ -132,11 +136,16 @@ class Settings(Strict):
 
 
 def _otel_fields(env: dict[str, str]) -> dict[str, Any]:
-    """The trace settings the OpenTelemetry specification's variables give (OTLP/HTTP traces only)."""
+    """The trace settings the OpenTelemetry specification's variables give (OTLP/HTTP traces only),
+    and the metrics' namespace and service from Powertools' variables."""
     fields: dict[str, Any] = {}
     service = env.get("OTEL_SERVICE_NAME") or env.get("POWERTOOLS_SERVICE_NAME")
     if service:
         fields["otel_service_name"] = service
+    if env.get("POWERTOOLS_SERVICE_NAME"):
+        fields["metrics_service"] = env["POWERTOOLS_SERVICE_NAME"]
+    if env.get("POWERTOOLS_METRICS_NAMESPACE"):
+        fields["metrics_namespace"] = env["POWERTOOLS_METRICS_NAMESPACE"]
     if env.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
         return fields
     exporters = {e.strip().lower() for e in env.get("OTEL_TRACES_EXPORTER", "otlp").split(",")}

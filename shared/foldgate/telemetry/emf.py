@@ -43,7 +43,7 @@ class _Group:
 class EmfRecorder:
     """Groups call events per (tenant, server, outcome) until :meth:`flush` prints them as EMF."""
 
-    def __init__(self, *, namespace: str | None = "foldgate", service: str | None = "mcp") -> None:
+    def __init__(self, *, namespace: str = "foldgate", service: str = "mcp") -> None:
         self.namespace = namespace
         self.service = service
         self.dropped = 0
