@@ -272,11 +272,6 @@ class PlainSession:
         message = {"jsonrpc": "2.0", "id": rid, "method": method, "params": params}
         # initialize is the negotiation itself: no session and no version header yet.
         headers = dict(_ACCEPT) if method == "initialize" else {**self._headers(), **headers}
-        if "traceparent" not in headers:
-            # The handshake a request opens is part of that request's trace too.
-            traceparent = outgoing_traceparent()
-            if traceparent is not None:
-                headers["traceparent"] = traceparent
         answer = await self._post(message, headers, rid)
         assert answer is not None  # a request always gets an answer or an exception
         return answer
@@ -312,6 +307,11 @@ class PlainSession:
         """POST one message; its answer for a request (``rid``), None for a notification or reply."""
         body = json.dumps(message, separators=(",", ":")).encode()
         what = f"{self.name}: {message.get('method') or 'reply'}"
+        if "traceparent" not in headers:
+            # The handshake (and any reply) a request's work sends is part of that request's trace too.
+            traceparent = outgoing_traceparent()
+            if traceparent is not None:
+                headers = {**headers, "traceparent": traceparent}
         async with self._send("POST", headers, body) as response:
             status = response.status_code
             if status >= 300:
