@@ -33,3 +33,13 @@ def test_the_serving_functions_name_their_metrics() -> None:
         }
         settings = Settings.from_env(env)
         assert (settings.metrics_namespace, settings.metrics_service) == ("foldgate", service)
+
+
+def test_span_export_is_off_unless_the_stack_names_an_otlp_endpoint() -> None:
+    doc = _doc()
+    assert doc["Parameters"]["OtlpEndpoint"]["Default"] == ""
+    env = doc["Globals"]["Function"]["Environment"]["Variables"]
+    assert env["OTEL_EXPORTER_OTLP_ENDPOINT"] == "OtlpEndpoint"  # the loader reads !Ref X as X
+    assert Settings.from_env({"OTEL_EXPORTER_OTLP_ENDPOINT": ""}).otlp_endpoint is None
+    given = Settings.from_env({"OTEL_EXPORTER_OTLP_ENDPOINT": "http://localhost:4318"})
+    assert given.otlp_endpoint == "http://localhost:4318/v1/traces"
