@@ -10,8 +10,8 @@ echoed.
 from __future__ import annotations
 
 import json
+import random
 import re
-import secrets
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -33,8 +33,11 @@ class TraceParent:
 
     @classmethod
     def new(cls) -> TraceParent:
-        """A new trace with a new span id, not sampled: what a request without a client trace gets."""
-        return cls(_nonzero_hex(16), _nonzero_hex(8))
+        """A new trace with a new span id, not sampled: what a request without a client trace gets.
+
+        Random as OpenTelemetry's own ids are (not secret: a trace id is sent to every upstream), and
+        never all zero (invalid)."""
+        return cls(f"{random.getrandbits(128) or 1:032x}", f"{random.getrandbits(64) or 1:016x}")
 
     def header(self) -> str:
         """The version-00 ``traceparent`` value."""
@@ -79,10 +82,3 @@ def _meta_traceparent(body: bytes) -> Any:
     params = message.get("params") if isinstance(message, dict) else None
     meta = params.get("_meta") if isinstance(params, dict) else None
     return meta.get("traceparent") if isinstance(meta, dict) else None
-
-
-def _nonzero_hex(nbytes: int) -> str:
-    while True:
-        value = secrets.token_hex(nbytes)
-        if value.strip("0"):
-            return value

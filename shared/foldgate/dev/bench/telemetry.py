@@ -1,7 +1,8 @@
 """``foldgate bench telemetry``: what call metrics and traces cost, and the MCP function's init.
 
 * **Recorders.** Microseconds per event for the Prometheus recorder (local) and the EMF recorder
-  (Lambda; its per-invocation flush too, printing to /dev/null).
+  (Lambda; its per-invocation flush too, printing to /dev/null); what tracing adds to a request with
+  no backend (its trace id, no-op spans, the upstream's traceparent).
 * **Tracing.** Warm validated ``tools/call`` latency through the in-process app with tracing off and on
   (the OpenTelemetry backend with a batch processor and an exporter that discards), interleaved in
   rounds so machine noise hits both alike. The upstream is in-process, so the spans measured are the
@@ -74,7 +75,32 @@ def _recorders(n: int) -> dict[str, float]:
             emf.flush()
             flushes.append((time.perf_counter() - t) * 1000)
     out["emf_flush_one_group_ms"] = round(statistics.median(flushes), 3)
+    out["tracing_off_request_us"] = _tracing_off_us(n)
     return out
+
+
+def _tracing_off_us(n: int) -> float:
+    """Microseconds per request of what tracing adds with no backend: the trace of a request without a
+    client traceparent (a new id), five no-op spans and the traceparent one upstream request gets."""
+    # Loaded only for this bench.
+    from foldgate.telemetry import tracing
+    from foldgate.telemetry.traceparent import incoming_traceparent
+
+    body = b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{}}}'
+    previous = tracing.install(None)
+    try:
+        t = time.perf_counter()
+        for _ in range(n):
+            with tracing.request_trace(incoming_traceparent(None, body), surface="direct") as traced:
+                traced.set(tenant="default")
+                for name in ("foldgate.auth", "foldgate.view", "foldgate.call", "foldgate.validation"):
+                    with tracing.span(name, tenant="default") as child:
+                        child.set(outcome="ok")
+                with tracing.span("foldgate.upstream", "client", server="s", tool="t"):
+                    tracing.outgoing_traceparent()
+        return round((time.perf_counter() - t) / n * 1e6, 2)
+    finally:
+        tracing.install(previous)
 
 
 async def _tracing(corpus: Path, n: int, rounds: int) -> dict[str, Any]:
@@ -189,6 +215,7 @@ def format_telemetry_report(r: dict[str, Any]) -> str:
     lines = [
         f"metrics: prometheus record {rec['prometheus_record_us']} us/call, emf record "
         f"{rec['emf_record_us']} us/call, emf flush {rec['emf_flush_one_group_ms']} ms/group",
+        f"tracing off: {rec['tracing_off_request_us']} us/request (trace id, no-op spans, upstream header)",
         f"tracing: tools/call p50 {tr['off_p50_ms']} ms off, {tr['on_p50_ms']} ms on "
         f"(+{tr['added_p50_ms']} ms); p95 {tr['off_p95_ms']} / {tr['on_p95_ms']} ms "
         f"({tr['calls_per_mode']} calls each)",
