@@ -24,7 +24,7 @@ from opentelemetry.trace import NonRecordingSpan, SpanContext, Status, StatusCod
 
 from foldgate import __version__
 from foldgate.telemetry.traceparent import TraceParent
-from foldgate.telemetry.tracing import Attribute, SpanKind, attributes_of
+from foldgate.telemetry.tracing import NULL_SPAN, Attribute, Span, SpanKind, attributes_of
 
 __all__ = ["OtelBackend", "otlp_backend", "otlp_exporter", "tracer_provider"]
 
@@ -81,11 +81,13 @@ class OtelBackend:
 
     def span(
         self, name: str, kind: SpanKind, attributes: dict[str, Attribute]
-    ) -> contextlib.AbstractContextManager[_Recording]:
-        """A child of the current foldgate span (a root outside any request)."""
+    ) -> contextlib.AbstractContextManager[Span]:
+        """A child of the current foldgate span; none outside a request (the console's and the admin
+        API's reads, the indexer), which would otherwise each start a trace of one span."""
         current = _CURRENT.get()
-        context = trace.set_span_in_context(current, Context()) if current is not None else Context()
-        return self._run(name, kind, context, attributes)
+        if current is None:
+            return NULL_SPAN
+        return self._run(name, kind, trace.set_span_in_context(current, Context()), attributes)
 
     @contextlib.contextmanager
     def _run(

@@ -82,7 +82,7 @@ class Backend(Protocol):
     def span(
         self, name: str, kind: SpanKind, attributes: dict[str, Attribute]
     ) -> AbstractContextManager[Span]:
-        """A child of the running request's current span."""
+        """A child of the running request's current span (nothing recorded outside a request)."""
         ...
 
     def current(self) -> TraceParent | None:
@@ -167,7 +167,8 @@ def request_trace(incoming: TraceParent | None, **attributes: Attribute) -> Iter
 
 
 def span(name: str, kind: SpanKind = "internal", **attributes: Attribute) -> AbstractContextManager[Span]:
-    """A child span of the running request (one shared no-op without a backend)."""
+    """A child span of the running request (one shared no-op without a backend or outside a
+    request)."""
     backend = _backend
     if backend is None:
         return NULL_SPAN

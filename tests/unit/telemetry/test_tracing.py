@@ -105,5 +105,15 @@ def test_long_names_are_cut_in_attributes() -> None:
     assert len(str(dict(call.attributes or {})["foldgate.tool"])) == 256
 
 
+def test_on_nothing_is_recorded_outside_a_request() -> None:
+    """The console's and the admin API's reads of a view, the indexer's upstream requests: no trace of
+    one span each, and no traceparent upstream."""
+    with recording_spans() as exporter:
+        with tracing.span("foldgate.view", tenant="acme") as view:
+            assert view is tracing.NULL_SPAN
+            assert tracing.outgoing_traceparent() is None
+        assert exporter.get_finished_spans() == ()
+
+
 def test_flush_without_a_backend_does_nothing() -> None:
     tracing.flush()
