@@ -11,14 +11,15 @@ context inside its handlers, which must neither reparent nor receive foldgate's 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Mapping
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 
 from opentelemetry import trace
 from opentelemetry.context import Context
 from opentelemetry.sdk.resources import Resource
-from opentelemetry.sdk.trace import SpanProcessor, TracerProvider
-from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter
+from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
 from opentelemetry.sdk.trace.sampling import ParentBased, TraceIdRatioBased
 from opentelemetry.trace import NonRecordingSpan, SpanContext, Status, StatusCode, TraceFlags
 
@@ -150,9 +151,36 @@ def otlp_exporter(endpoint: str, headers: Mapping[str, str], timeout_s: float) -
     return OTLPSpanExporter(endpoint=endpoint, headers=dict(headers), timeout=timeout_s)
 
 
+class _Deferred(SpanExporter):
+    """An exporter built on its first export, which runs on the batch processor's own thread: neither
+    init nor a request waits for the OTLP exporter's import (its HTTP client and protobuf, ~1/3 of
+    what tracing adds to a cold start)."""
+
+    def __init__(self, build: Callable[[], SpanExporter]) -> None:
+        self._build = build
+        self._inner: SpanExporter | None = None
+        self._lock = threading.Lock()
+
+    def _exporter(self) -> SpanExporter:
+        with self._lock:
+            if self._inner is None:
+                self._inner = self._build()
+            return self._inner
+
+    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        return self._exporter().export(spans)
+
+    def force_flush(self, timeout_millis: int = 30_000) -> bool:
+        return self._inner.force_flush(timeout_millis) if self._inner is not None else True
+
+    def shutdown(self) -> None:
+        if self._inner is not None:
+            self._inner.shutdown()
+
+
 def otlp_backend(
     endpoint: str, headers: Mapping[str, str], timeout_s: float, *, service: str, sample_ratio: float = 1.0
 ) -> OtelBackend:
     """The backend exporting to an OTLP/HTTP collector in batches, off the request path."""
-    processor = BatchSpanProcessor(otlp_exporter(endpoint, headers, timeout_s))
+    processor = BatchSpanProcessor(_Deferred(lambda: otlp_exporter(endpoint, headers, timeout_s)))
     return OtelBackend(tracer_provider(processor, service=service, sample_ratio=sample_ratio))
