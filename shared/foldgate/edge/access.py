@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING
 
 from starlette.requests import Request
 
-from foldgate.errors import AuthError
+from foldgate.errors import AuthError, InsufficientScopeError, StoreError
 from foldgate.model.principal import Principal
+from foldgate.telemetry.tracing import span
 
 if TYPE_CHECKING:
     from foldgate.auth.authority import TokenAuthority
@@ -67,6 +68,25 @@ class Access:
         self.source_limiter = source_limiter
 
     async def resolve(self, request: Request, path: str) -> Principal:
+        """The caller at MCP endpoint ``path`` (see :meth:`_resolve`), in a ``foldgate.auth`` span
+        saying how it ended: ``ok`` with the tenant, or ``denied``, ``rate_limited``, ``unavailable``
+        (the token store is down). Never the credential."""
+        with span("foldgate.auth") as traced:
+            try:
+                principal = await self._resolve(request, path)
+            except RateLimited:
+                traced.fail("rate_limited")
+                raise
+            except StoreError:
+                traced.fail("unavailable")
+                raise
+            except (AuthError, InsufficientScopeError):
+                traced.fail("denied")
+                raise
+            traced.set(tenant=principal.tenant, outcome="ok")
+            return principal
+
+    async def _resolve(self, request: Request, path: str) -> Principal:
         """The caller at MCP endpoint ``path``: OAuth access tokens go to the verifier, which picks the
         tenant from the resource or a signed token claim (never a header); everything else to
         :meth:`principal`.

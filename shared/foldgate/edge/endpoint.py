@@ -32,7 +32,7 @@ from foldgate.model.deadline import answering_by, request_deadline
 from foldgate.model.principal import Principal
 from foldgate.serve.gateway import Gateway
 from foldgate.telemetry.traceparent import incoming_traceparent
-from foldgate.telemetry.tracing import Span, request_trace, span
+from foldgate.telemetry.tracing import Span, request_trace
 
 __all__ = ["STORE_RETRY_AFTER_S", "McpEndpoint", "invocation_deadline"]
 
@@ -40,8 +40,6 @@ log = logging.getLogger(__name__)
 
 # Seconds a client should wait when the token store is down (DynamoDB throttling or an outage).
 STORE_RETRY_AFTER_S = 5
-# The outcome an auth span records for each refusal (401 and 403 are "denied").
-_AUTH_REFUSALS = {429: "rate_limited", 503: "unavailable"}
 
 
 class _Sdk:
@@ -166,16 +164,6 @@ class McpEndpoint:
         return b"".join(chunks)
 
     async def _authenticate(self, request: Request) -> Principal | Response:
-        """The caller, or the 401/403/429/503 to answer, in a ``foldgate.auth`` span."""
-        with span("foldgate.auth") as traced:
-            answer = await self._resolve(request)
-            if isinstance(answer, Response):
-                traced.fail(_AUTH_REFUSALS.get(answer.status_code, "denied"))
-            else:
-                traced.set(tenant=answer.tenant, outcome="ok")
-            return answer
-
-    async def _resolve(self, request: Request) -> Principal | Response:
         """The caller, or the 401/403/429 to answer (401 and 403 carry the OAuth challenge when the
         tenant accepts OAuth access tokens)."""
         try:

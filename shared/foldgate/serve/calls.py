@@ -98,50 +98,39 @@ class ToolCaller:
 
     async def call(self, view: TenantView, tool: IndexedTool, arguments: Any) -> dict[str, Any]:
         """Validate against the stored schema, then proxy to the tool's upstream."""
-        tenant = view.catalog.tenant
-        with span("foldgate.call", tenant=tenant, server=tool.server, tool=tool.tool.name) as traced:
-            result, outcome = await self._call(view, tool, arguments)
-            traced.set(outcome=outcome)
-            return result
-
-    async def _call(self, view: TenantView, tool: IndexedTool, arguments: Any) -> tuple[dict[str, Any], str]:
-        """The call's result and its outcome word (for the call's span)."""
         awaiting = view.approval(tool)
         if awaiting is not None:
             # Listed and describable, never callable until an operator approves this exact version.
             what = "is new and awaits" if awaiting == "pending" else "changed upstream and awaits"
             unavailable = ToolPendingApprovalError if awaiting == "pending" else ToolChangedError
-            error = unavailable(f"{tool.published} {what} an operator's approval before it can be called")
-            return error_result(error), "held"
+            return error_result(
+                unavailable(f"{tool.published} {what} an operator's approval before it can be called")
+            )
         invalid = await self.check_arguments_async(tool, arguments)
         if invalid is not None:
-            return invalid, "invalid_arguments"
+            return invalid
         server = view.config.server(tool.server)
         if server is None:  # visibility already requires a configured server
-            return error_result(NotFoundError(f"unknown tool: {tool.published}")), "not_found"
+            return error_result(NotFoundError(f"unknown tool: {tool.published}"))
         try:
             # OAuth upstreams use the grant of this tenant and (per_user servers) this end user.
             with calling_as(view.catalog.tenant, view.principal.upstream_subject):
                 # The annotations decide whether a call lost in transit may be sent again.
-                result = await self.upstream.call_tool(
+                return await self.upstream.call_tool(
                     server, tool.tool.name, arguments or {}, annotations=tool.tool.annotations
                 )
-            return result, "tool_error" if result.get("isError") is True else "ok"
         except UpstreamError as exc:
             log.warning("tenant %s: %s", view.catalog.tenant, exc.message)
             extra: dict[str, Any] = {}
-            outcome = "upstream_error"
             if isinstance(exc, UpstreamConsentError) and isinstance(exc.details.get("connect_url"), str):
                 # The caller's own connect link, as a field, and noted for the edge, which may offer
                 # it as a URL elicitation (never taking a link from a result: results are hostile).
                 extra = {"server": server.name, "connect_url": exc.details["connect_url"]}
                 note_consent_link(server.name, exc.details["connect_url"])
-                outcome = "needs_consent"
             elif isinstance(exc, UpstreamTimeoutError):
                 # The bound that ended the wait and what to do: set by foldgate, never by the upstream.
                 extra = {k: exc.details[k] for k in ("timeout_s", "hint") if k in exc.details}
-                outcome = "upstream_timeout"
-            return error_result(exc, tool=tool.published, **extra), outcome
+            return error_result(exc, tool=tool.published, **extra)
 
 
 def _not_an_object(arguments: Any) -> str:

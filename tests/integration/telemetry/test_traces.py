@@ -122,7 +122,6 @@ async def test_one_trace_id_from_the_client_through_foldgate_to_the_upstream(
         "foldgate.request",
         "foldgate.auth",
         "foldgate.view",
-        "foldgate.call",
         "foldgate.validation",
         "foldgate.upstream",
     }
@@ -133,9 +132,16 @@ async def test_one_trace_id_from_the_client_through_foldgate_to_the_upstream(
         "mcp.method.name": "tools/call",
         "foldgate.outcome": "ok",
     }
-    (call,) = [s for s in ours if s.name == "foldgate.call"]
-    assert dict(call.attributes or {})["foldgate.tenant"] == "acme"
-    assert dict(call.attributes or {})["foldgate.outcome"] == "ok"
+    (checked,) = [s for s in ours if s.name == "foldgate.validation"]
+    assert dict(checked.attributes or {})["foldgate.outcome"] == "ok"
+    # Every span of the call is a child of its request span, which is the client span's child.
+    assert call_request.parent is not None
+    assert f"{call_request.parent.span_id:016x}" == f"{client_span.get_span_context().span_id:016x}"
+    assert all(s.parent is not None for s in ours)
+    tenants = {
+        dict(s.attributes or {}).get("foldgate.tenant") for s in ours if s.name != "foldgate.validation"
+    }
+    assert tenants - {None} == {"acme"}
 
     # The upstream's tools/call carried the same trace, naming foldgate's upstream span as its parent,
     # in the HTTP header and in _meta alike.
@@ -223,7 +229,7 @@ async def test_spans_reach_an_otlp_receiver_configured_by_the_standard_variables
                 assert tracing.tracing_on()  # the wiring installed the OTLP backend
                 await _call_as_agent(running, [("traced__echo", {"text": "hello"})])
                 tracing.flush()
-            received = receiver.wait_for({"foldgate.request", "foldgate.call", "foldgate.upstream"})
+            received = receiver.wait_for({"foldgate.request", "foldgate.auth", "foldgate.upstream"})
         finally:
             tracing.install(previous)
     (seen,) = [s for s in running.upstream.seen if s.method == "tools/call"]
