@@ -186,8 +186,9 @@ def build_local(
         local_server_reindexer(indexer, configs, published=gateway.invalidate), delay_s=change_delay_s
     )
     app.include_router(hooks_router(open_hook_secrets(settings, configs), changes.signal))
+    # Call metrics: the activity recorder hands them every event (foldgate.telemetry.recorders.Recorders).
     metrics = PrometheusRecorder()
-    app.state.recorder = metrics
+    app.state.metrics = metrics
     app.include_router(
         metrics_router(metrics.render, operator_secret=operator, operator_limit=operator_limit)
     )

@@ -31,7 +31,7 @@ def build_mcp_handler(settings: Settings | None = None, *, admin_api: bool = Tru
     # Namespace and service from POWERTOOLS_METRICS_NAMESPACE / POWERTOOLS_SERVICE_NAME (the template).
     metrics = EmfRecorder(namespace=settings.metrics_namespace, service=settings.metrics_service)
     # No lifespan: the app starts a stateless SDK session manager per MCP request that needs one.
-    app = build_mcp_app(settings, admin_api=admin_api, recorder=metrics)
+    app = build_mcp_app(settings, admin_api=admin_api, metrics=metrics)
     mangum = Mangum(app, lifespan="off")
 
     @metrics.log_metrics

@@ -399,15 +399,15 @@ def build_mcp_app(
     *,
     reindex: Reindexer | None = None,
     admin_api: bool = True,
-    recorder: Recorder | None = None,
+    metrics: Recorder | None = None,
 ) -> FastAPI:
     """The MCP endpoint app for the settings (the McpFunction's whole dependency graph; the
-    CodeFunction's without the admin API). ``recorder`` receives the activity events (the Lambda
-    handler's metrics, see foldgate.app.mcp_lambda); it is kept as ``app.state.recorder``."""
+    CodeFunction's without the admin API). ``metrics`` is the recorder the call metrics come from (the
+    Lambda handler's EMF, see foldgate.app.mcp_lambda), kept as ``app.state.metrics``: the activity
+    recorder hands it every event (foldgate.telemetry.recorders.Recorders)."""
     # Loaded only where the settings pick this part: a cold start pays for nothing else.
     from foldgate.edge.admin import admin_router
     from foldgate.edge.app import create_app
-    from foldgate.model.activity import NullRecorder
     from foldgate.serve.catalogs import CatalogCache
     from foldgate.serve.gateway import Gateway
 
@@ -476,7 +476,7 @@ def build_mcp_app(
         console=console,
         allowed_hosts=settings.public_hosts or None,
     )
-    app.state.recorder = recorder if recorder is not None else NullRecorder()
+    app.state.metrics = metrics
     if oauth is not None:
         # Loaded only where the settings pick this part: a cold start pays for nothing else.
         from foldgate.auth.oauth.setup import tenant_oauth_configs

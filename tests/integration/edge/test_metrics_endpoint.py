@@ -46,7 +46,8 @@ async def test_a_recorded_call_shows_in_the_operators_metrics(
 ) -> None:
     gateway, client = local
     assert gateway.metrics is not None
-    gateway.app.state.recorder.record(
+    assert gateway.app.state.metrics is gateway.metrics
+    gateway.metrics.record(
         ActivityEvent(tenant="acme", method="tools/call", surface="mcp", outcome="tool_error", server="crm")
     )
     r = await client.get("/metrics", headers={"authorization": f"Bearer {OPERATOR}"})
