@@ -4,9 +4,6 @@ Agent code runs in a sandboxed worker process here, never next to the indexer's 
 role: this function may read the catalog and tenant config and call upstreams, nothing else.
 """
 
-from mangum import Mangum
+from foldgate.app.mcp_lambda import build_mcp_handler
 
-from foldgate.app.wiring import build_mcp_app
-from foldgate.config.settings import Settings
-
-handler = Mangum(build_mcp_app(Settings.from_env(), admin_api=False), lifespan="off")
+handler = build_mcp_handler(admin_api=False)

@@ -174,6 +174,17 @@ def _cmd_bench_scale_quota(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_bench_telemetry(args: argparse.Namespace) -> int:
+    # Loaded per command: the CLI starts fast and each command pays only for what it uses.
+    from foldgate.dev.bench.telemetry import format_telemetry_report, run_telemetry_bench
+
+    report = run_telemetry_bench(
+        args.corpus, calls=args.calls, rounds=args.rounds, init_rounds=args.init_rounds, before=args.before
+    )
+    print(json.dumps(report) if args.json else format_telemetry_report(report))
+    return 0
+
+
 def add_bench_commands(sub: Any) -> None:
     """The ``foldgate bench ...`` subcommands (every benchmark prints figures; none asserts timings)."""
     bench = sub.add_parser("bench", help="benchmarks that print figures")
@@ -323,3 +334,12 @@ def add_bench_commands(sub: Any) -> None:
     sq.add_argument("--steady-load", type=float, default=0.8, help="steady phase load / quota (default 0.8)")
     sq.add_argument("--json", action="store_true", help="print one JSON object")
     sq.set_defaults(func=_cmd_bench_scale_quota)
+
+    tel = bench_sub.add_parser("telemetry", help="call metrics and tracing: per-call cost, function init")
+    tel.add_argument("--corpus", default="demo/catalog.jsonl", help="catalog served (default: the demo's)")
+    tel.add_argument("--calls", type=int, default=400, help="warm calls per mode (default 400)")
+    tel.add_argument("--rounds", type=int, default=8, help="off/on rounds the calls are split into")
+    tel.add_argument("--init-rounds", type=int, default=5, help="fresh processes per variant (0: skip)")
+    tel.add_argument("--before", type=Path, help="also time this checkout's functions/mcp/app.py init")
+    tel.add_argument("--json", action="store_true", help="print one JSON object")
+    tel.set_defaults(func=_cmd_bench_telemetry)

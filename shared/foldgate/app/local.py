@@ -24,6 +24,7 @@ from foldgate.app.wiring import (
     open_results,
     open_sandbox,
     open_signouts,
+    open_tracing,
     open_upstream,
     open_upstream_oauth,
     operator_login_limit,
@@ -37,6 +38,7 @@ from foldgate.edge.app import create_app
 from foldgate.edge.connect import auth_states, console_connector, oauth_client_router
 from foldgate.edge.console.routes import ConsoleDeps, console_router
 from foldgate.edge.hooks import hooks_router
+from foldgate.edge.metrics import metrics_router
 from foldgate.errors import FoldgateError
 from foldgate.index.coalesce import Coalescer
 from foldgate.index.indexer import Indexer, IndexReport
@@ -44,6 +46,9 @@ from foldgate.index.triggers import local_reindexer, local_server_reindexer
 from foldgate.serve.activity_recorder import BufferedRecorder
 from foldgate.serve.gateway import Gateway
 from foldgate.store.catalog.sqlite import SqliteStore
+from foldgate.telemetry.prometheus import PrometheusRecorder
+from foldgate.telemetry.recorders import Recorders
+from foldgate.telemetry.tracing import flush as flush_spans
 
 __all__ = ["LocalGateway", "build_local"]
 
@@ -63,6 +68,8 @@ class LocalGateway:
     # Change triggers (signed webhooks, upstream list_changed) land here: one reindex per burst.
     changes: Coalescer | None = None
     indexed_once: bool = False
+    # Call metrics, served at GET /metrics behind the operator credential.
+    metrics: PrometheusRecorder | None = None
 
     async def index_all(self) -> list[IndexReport]:
         """Index every configured tenant once."""
@@ -123,6 +130,7 @@ def build_local(
     ``change_delay_s`` is how long a change trigger waits for more of its burst before reindexing.
     """
     store = SqliteStore(settings.sqlite_path)
+    open_tracing(settings)
     holder: list[LocalGateway] = []
     oauth = open_upstream_oauth(settings)
     upstream = open_upstream(
@@ -191,10 +199,17 @@ def build_local(
         local_server_reindexer(indexer, configs, published=gateway.invalidate), delay_s=change_delay_s
     )
     app.include_router(hooks_router(open_hook_secrets(settings, configs), changes.signal))
+    # Call metrics: the activity recorder hands them every event (foldgate.telemetry.recorders.Recorders).
+    metrics = PrometheusRecorder()
+    app.state.metrics = metrics
+    gateway.recorder = Recorders(recorder, metrics)
+    app.include_router(
+        metrics_router(metrics.render, operator_secret=operator, operator_limit=operator_limit)
+    )
     if oauth is not None:
         issuers = tenant_oauth_configs(settings, configs)
         app.include_router(oauth_client_router(gateway, oauth, connect_link_secret(settings), issuers))
-    local = LocalGateway(app, gateway, indexer, configs, store, interval_s, changes)
+    local = LocalGateway(app, gateway, indexer, configs, store, interval_s, changes, metrics=metrics)
     holder.append(local)
     inner = app.router.lifespan_context
 
@@ -216,6 +231,7 @@ def build_local(
                     await asyncio.to_thread(recorder.close)
                 if activity is not None:
                     activity.close()
+                flush_spans()  # spans still in the exporter's batch (a no-op with tracing off)
 
     app.router.lifespan_context = lifespan
     return local

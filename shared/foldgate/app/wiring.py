@@ -66,6 +66,7 @@ __all__ = [
     "open_store",
     "open_tenant_configs",
     "open_token_store",
+    "open_tracing",
     "open_upstream",
     "open_upstream_oauth",
     "operator_login_limit",
@@ -494,15 +495,45 @@ def operator_login_limit(settings: Settings) -> LoginLimit:
     )
 
 
-def build_mcp_app(settings: Settings, *, reindex: Reindexer | None = None, admin_api: bool = True) -> FastAPI:
+def open_tracing(settings: Settings) -> bool:
+    """Record spans and export them over OTLP/HTTP when the settings name an endpoint (True then);
+    otherwise nothing is loaded and requests only carry their trace id (foldgate.telemetry.tracing)."""
+    if not settings.otlp_endpoint:
+        return False
+    # Loaded only where the settings pick this part: a cold start pays for nothing else.
+    from foldgate.telemetry.otel import otlp_backend
+    from foldgate.telemetry.tracing import install
+
+    install(
+        otlp_backend(
+            settings.otlp_endpoint,
+            settings.otlp_headers,
+            settings.otlp_timeout_s,
+            service=settings.otel_service_name,
+            sample_ratio=settings.trace_sample_ratio,
+        )
+    )
+    return True
+
+
+def build_mcp_app(
+    settings: Settings,
+    *,
+    reindex: Reindexer | None = None,
+    admin_api: bool = True,
+    metrics: Recorder | None = None,
+) -> FastAPI:
     """The MCP endpoint app for the settings (the McpFunction's whole dependency graph; the
-    CodeFunction's without the admin API)."""
+    CodeFunction's without the admin API). ``metrics`` is the recorder the call metrics come from (the
+    Lambda handler's EMF, see foldgate.app.mcp_lambda), kept as ``app.state.metrics``: the activity
+    recorder hands it every event (foldgate.telemetry.recorders.Recorders)."""
     # Loaded only where the settings pick this part: a cold start pays for nothing else.
     from foldgate.edge.admin import admin_router
     from foldgate.edge.app import create_app
     from foldgate.serve.catalogs import CatalogCache
     from foldgate.serve.gateway import Gateway
 
+    open_tracing(settings)
     catalogs = CatalogCache(open_store(settings), ttl=settings.catalog_cache_seconds)
     # A fresh instance facing an invalid live config serves with the one its catalog was built from.
     configs = open_configs(settings, fallback=catalogs.indexed_config)
@@ -575,6 +606,13 @@ def build_mcp_app(settings: Settings, *, reindex: Reindexer | None = None, admin
         allowed_hosts=settings.public_hosts or None,
         recorder=recorder,
     )
+    app.state.metrics = metrics
+    if metrics is not None:
+        # Loaded only where the settings pick this part: a cold start pays for nothing else.
+        from foldgate.telemetry.recorders import Recorders
+
+        # The agents' call events go to the activity log and to the call metrics, each guarded.
+        gateway.recorder = Recorders(recorder, metrics)
     if oauth is not None:
         # Loaded only where the settings pick this part: a cold start pays for nothing else.
         from foldgate.auth.oauth.setup import tenant_oauth_configs

@@ -6,6 +6,7 @@ The config package is the only one that reads the environment, and this is the m
 from __future__ import annotations
 
 import os
+import urllib.parse
 from typing import Any, Literal
 
 from pydantic import Field, ValidationError, field_validator
@@ -110,6 +111,21 @@ class Settings(Strict):
     catalog_cache_seconds: float = 10.0
     max_body_bytes: int = 1_048_576
     log_level: str = "INFO"
+    # Traces (foldgate.telemetry): spans are recorded and exported over OTLP/HTTP (protobuf) only when an
+    # endpoint is set, read by from_env from the standard OTEL_EXPORTER_OTLP_* variables (the full traces
+    # URL; OTEL_EXPORTER_OTLP_ENDPOINT gets /v1/traces appended). Without one no span is recorded and
+    # OpenTelemetry is never loaded; every request still gets a trace id, sent upstream in traceparent.
+    otlp_endpoint: str | None = None
+    otlp_headers: dict[str, str] = Field(default_factory=dict)
+    otlp_timeout_s: float = Field(default=10.0, gt=0, le=60)
+    # The traces' service.name (OTEL_SERVICE_NAME, else POWERTOOLS_SERVICE_NAME, else "foldgate").
+    otel_service_name: str = "foldgate"
+    # The share of traces foldgate starts that are recorded; a client's own sampling decision is followed.
+    trace_sample_ratio: float = Field(default=1.0, ge=0.0, le=1.0)
+    # Call metrics on Lambda (CloudWatch EMF): the namespace and the service dimension, from Powertools'
+    # variables (POWERTOOLS_METRICS_NAMESPACE, POWERTOOLS_SERVICE_NAME) as the template sets them.
+    metrics_namespace: str = "foldgate"
+    metrics_service: str = "foldgate"
 
     @property
     def secrets_in_ssm(self) -> bool:
@@ -133,7 +149,62 @@ class Settings(Strict):
             key = f"FOLDGATE_{name.upper()}"
             if key in env:
                 fields[name] = env[key]
+        for name, value in _otel_fields(env).items():
+            fields.setdefault(name, value)
         try:
             return cls.model_validate(fields)
         except ValidationError as exc:
             raise ConfigError(f"invalid environment: {format_validation(exc)}") from exc
+
+
+def _otel_fields(env: dict[str, str]) -> dict[str, Any]:
+    """The trace settings the OpenTelemetry specification's variables give (OTLP/HTTP traces only),
+    and the metrics' namespace and service from Powertools' variables."""
+    fields: dict[str, Any] = {}
+    service = env.get("OTEL_SERVICE_NAME") or env.get("POWERTOOLS_SERVICE_NAME")
+    if service:
+        fields["otel_service_name"] = service
+    if env.get("POWERTOOLS_SERVICE_NAME"):
+        fields["metrics_service"] = env["POWERTOOLS_SERVICE_NAME"]
+    if env.get("POWERTOOLS_METRICS_NAMESPACE"):
+        fields["metrics_namespace"] = env["POWERTOOLS_METRICS_NAMESPACE"]
+    if env.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
+        return fields
+    exporters = {e.strip().lower() for e in env.get("OTEL_TRACES_EXPORTER", "otlp").split(",")}
+    if "otlp" not in exporters:
+        return fields
+    endpoint = env.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "").strip()
+    base = env.get("OTEL_EXPORTER_OTLP_ENDPOINT", "").strip()
+    if not endpoint and base:
+        endpoint = base.rstrip("/") + "/v1/traces"
+    if not endpoint:
+        return fields
+    protocol = (
+        env.get("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL") or env.get("OTEL_EXPORTER_OTLP_PROTOCOL") or ""
+    ).strip()
+    if protocol and protocol != "http/protobuf":
+        raise ConfigError(f"OTLP protocol {protocol!r} is not supported: foldgate exports http/protobuf")
+    fields["otlp_endpoint"] = endpoint
+    fields["otlp_headers"] = {
+        **_otel_headers(env.get("OTEL_EXPORTER_OTLP_HEADERS", "")),
+        **_otel_headers(env.get("OTEL_EXPORTER_OTLP_TRACES_HEADERS", "")),
+    }
+    timeout_ms = env.get("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT") or env.get("OTEL_EXPORTER_OTLP_TIMEOUT")
+    if timeout_ms:
+        try:
+            fields["otlp_timeout_s"] = float(timeout_ms) / 1000  # the variables are in milliseconds
+        except ValueError:
+            raise ConfigError(
+                f"invalid environment: OTLP timeout {timeout_ms[:40]!r} is not a number"
+            ) from None
+    return fields
+
+
+def _otel_headers(value: str) -> dict[str, str]:
+    """``key=value,key2=value2`` (values URL-encoded), as the OTLP exporter variables spell headers."""
+    headers: dict[str, str] = {}
+    for pair in value.split(","):
+        key, sep, raw = pair.partition("=")
+        if sep and key.strip():
+            headers[urllib.parse.unquote(key.strip()).lower()] = urllib.parse.unquote(raw.strip())
+    return headers

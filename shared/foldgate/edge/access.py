@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING, Protocol
 
 from starlette.requests import Request
 
-from foldgate.errors import AuthError
+from foldgate.errors import AuthError, InsufficientScopeError, StoreError
 from foldgate.model.principal import Principal
+from foldgate.telemetry.tracing import span
 
 if TYPE_CHECKING:
     from foldgate.auth.authority import TokenAuthority
@@ -78,12 +79,26 @@ class Access:
         self.quotas = quotas
 
     async def resolve(self, request: Request, path: str) -> Principal:
-        """The caller at MCP endpoint ``path``, within its rate limit and its tenant's quotas
-        (RateLimited otherwise)."""
-        principal = await self._identify(request, path)
-        if self.quotas is not None:
-            await self.quotas.admit(principal)
-        return principal
+        """The caller at MCP endpoint ``path`` (see :meth:`_identify`), within its rate limit and its
+        tenant's quotas (RateLimited otherwise), in a ``foldgate.auth`` span saying how it ended: ``ok``
+        with the tenant, or ``denied``, ``rate_limited``, ``unavailable`` (the token store is down).
+        Never the credential."""
+        with span("foldgate.auth") as traced:
+            try:
+                principal = await self._identify(request, path)
+                if self.quotas is not None:
+                    await self.quotas.admit(principal)
+            except RateLimited:
+                traced.fail("rate_limited")
+                raise
+            except StoreError:
+                traced.fail("unavailable")
+                raise
+            except (AuthError, InsufficientScopeError):
+                traced.fail("denied")
+                raise
+            traced.set(tenant=principal.tenant, outcome="ok")
+            return principal
 
     async def _identify(self, request: Request, path: str) -> Principal:
         """The caller at MCP endpoint ``path``: OAuth access tokens go to the verifier, which picks the

@@ -43,7 +43,7 @@ from foldgate.upstream.oauth.context import OAuthContext
 if TYPE_CHECKING:
     from foldgate.edge.console.login_limit import LoginLimit
 
-__all__ = ["admin_router"]
+__all__ = ["admin_router", "operator_router"]
 
 _TENANT = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$"
 Tenant = Annotated[str, Query(pattern=_TENANT, description="Tenant id.")]
@@ -131,6 +131,12 @@ def _guarded_route(check: Callable[[Request], JSONResponse | None]) -> type[APIR
             return guarded
 
     return OperatorRoute
+
+
+def operator_router(operator_secret: bytes | None, operator_limit: LoginLimit | None = None) -> APIRouter:
+    """An empty router whose every route is behind the operator credential: the check and the limit
+    on wrong credentials of ``/api/v1`` (share the same ``operator_limit``)."""
+    return APIRouter(route_class=_guarded_route(_operator(operator_secret, operator_limit)))
 
 
 def _add_docs(router: APIRouter) -> None:

@@ -35,6 +35,8 @@ from foldgate.model.deadline import answering_by, request_deadline
 from foldgate.model.principal import Principal
 from foldgate.serve.gateway import Gateway
 from foldgate.serve.recording import observing
+from foldgate.telemetry.traceparent import incoming_traceparent
+from foldgate.telemetry.tracing import Span, request_trace
 
 __all__ = ["STORE_RETRY_AFTER_S", "McpEndpoint", "invocation_deadline"]
 
@@ -110,6 +112,16 @@ class McpEndpoint:
         if isinstance(body, Response):
             await body(scope, receive, send)
             return
+        # Every request that gets this far belongs to a trace: the client's (header or _meta), or new.
+        incoming = incoming_traceparent(request.headers.get("traceparent"), body)
+        with request_trace(incoming, surface=self.surface) as traced:
+            await self._observed(request, body, started, traced, send)
+
+    async def _observed(
+        self, request: Request, body: bytes, started: float, traced: Span, send: Send
+    ) -> None:
+        """Authenticate and answer, as one activity event (a refusal is one too)."""
+        scope, receive = request.scope, request.receive
         gateway: Gateway = self.app.state.gateway
         principal = await self._authenticate(request)
         if isinstance(principal, tuple):
@@ -118,10 +130,11 @@ class McpEndpoint:
             # Refused before the gateway: an event of its own when it asked for work.
             record_refusal(gateway.recorder, scope, request, body, self.path, started, refused)
             return
+        traced.set(tenant=principal.tenant)
         observation = open_observation(gateway.recorder, scope, request, principal, self.path, started, body)
         with observing(observation):
             try:
-                await self._answer(scope, receive, request, body, principal, counting(observation, send))
+                await self._answer(request, body, principal, counting(observation, send), traced)
             except BaseException as exc:
                 observation.failed(exc)
                 raise
@@ -129,9 +142,10 @@ class McpEndpoint:
                 finish(observation, body)
 
     async def _answer(
-        self, scope: Scope, receive: Receive, request: Request, body: bytes, principal: Principal, send: Send
+        self, request: Request, body: bytes, principal: Principal, send: Send, traced: Span
     ) -> None:
         """Answer an authenticated request."""
+        scope, receive = request.scope, request.receive
         refusal = _content_refusal(request)
         if refusal is None and is_batch(body):
             refusal = jsonrpc_error(400, -32600, BATCH_REFUSAL)
@@ -140,6 +154,7 @@ class McpEndpoint:
             return
         try:
             if await self._fast_path(request, body, principal, send):
+                traced.set(method="tools/list")
                 return
             # Validates the tenant before the SDK runs (unknown tenants fail here, clearly).
             self.app.state.gateway.config(principal.tenant)
@@ -150,7 +165,7 @@ class McpEndpoint:
         # A handshake-era initialize declares the client's capabilities once; the stateless edge keeps
         # whether they include URL elicitation for this credential (edge/elicitation.py).
         note_initialize(body, principal)
-        if await self._plain(request, body, principal, send):
+        if await self._plain(request, body, principal, send, traced):
             return
         sdk = self._sdk()
         # The scope variable lives with the SDK server glue, loaded with it.
@@ -222,12 +237,15 @@ class McpEndpoint:
         await send_listing(plain[0], plain[1], listing, send, gateway.list_hint())
         return True
 
-    async def _plain(self, request: Request, body: bytes, principal: Principal, send: Send) -> bool:
+    async def _plain(
+        self, request: Request, body: bytes, principal: Principal, send: Send, traced: Span
+    ) -> bool:
         """Answer initialize, ping, notifications/initialized, server/discover and tools/call without
         the SDK (edge/plain_rpc.py); False when the SDK must answer."""
         req = plain_request(body, request) if body else None
         if req is None:  # Host and Origin were checked first (see _early_refusal)
             return False
+        traced.set(method=req.method)
         await answer(req, self.app.state.gateway, principal, self.surface, send)
         return True
 

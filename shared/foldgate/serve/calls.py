@@ -26,6 +26,7 @@ from foldgate.serve.recording import activity_arguments, current, upstream_timer
 from foldgate.serve.results import error_result, json_result
 from foldgate.serve.validation import ValidatorCache
 from foldgate.serve.views import TenantView
+from foldgate.telemetry.tracing import span
 
 __all__ = ["HINT", "ToolCaller", "Upstream"]
 
@@ -72,10 +73,16 @@ class ToolCaller:
     async def check_arguments_async(self, tool: IndexedTool, arguments: Any) -> dict[str, Any] | None:
         """:meth:`check_arguments` without holding the event loop for heavy or slow arguments: other
         callers are answered while they are validated (bounded in time either way)."""
-        if not isinstance(arguments, dict | None):
-            return self._invalid(tool, [_not_an_object(arguments)])
-        key, schema = tool.tool.content_hash, tool.tool.input_schema
-        return self._invalid(tool, await self.validators.errors_async(key, schema, arguments or {}))
+        with span("foldgate.validation", server=tool.server, tool=tool.tool.name) as traced:
+            if not isinstance(arguments, dict | None):
+                invalid = self._invalid(tool, [_not_an_object(arguments)])
+            else:
+                key, schema = tool.tool.content_hash, tool.tool.input_schema
+                invalid = self._invalid(
+                    tool, await self.validators.errors_async(key, schema, arguments or {})
+                )
+            traced.set(outcome="ok" if invalid is None else "invalid_arguments")
+            return invalid
 
     @staticmethod
     def _invalid(tool: IndexedTool, errors: list[str] | None) -> dict[str, Any] | None:

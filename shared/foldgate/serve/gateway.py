@@ -28,6 +28,7 @@ from foldgate.serve.surfaces.code import CodeSurface
 from foldgate.serve.surfaces.registry import ROUTED, build_surfaces
 from foldgate.serve.views import TenantView, build_view
 from foldgate.store.catalog.base import CatalogStore
+from foldgate.telemetry.tracing import span
 
 if TYPE_CHECKING:
     from foldgate.code.sandbox import Sandbox
@@ -93,19 +94,21 @@ class Gateway:
         """What this caller sees now (a bare tenant id sees everything); empty before the first index."""
         principal = who if isinstance(who, Principal) else Principal(who)
         tenant = principal.tenant
-        config = self.config(tenant)
-        catalog = self.catalog(tenant) or CatalogVersion(tenant, "none", 0.0, ())
-        key = (principal, catalog.version, config.fingerprint)
-        view = self._views.get(key)
-        if view is None:
-            view = build_view(catalog, config, principal)
-            with self._lock:
-                # Keep only the newest view per caller scope: old versions and configs are garbage.
-                for stale in [k for k in self._views if k[0] == principal]:
-                    del self._views[stale]
-                if len(self._views) >= _MAX_VIEWS:
-                    self._views.pop(next(iter(self._views)))
-                self._views[key] = view
+        with span("foldgate.view", tenant=tenant) as traced:
+            config = self.config(tenant)
+            catalog = self.catalog(tenant) or CatalogVersion(tenant, "none", 0.0, ())
+            key = (principal, catalog.version, config.fingerprint)
+            view = self._views.get(key)
+            traced.set(cached=view is not None)
+            if view is None:
+                view = build_view(catalog, config, principal)
+                with self._lock:
+                    # Keep only the newest view per caller scope: old versions and configs are garbage.
+                    for stale in [k for k in self._views if k[0] == principal]:
+                        del self._views[stale]
+                    if len(self._views) >= _MAX_VIEWS:
+                        self._views.pop(next(iter(self._views)))
+                    self._views[key] = view
         return view
 
     @property

@@ -23,6 +23,7 @@ from pydantic import TypeAdapter, ValidationError
 from foldgate.config.tenant import ServerConfig
 from foldgate.errors import UpstreamDeadlineError, UpstreamError, UpstreamTimeoutError
 from foldgate.model.deadline import time_left
+from foldgate.telemetry.tracing import span
 from foldgate.upstream.changes import ChangeListener, change_handler, listen_for_changes
 from foldgate.upstream.credentials import (
     UpstreamAuth,
@@ -255,15 +256,26 @@ class UpstreamClient:
                 return await _send_call(await self._stdio_session(server), name, arguments)
             return await self._call_http(server, name, arguments, retry_safe(annotations))
 
-        try:
-            return await self._bounded(server, work, f"{name} did not answer within")
-        except UpstreamError:
-            raise  # raised by foldgate itself (refused URL, stdio start, busy): already names the server
-        except Exception as exc:
-            said = _rpc_error_message(_leaf(exc))
-            if said is not None:
-                raise UpstreamError(f"{server.name}: {name} failed upstream: {said}") from exc
-            raise UpstreamError(f"{server.name}: {name} failed: {_describe(exc)}") from exc
+        # The span is the parent the upstream is told of (traceparent); outcomes only, never messages.
+        with span(
+            "foldgate.upstream", "client", server=server.name, tool=name, method="tools/call"
+        ) as traced:
+            try:
+                result = await self._bounded(server, work, f"{name} did not answer within")
+            except UpstreamTimeoutError:
+                traced.fail("upstream_timeout")
+                raise
+            except UpstreamError:
+                traced.fail("upstream_error")
+                raise  # raised by foldgate itself (refused URL, stdio start, busy): already names the server
+            except Exception as exc:
+                traced.fail("upstream_error")
+                said = _rpc_error_message(_leaf(exc))
+                if said is not None:
+                    raise UpstreamError(f"{server.name}: {name} failed upstream: {said}") from exc
+                raise UpstreamError(f"{server.name}: {name} failed: {_describe(exc)}") from exc
+            traced.set(outcome="tool_error" if result.get("isError") is True else "ok")
+            return result
 
     async def _call_http(
         self, server: ServerConfig, name: str, arguments: dict[str, Any], idempotent: bool
@@ -307,8 +319,10 @@ class UpstreamClient:
             result: dict[str, Any] = await session.send_request(request_of(method, params), _RAW)
             return result
 
-        result: dict[str, Any] = await self._on_session(server, run, method, retry=True)
-        return result
+        with span("foldgate.upstream", "client", server=server.name, method=method) as traced:
+            result: dict[str, Any] = await self._on_session(server, run, method, retry=True)
+            traced.set(outcome="ok")
+            return result
 
     async def _on_session(
         self,

@@ -18,6 +18,8 @@ pinned httpx2 client (``net_guard.guarded_http_client``); a differential test ho
 * **Expiry.** A 404, or a 400 naming the session, to a request that carried a session id means the
   upstream refused the session before running anything: ``expired`` is set and ``SessionExpiredError``
   raised; the caller may re-initialise and send the request again.
+* **Trace context.** Inside a request every POST carries the request's W3C ``traceparent`` header, and
+  every request's params carry it in ``_meta`` too (``foldgate.telemetry.tracing``); none outside one.
 * **Results** are returned raw, as the SDK session returns them: a negative ``ttlMs`` floored to 0 and,
   on a handshake-era session, the fields only later revisions define dropped.
 
@@ -39,6 +41,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from foldgate import __version__
 from foldgate.errors import UpstreamError
+from foldgate.telemetry.tracing import outgoing_traceparent
 from foldgate.upstream.wire import MAX_MESSAGE_BYTES, WireError, parse_message, sse_messages
 
 if TYPE_CHECKING:
@@ -228,6 +231,12 @@ class PlainSession:
         """
         body = dict(params or {})
         extra = self._headers()
+        traceparent = outgoing_traceparent()
+        if traceparent is not None:
+            # The request's trace, in _meta (MCP's own carrier) as well as the HTTP header (see _call).
+            own = body.get("_meta")
+            body["_meta"] = {**(own if isinstance(own, dict) else {}), "traceparent": traceparent}
+            extra["traceparent"] = traceparent
         if self.modern:
             assert self.version is not None
             own = body.get("_meta")
@@ -298,6 +307,11 @@ class PlainSession:
         """POST one message; its answer for a request (``rid``), None for a notification or reply."""
         body = json.dumps(message, separators=(",", ":")).encode()
         what = f"{self.name}: {message.get('method') or 'reply'}"
+        if "traceparent" not in headers:
+            # The handshake (and any reply) a request's work sends is part of that request's trace too.
+            traceparent = outgoing_traceparent()
+            if traceparent is not None:
+                headers = {**headers, "traceparent": traceparent}
         async with self._send("POST", headers, body) as response:
             status = response.status_code
             if status >= 300:

@@ -22,7 +22,6 @@ from foldgate.errors import (
     UpstreamTimeoutError,
 )
 from foldgate.model.activity import OUTCOMES, ActivityEvent
-from foldgate.model.trace_context import in_trace
 from foldgate.serve.gateway import Gateway
 from tests.gateway_fixture import RecordingUpstream, demo_config, gateway_client
 from tests.recorders import ListRecorder
@@ -91,8 +90,10 @@ async def call(
 
 async def test_a_proxied_call_is_one_event_with_every_field() -> None:
     async with observed() as (client, _, upstream, recorder):
-        with in_trace(TRACE):
-            response = await call(client, "crm__find_contact", {"query": "ada"})
+        # The client's W3C trace: the edge makes it the request's (foldgate.telemetry.tracing).
+        traced = {**LEGACY, "traceparent": f"00-{TRACE}-00f067aa0ba902b7-01"}
+        params = {"name": "crm__find_contact", "arguments": {"query": "ada"}}
+        response = await post(client, "/mcp/all", "tools/call", params, traced)
         assert response.status_code == 200
         event = recorder.only_call()
         assert (event.tenant, event.method, event.surface) == ("default", "tools/call", "mcp/all")

@@ -1,0 +1,1 @@
+"""Telemetry: what the activity log's events become outside the log (metrics), and traces."""

@@ -1,0 +1,75 @@
+"""``GET /metrics`` on the local gateway: the operator reads the call metrics in Prometheus' text
+format; an agent token, a wrong key or no credential gets the 401 of ``/api/v1``."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import httpx2
+import pytest
+
+from foldgate.app.local import LocalGateway, build_local
+from foldgate.auth.authority import TokenAuthority
+from foldgate.auth.model import TokenHasher
+from foldgate.config.settings import Settings
+from foldgate.config.source import StaticConfigSource
+from foldgate.config.tenant import parse_tenant_config
+from foldgate.model.activity import ActivityEvent
+from foldgate.store.tokens.sqlite import SqliteTokenStore
+
+TOKEN_SECRET = "t" * 32
+OPERATOR = "o" * 32
+
+
+def _local(tmp_path: Path, operator: str) -> LocalGateway:
+    settings = Settings(
+        sqlite_path=str(tmp_path / "fg.sqlite3"),
+        auth_required=True,
+        token_secret=TOKEN_SECRET,
+        operator_key=operator,
+        embedding_provider="none",
+    )
+    return build_local(StaticConfigSource({"acme": parse_tenant_config({"servers": []})}), settings)
+
+
+@pytest.fixture
+async def local(tmp_path: Path) -> AsyncIterator[tuple[LocalGateway, httpx2.AsyncClient]]:
+    gateway = _local(tmp_path, OPERATOR)
+    transport = httpx2.ASGITransport(app=gateway.app)
+    async with httpx2.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
+        yield gateway, client
+
+
+async def test_a_recorded_call_shows_in_the_operators_metrics(
+    local: tuple[LocalGateway, httpx2.AsyncClient],
+) -> None:
+    gateway, client = local
+    assert gateway.metrics is not None
+    assert gateway.app.state.metrics is gateway.metrics
+    gateway.metrics.record(
+        ActivityEvent(tenant="acme", method="tools/call", surface="mcp", outcome="tool_error", server="crm")
+    )
+    r = await client.get("/metrics", headers={"authorization": f"Bearer {OPERATOR}"})
+    assert r.status_code == 200
+    assert r.headers["content-type"].startswith("text/plain")
+    assert 'foldgate_calls_total{outcome="tool_error",server="crm",tenant="acme"} 1.0' in r.text
+
+
+async def test_agents_and_anonymous_callers_are_refused(
+    local: tuple[LocalGateway, httpx2.AsyncClient], tmp_path: Path
+) -> None:
+    _, client = local
+    authority = TokenAuthority(
+        SqliteTokenStore(str(tmp_path / "fg.sqlite3")), TokenHasher(TOKEN_SECRET.encode())
+    )
+    agent = authority.issue("acme", tier="destructive", expires_in=3600)[0]
+    for headers in (
+        {},
+        {"authorization": f"Bearer {agent}"},
+        {"authorization": "Bearer wrong"},
+        {"authorization": OPERATOR},
+    ):
+        r = await client.get("/metrics", headers=headers)
+        assert r.status_code == 401, headers
+        assert "foldgate_calls" not in r.text
