@@ -6,6 +6,8 @@ the same kind of HTTP hop as a direct one. Every caller is the MCP SDK's ``Clien
 
 * latency: p50/p95 of ``everything__echo`` / ``crm__find_contact`` through ``/mcp/all`` against the
   same tool on a direct session to the upstream, interleaved in blocks so machine noise hits both;
+* recording: the same proxied call through a second gateway with the activity log off, interleaved
+  with the first (on), so the log's cost on the call path is a difference within one run;
 * edge: a ``tools/call`` the gateway answers itself (``describe_tool``), its share of the overhead;
 * round trips: the gateway also knows each upstream under a second name routed through a counting
   ``WireProxy``; after warm-up, upstream HTTP requests (and handshakes, and new TCP connections) per
@@ -232,7 +234,15 @@ def _fleet(env: dict[str, str], tmp: Path, slots: dict[str, int]) -> Iterator[di
             {"name": "crmcount", "url": proxies["crm"][1]},
         ]
         base = stack.enter_context(foldgate_serve({"servers": servers}, tmp, env))
-        yield {"everything": ev_url, "crm": crm_url, "gateway": base + "/mcp/all", "proxies": proxies}
+        # The same gateway with the activity log off: recording's cost, measured in the same run.
+        (tmp / "off").mkdir(exist_ok=True)
+        quiet = stack.enter_context(
+            foldgate_serve({"servers": servers}, tmp / "off", {**env, "FOLDGATE_ACTIVITY": "off"})
+        )
+        yield {
+            "everything": ev_url, "crm": crm_url, "gateway": base + "/mcp/all",
+            "gateway_off": quiet + "/mcp/all", "proxies": proxies,
+        }  # fmt: skip
 
 
 async def _warm(fleet: dict[str, Any], calls: int, callers: int, per_caller: int) -> dict[str, Any]:
@@ -253,6 +263,15 @@ async def _warm(fleet: dict[str, Any], calls: int, callers: int, per_caller: int
             },
             calls,
         )
+        async with _session(fleet["gateway_off"]) as quiet:
+            sides = (_caller(quiet, "crm__find_contact", find), _caller(gw, "crm__find_contact", find))
+            on_off = await _latency({"recording": sides}, calls)
+        row = on_off["recording"]
+        report["recording"] = {
+            "off_p50_ms": row["direct_p50_ms"], "off_p95_ms": row["direct_p95_ms"],
+            "on_p50_ms": row["proxied_p50_ms"], "on_p95_ms": row["proxied_p95_ms"],
+            "p50_added_ms": row["p50_overhead_ms"], "p95_added_ms": row["p95_overhead_ms"],
+        }  # fmt: skip
         # The gateway's own share: a tools/call it answers without any upstream (describe_tool).
         describe = _caller(gw, "describe_tool", {"tool_ids": ["everything__echo"]})
         report["edge_only"] = await _series(describe, calls)
@@ -317,6 +336,13 @@ def format_call_report(r: dict[str, Any]) -> str:
         lines.append(
             f"{label:<22}{row['direct_p50_ms']:>11.2f}{row['direct_p95_ms']:>8.2f}{row['proxied_p50_ms']:>13.2f}"
             f"{row['proxied_p95_ms']:>8.2f}{row['p50_overhead_ms']:>8.2f}{row['p95_overhead_ms']:>8.2f}"
+        )
+    rec = r.get("recording")
+    if rec:
+        lines.append(
+            f"activity log on vs off (crm__find_contact, same run): p50 {rec['on_p50_ms']} vs "
+            f"{rec['off_p50_ms']} ({rec['p50_added_ms']:+.2f}), p95 {rec['on_p95_ms']} vs "
+            f"{rec['off_p95_ms']} ({rec['p95_added_ms']:+.2f})"
         )
     edge = r["edge_only"]
     lines.append(f"gateway alone (describe_tool, no upstream): p50 {edge['p50_ms']} p95 {edge['p95_ms']}")

@@ -25,6 +25,9 @@ def test_call_bench_counts_one_upstream_request_per_warm_proxied_call(
     for row in report["latency"].values():
         assert row["direct_p50_ms"] > 0
         assert row["proxied_p50_ms"] > 0
+    recording = report["recording"]  # the activity log on vs off, the same call in the same run
+    assert recording["on_p50_ms"] > 0
+    assert recording["off_p50_ms"] > 0
     concurrency = report["concurrency"]
     assert concurrency["direct"]["errors"] == 0
     assert concurrency["proxied"]["errors"] == 0
@@ -40,4 +43,5 @@ def test_call_bench_text_report(capsys: pytest.CaptureFixture[str]) -> None:
     out = capsys.readouterr().out
     assert "warm everything: 1.0 upstream HTTP requests per call, 0 handshakes" in out
     assert "concurrent callers: proxied" in out
+    assert "activity log on vs off" in out
     assert "cold" not in out  # --cold-rounds 0 skips the fresh processes
