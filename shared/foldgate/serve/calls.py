@@ -21,6 +21,7 @@ from foldgate.errors import (
 )
 from foldgate.model.caller import calling_as
 from foldgate.model.catalog import IndexedTool
+from foldgate.model.lru import MemoryBudget
 from foldgate.serve.consent import note_consent_link
 from foldgate.serve.results import error_result, json_result
 from foldgate.serve.validation import ValidatorCache
@@ -52,9 +53,9 @@ class Upstream(Protocol):
 class ToolCaller:
     """Validates and proxies calls to visible tools; validators are compiled once per schema hash."""
 
-    def __init__(self, upstream: Upstream) -> None:
+    def __init__(self, upstream: Upstream, *, memory: MemoryBudget | None = None) -> None:
         self.upstream = upstream
-        self.validators = ValidatorCache()
+        self.validators = ValidatorCache(memory=memory)
 
     def check_arguments(self, tool: IndexedTool, arguments: Any) -> dict[str, Any] | None:
         """The self-healing error result when arguments fail the real schema, None when they pass.
