@@ -17,6 +17,7 @@ from foldgate.app.wiring import (
     open_approvals,
     open_embedder,
     open_hook_secrets,
+    open_memory,
     open_results,
     open_sandbox,
     open_signouts,
@@ -137,6 +138,7 @@ def build_local(
         embedder=lazy_embedder(settings),
         hybrid_weight=settings.hybrid_weight,
         sandbox=open_sandbox(settings),
+        memory=open_memory(settings),
     )
     operator = optional_secret(settings, "operator")
     reindex = local_reindexer(indexer, configs, published=gateway.invalidate)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from foldgate.config.settings import Settings
 from foldgate.config.source import ConfigSource, FileConfigSource
 from foldgate.errors import ConfigError, FoldgateError
+from foldgate.model.lru import MemoryBudget
 from foldgate.store.catalog.base import CatalogStore
 
 if TYPE_CHECKING:
@@ -49,6 +50,7 @@ __all__ = [
     "open_grant_cipher",
     "open_grant_store",
     "open_hook_secrets",
+    "open_memory",
     "open_results",
     "open_sandbox",
     "open_signouts",
@@ -76,11 +78,20 @@ def open_store(settings: Settings) -> CatalogStore:
     raise ConfigError(f"store {settings.store!r} is not available in this build")
 
 
+def open_memory(settings: Settings) -> MemoryBudget:
+    """The one memory budget of this instance's per-tenant caches (``FOLDGATE_CACHE_MB``)."""
+    return MemoryBudget(settings.cache_mb * 1024 * 1024)
+
+
 def open_configs(
-    settings: Settings, *, fallback: Callable[[str], TenantConfig | None] | None = None
+    settings: Settings,
+    *,
+    fallback: Callable[[str], TenantConfig | None] | None = None,
+    memory: MemoryBudget | None = None,
 ) -> ConfigSource:
     """The tenant config source the settings name; ``fallback`` gives a tenant's last good config
-    when its live document is invalid (the cloud source only: a local file error is shown as is)."""
+    when its live document is invalid (the cloud source only: a local file error is shown as is);
+    the cloud source caches on ``memory``."""
     if settings.config_source == "file":
         return FileConfigSource(
             settings.config_file, tenant=settings.default_tenant, max_age=settings.config_cache_seconds
@@ -90,7 +101,7 @@ def open_configs(
         from foldgate.config.ssm import SsmConfigSource
 
         return SsmConfigSource(
-            settings.config_prefix, max_age=settings.config_cache_seconds, fallback=fallback
+            settings.config_prefix, max_age=settings.config_cache_seconds, fallback=fallback, memory=memory
         )
     raise ConfigError(f"config source {settings.config_source!r} is not available in this build")
 
@@ -111,9 +122,10 @@ def open_results(settings: Settings) -> ResultPager:
     return ResultPager(SqliteResultStore(settings.sqlite_path), ttl_seconds=settings.result_cache_seconds)
 
 
-def open_upstream_oauth(settings: Settings) -> OAuthContext | None:
+def open_upstream_oauth(settings: Settings, memory: MemoryBudget | None = None) -> OAuthContext | None:
     """foldgate's OAuth client side for upstreams (grant store, secrets, public URL); None, logged,
-    when the grant store cannot open (then OAuth upstreams fail with a clear error, others work)."""
+    when the grant store cannot open (then OAuth upstreams fail with a clear error, others work).
+    Secrets read from Parameter Store are cached on ``memory``."""
     # Loaded only where the settings pick this part: a cold start pays for nothing else.
     from pathlib import Path
 
@@ -127,7 +139,7 @@ def open_upstream_oauth(settings: Settings) -> OAuthContext | None:
         log.error("upstream OAuth unavailable: %s", exc.message)
         return None
     if settings.config_source == "ssm":
-        reader = ssm_secret_reader(max_age=settings.secrets_cache_seconds)
+        reader = ssm_secret_reader(max_age=settings.secrets_cache_seconds, memory=memory)
     else:
         reader = file_secret_reader(Path(settings.sqlite_path).parent / "secrets")
     renewal = RenewalPolicy(every_s=settings.upstream_reregister_seconds)
@@ -140,9 +152,16 @@ def connect_link_secret(settings: Settings) -> bytes | None:
     return optional_secret(settings, "token")
 
 
-def open_upstream(settings: Settings, oauth: OAuthContext | None = None, **options: Any) -> UpstreamClient:
-    """The upstream client; in the cloud, servers' ``headers_secret`` come from Parameter Store; with
-    ``oauth``, OAuth upstreams get their tokens from its grant store. ``options`` go to the client."""
+def open_upstream(
+    settings: Settings,
+    oauth: OAuthContext | None = None,
+    *,
+    memory: MemoryBudget | None = None,
+    **options: Any,
+) -> UpstreamClient:
+    """The upstream client; in the cloud, servers' ``headers_secret`` come from Parameter Store
+    (cached on ``memory``); with ``oauth``, OAuth upstreams get their tokens from its grant store.
+    ``options`` go to the client."""
     # Loaded only where the settings pick this part: a cold start pays for nothing else.
     from foldgate.upstream.client import UpstreamClient
     from foldgate.upstream.oauth.provider import TokenProvider, signed_link
@@ -156,7 +175,7 @@ def open_upstream(settings: Settings, oauth: OAuthContext | None = None, **optio
         # Loaded only where the settings pick this part: a cold start pays for nothing else.
         from foldgate.auth.secret_headers import SecretHeaders
 
-        options["headers"] = SecretHeaders(max_age=settings.secrets_cache_seconds)
+        options["headers"] = SecretHeaders(max_age=settings.secrets_cache_seconds, memory=memory)
     return UpstreamClient(auth=auth, allow_private=settings.allow_private_upstreams, **options)
 
 
@@ -380,14 +399,17 @@ def build_mcp_app(settings: Settings, *, reindex: Reindexer | None = None, admin
     from foldgate.serve.catalogs import CatalogCache
     from foldgate.serve.gateway import Gateway
 
-    catalogs = CatalogCache(open_store(settings), ttl=settings.catalog_cache_seconds)
+    # One budget for every per-tenant cache of the instance: catalogs, views, searchers, validators,
+    # configs and Parameter Store reads.
+    memory = open_memory(settings)
+    catalogs = CatalogCache(open_store(settings), ttl=settings.catalog_cache_seconds, memory=memory)
     # A fresh instance facing an invalid live config serves with the one its catalog was built from.
-    configs = open_configs(settings, fallback=catalogs.indexed_config)
-    oauth = open_upstream_oauth(settings)
+    configs = open_configs(settings, fallback=catalogs.indexed_config, memory=memory)
+    oauth = open_upstream_oauth(settings, memory)
     gateway = Gateway(
         catalogs,
         configs,
-        open_upstream(settings, oauth),
+        open_upstream(settings, oauth, memory=memory),
         results=open_results(settings),
         embedder=lazy_embedder(settings),
         hybrid_weight=settings.hybrid_weight,

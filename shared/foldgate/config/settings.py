@@ -91,6 +91,11 @@ class Settings(Strict):
     serve_timeout_s: float | None = Field(default=None, gt=0, le=900)
     index_concurrency: int = 8
     catalog_cache_seconds: float = 10.0
+    # The estimated bytes (MiB) one instance keeps of every tenant's catalog, views, search indexes,
+    # compiled validators and config and Parameter Store reads, least recently used evicted first
+    # (foldgate.model.lru). 320 fits the 1,024 MB functions: ~200 MB of process (Python, the SDKs, the
+    # local embedding model) plus allocator slack over the estimates leaves ~400 MB for requests.
+    cache_mb: int = Field(default=320, ge=1, le=65536)
     max_body_bytes: int = 1_048_576
     log_level: str = "INFO"
 

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from foldgate.config.source import ConfigSource
 from foldgate.config.tenant import TenantConfig, parse_tenant_config
 from foldgate.errors import ConfigError, NotFoundError
+from foldgate.model.lru import MemoryBudget, text_bytes
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.parameters import SSMProvider
@@ -36,14 +37,17 @@ __all__ = ["SsmConfigSource", "parameter_json", "ssm_provider", "tenant_of_param
 
 log = logging.getLogger(__name__)
 
+# A parsed config (pydantic models) against its documents' JSON text.
+_BYTES_PER_CONFIG_CHAR = 8
 # A secret's name below the tenant's secrets path: parameter-name characters, no empty segments.
 _SECRET_NAME = re.compile(r"^[A-Za-z0-9_.-]+(?:/[A-Za-z0-9_.-]+)*$")
 
 
-def ssm_provider(client: Any | None) -> SSMProvider:
-    """A Powertools SSM provider (over the given boto3 client, else a new one with bounded retries)."""
+def ssm_provider(client: Any | None, memory: MemoryBudget | None = None, *, kind: str = "ssm") -> SSMProvider:
+    """A Powertools SSM provider (over the given boto3 client, else a new one with bounded retries)
+    whose cache is the ``kind`` shelf of the memory budget (see :mod:`foldgate.config.ssm_cache`)."""
     # Imported here: Powertools Parameters pulls in boto3, paid only by instances that read SSM.
-    from aws_lambda_powertools.utilities.parameters import SSMProvider
+    from foldgate.config.ssm_cache import BoundedSSMProvider
 
     if client is None:
         # boto3 and Powertools Parameters load only in instances that read Parameter Store.
@@ -53,7 +57,7 @@ def ssm_provider(client: Any | None) -> SSMProvider:
         client = boto3.client(
             "ssm", config=Config(retries={"mode": "standard", "max_attempts": 4}, connect_timeout=2)
         )
-    return SSMProvider(boto3_client=client)
+    return BoundedSSMProvider(boto3_client=client, memory=memory or MemoryBudget(), kind=kind)
 
 
 def tenant_of_parameter(name: str, prefix: str) -> str | None:
@@ -75,16 +79,20 @@ class SsmConfigSource(ConfigSource):
         max_age: float = 30.0,
         client: Any | None = None,
         fallback: Callable[[str], TenantConfig | None] | None = None,
+        memory: MemoryBudget | None = None,
     ) -> None:
         if not prefix.startswith("/"):
             raise ConfigError(f"config prefix {prefix!r} must start with '/'")
         self.prefix = prefix.rstrip("/")
         self.max_age = max(0, int(max_age))
-        self._ssm = ssm_provider(client)
+        memory = memory if memory is not None else MemoryBudget()
+        self._ssm = ssm_provider(client, memory, kind="ssm_config")
         self._client = self._ssm.client
         self._lock = threading.Lock()
-        self._good: dict[str, TenantConfig] = {}
-        self._parsed: dict[str, tuple[Any, TenantConfig]] = {}
+        # By tenant: (the documents' fingerprint, the config parsed from them), the last good one.
+        # Evicted, it is parsed again from the documents (or, when they are invalid, the fallback's).
+        self._parsed = memory.shelf("config")
+        # Only tenants whose live documents are invalid (a few strings): not budgeted.
         self.last_errors: dict[str, str] = {}
         # Where a fresh instance finds a last good config when the live document is invalid: the MCP
         # function passes the config stored with the tenant's current catalog (see app.wiring).
@@ -107,12 +115,14 @@ class SsmConfigSource(ConfigSource):
                 raise NotFoundError(f"unknown tenant {tenant!r}") from None
             raise ConfigError(f"cannot read {base}/config from Parameter Store: {exc}") from exc
         fingerprint = (raw, tuple(sorted(servers.items())))
-        memo = self._parsed.get(tenant)
+        memo: tuple[Any, TenantConfig] | None = self._parsed.get(tenant)
         if memo is not None and memo[0] == fingerprint:
             # Same documents: the same object, so views keyed on it stay cached (no re-validation).
             return memo[1]
         config = self._parse(raw, servers, base)
-        self._parsed[tenant] = (fingerprint, config)
+        texts = [raw, *servers.values()]
+        size = _BYTES_PER_CONFIG_CHAR * sum(len(t) for t in texts if isinstance(t, str | bytes)) + 2048
+        self._parsed.put(tenant, (fingerprint, config), size + text_bytes(*(str(k) for k in servers)))
         return config
 
     def _parse(self, raw: Any, servers: dict[str, Any], base: str) -> TenantConfig:
@@ -167,13 +177,13 @@ class SsmConfigSource(ConfigSource):
         try:
             config = self._read(tenant, force)
         except NotFoundError:
-            with self._lock:
-                self._good.pop(tenant, None)
+            self._parsed.pop(tenant)
             raise
         except ConfigError as exc:
             with self._lock:
                 self.last_errors[tenant] = exc.message
-                good = self._good.get(tenant)
+            memo: tuple[Any, TenantConfig] | None = self._parsed.get(tenant)
+            good = memo[1] if memo is not None else None
             if good is None and self.fallback is not None:
                 good = self.fallback(tenant)
             if good is None:
@@ -181,7 +191,6 @@ class SsmConfigSource(ConfigSource):
             log.error("tenant %s: keeping the last good config: %s", tenant, exc.message)
             return good
         with self._lock:
-            self._good[tenant] = config
             self.last_errors.pop(tenant, None)
         return config
 
