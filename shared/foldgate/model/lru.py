@@ -9,7 +9,8 @@ tool counts, array sizes), never a deep ``sizeof`` on access.
 An entry larger than the whole budget is served to the request that built it but not kept (it would
 evict everything else and still not fit). An entry stored with a ``group`` (its tenant) and
 ``anchor=True`` (the tenant's catalog) takes its group along when evicted: views and searchers hold
-their catalog, so keeping them after it would keep the catalog's memory uncounted.
+their catalog, so keeping them after it would keep the catalog's memory uncounted. Reading the anchor
+makes its whole group the most recently used: a tenant ages as one, by when it was last served.
 
 Thread-safe: the event loop, the sync endpoints' threads and the validator compile thread share it.
 """
@@ -92,6 +93,11 @@ class MemoryBudget:
                 return None
             counts.hits += 1
             self._entries.move_to_end((kind, key))
+            if entry.anchor and entry.group is not None:
+                # A tenant ages as one: its catalog is read on every request, so its views and
+                # searchers stay as long as it is served, whichever of them this request needs.
+                for member in self._groups.get(entry.group, ()):
+                    self._entries.move_to_end(member)
             return entry.value
 
     def _put(self, kind: str, key: Hashable, value: Any, size: int, group: str | None, anchor: bool) -> bool:

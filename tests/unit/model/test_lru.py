@@ -120,3 +120,16 @@ def test_threads_putting_and_getting_keep_the_bound_and_the_counts() -> None:
     assert stats["hits"] + stats["misses"] == 8 * 2_000
     assert stats["bytes"] == budget.bytes <= 50_000
     assert stats["entries"] == sum(1 for k in range(500) if shelf.get(k) is not None)
+
+
+def test_reading_a_tenants_catalog_keeps_its_views_and_searchers_recent() -> None:
+    budget = MemoryBudget(1_000)
+    catalogs, searchers = budget.shelf("catalog"), budget.shelf("searcher")
+    catalogs.put("hot", "catalog", 200, group="hot", anchor=True)
+    searchers.put("hot", "searcher", 200, group="hot")
+    catalogs.put("b", "catalog b", 200, group="b", anchor=True)
+    catalogs.put("c", "catalog c", 200, group="c", anchor=True)
+    assert catalogs.get("hot") == "catalog"  # a listing: the catalog only, not the searcher
+    catalogs.put("d", "catalog d", 600, group="d", anchor=True)  # evicts the two oldest: b and c
+    assert searchers.get("hot") == "searcher"
+    assert (catalogs.get("b"), catalogs.get("c")) == (None, None)
