@@ -317,14 +317,16 @@ def format_scale_serving_report(r: dict[str, Any]) -> str:
         return f"scale-serving: skipped: {r['skipped']}"
     sizes = r["tools_per_tenant"]
     cache = r["cache"]
+    where = f"{r['store']}{' (moto_server)' if r['store'] == 'dynamodb' else ''}"
+    verdict = "within" if r["peak_rss_mb"] <= r["bound_mb"] else "OVER"
     lines = [
         f"{r['tenants']:,} tenants ({sizes['min']}-{sizes['max']} tools, median {sizes['median']}) on "
-        f"{r['store']}{' (moto_server)' if r['store'] == 'dynamodb' else ''}; {r['requests']:,} requests, "
-        f"Zipf s={r['zipf_s']}, {r['distinct_tenants']:,} distinct tenants; FOLDGATE_CACHE_MB={r['cache_mb']}",
+        f"{where}; {r['requests']:,} requests, Zipf s={r['zipf_s']}, {r['distinct_tenants']:,} distinct "
+        f"tenants; FOLDGATE_CACHE_MB={r['cache_mb']}",
         f"  seeding: {r['templates']} template catalogs built in {r['template_build_s']} s, "
         f"{r['tenants']:,} versions published in {r['seed_s']} s; serving run {r['serve_s']} s",
         f"  RSS: baseline {r['baseline_rss_mb']} MB, peak {r['peak_rss_mb']} MB, "
-        f"bound (baseline + cache) {r['bound_mb']} MB -> {'within' if r['peak_rss_mb'] <= r['bound_mb'] else 'OVER'}",
+        f"bound (baseline + cache) {r['bound_mb']} MB -> {verdict}",
     ]
     hot = r["hot_tenant"]
     lines.append(
@@ -338,8 +340,8 @@ def format_scale_serving_report(r: dict[str, Any]) -> str:
         )
     cold = r["cold"]
     lines.append(
-        f"  cold first request: median {cold['median_ms']} ms, {cold['median_ms_per_mb']} ms per MB of catalog "
-        f"({cold['requests']:,} cold requests)"
+        f"  cold first request: median {cold['median_ms']} ms, {cold['median_ms_per_mb']} ms per MB of "
+        f"catalog ({cold['requests']:,} cold requests)"
     )
     lines.append(
         f"  cache: hit rate {cache['hit_rate']:.1%}, {cache['evictions']:,} evictions, "
