@@ -17,6 +17,7 @@ Thread-safe: the event loop, the sync endpoints' threads and the validator compi
 
 from __future__ import annotations
 
+import gc
 import logging
 import threading
 import time
@@ -25,7 +26,7 @@ from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-__all__ = ["DEFAULT_BUDGET_BYTES", "MemoryBudget", "Shelf", "text_bytes"]
+__all__ = ["DEFAULT_BUDGET_BYTES", "MemoryBudget", "Shelf", "collect_young", "text_bytes"]
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +36,17 @@ V = TypeVar("V")
 DEFAULT_BUDGET_BYTES = 256 * 1024 * 1024
 # The eviction summary is logged at most this often (evictions under load come in bursts).
 _LOG_EVERY_S = 60.0
+
+
+def collect_young() -> None:
+    """Collect CPython's young generations now, on a cold load's own request.
+
+    Decoding a catalog or building a searcher leaves some 10^5 new container objects; left young,
+    the collections they cost (~5 ms each, measured) fell on whichever request allocated next, mostly
+    the warm requests of hot tenants: a 0.2 ms retrieve_tools p95 became 4.5 ms in a mix of cold
+    tenants, 0.6 ms with this collection paid where the load happens.
+    """
+    gc.collect(1)
 
 
 def text_bytes(*texts: str | None) -> int:

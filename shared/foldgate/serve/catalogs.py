@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from foldgate.config.tenant import TenantConfig, parse_tenant_config
 from foldgate.errors import ConfigError, StoreError
 from foldgate.model.catalog import CatalogVersion
-from foldgate.model.lru import MemoryBudget, text_bytes
+from foldgate.model.lru import MemoryBudget, collect_young, text_bytes
 from foldgate.store.catalog.base import CatalogStore
 
 __all__ = ["CatalogCache", "catalog_bytes"]
@@ -85,6 +85,7 @@ class CatalogCache:
         if catalog is None:
             return cached.catalog if cached else None
         self._catalogs.put(tenant, _Cached(catalog, now), catalog_bytes(catalog), group=tenant, anchor=True)
+        collect_young()  # the decode's objects, collected on this (cold) request
         return catalog
 
     def invalidate(self, tenant: str) -> None:

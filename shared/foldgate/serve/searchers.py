@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
 from foldgate.model.catalog import CatalogVersion
-from foldgate.model.lru import MemoryBudget
+from foldgate.model.lru import MemoryBudget, collect_young
 from foldgate.serve.views import TenantView
 
 if TYPE_CHECKING:
@@ -156,4 +156,5 @@ class SearcherCache:
         self._search.put(
             catalog.tenant, (catalog.version, multi), searcher_bytes(catalog), group=catalog.tenant
         )
+        collect_young()  # the build's objects, collected on this (cold) request
         return multi

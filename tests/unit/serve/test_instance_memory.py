@@ -5,7 +5,10 @@ catalog bigger than the whole budget is served on every request without being ke
 
 from __future__ import annotations
 
+import gc
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from foldgate.config.source import StaticConfigSource
@@ -95,3 +98,33 @@ async def test_a_catalog_bigger_than_the_whole_budget_is_served_but_not_kept() -
     assert stats["kinds"]["catalog"]["entries"] == 0
     assert stats["kinds"]["catalog"]["oversize"] >= 2
     assert gw.memory.bytes <= 2_000
+
+
+@contextmanager
+def older_generation_collections() -> Iterator[list[int]]:
+    """The generations (1 or 2) of the collections CPython runs inside the block."""
+    seen: list[int] = []
+
+    def record(phase: str, info: dict[str, Any]) -> None:
+        if phase == "start" and info["generation"] >= 1:
+            seen.append(info["generation"])
+
+    gc.collect()
+    gc.callbacks.append(record)
+    try:
+        yield seen
+    finally:
+        gc.callbacks.remove(record)
+
+
+def test_a_cold_load_collects_its_young_objects_on_its_own_request_and_a_warm_read_does_not() -> None:
+    gw = tenants_gateway(64 * 1024 * 1024)
+    with older_generation_collections() as cold:
+        catalog = gw.catalog("t0")
+        assert catalog is not None
+        gw.searchers.get(catalog)
+    assert cold.count(1) >= 2  # one after the catalog's decode, one after the searcher's build
+    with older_generation_collections() as warm:
+        gw.catalog("t0")
+        gw.searchers.get(catalog)
+    assert warm == []
