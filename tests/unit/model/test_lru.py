@@ -4,8 +4,11 @@ views and searchers along, and hits, misses and evictions are counted, also unde
 
 from __future__ import annotations
 
+import logging
 import random
 import threading
+
+import pytest
 
 from foldgate.model.lru import MemoryBudget
 
@@ -133,3 +136,17 @@ def test_reading_a_tenants_catalog_keeps_its_views_and_searchers_recent() -> Non
     catalogs.put("d", "catalog d", 600, group="d", anchor=True)  # evicts the two oldest: b and c
     assert searchers.get("hot") == "searcher"
     assert (catalogs.get("b"), catalogs.get("c")) == (None, None)
+
+
+def test_evicting_logs_the_cache_figures_as_structured_fields(caplog: pytest.LogCaptureFixture) -> None:
+    budget = MemoryBudget(100)
+    shelf = budget.shelf("catalog")
+    with caplog.at_level(logging.INFO, logger="foldgate.model.lru"):
+        for i in range(5):
+            shelf.put(i, i, 60)
+    records = [r for r in caplog.records if hasattr(r, "cache")]
+    assert len(records) == 1  # a summary at most once a minute, not a line per eviction
+    fields = records[0].cache
+    assert fields["budget_bytes"] == 100
+    assert fields["evictions"] == fields["evicted_since_last"] == 1
+    assert fields["bytes"] <= 100
