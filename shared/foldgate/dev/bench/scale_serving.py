@@ -16,6 +16,10 @@ every request), and prints:
 * a cold tenant's first request (catalog read from the store, decoded, searcher and view built) in
   ms per MB of catalog (its tools' wire JSON);
 * the cache's hit rate, evictions and bytes (:meth:`foldgate.model.lru.MemoryBudget.stats`).
+
+moto_server keeps every item in its own memory: on a 2-core machine it grew to ~2.4 GB and answered a
+transactional write in over 5 s (the client's read timeout) past ~1,000 seeded tenants. 2,000 tenants
+were measured with ``--store sqlite``; DynamoDB on moto with ``--tenants 500``.
 """
 
 from __future__ import annotations
