@@ -185,6 +185,18 @@ def _cmd_bench_telemetry(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_bench_scale_serving(args: argparse.Namespace) -> int:
+    # Loaded per command: the CLI starts fast and each command pays only for what it uses.
+    from foldgate.dev.bench.scale_serving import CORPORA, format_scale_serving_report, run_scale_serving_bench
+
+    report = run_scale_serving_bench(
+        tenants=args.tenants, requests=args.requests, cache_mb=args.cache_mb, store=args.store,
+        corpora=args.corpora or CORPORA,
+    )  # fmt: skip
+    print(json.dumps(report) if args.json else format_scale_serving_report(report))
+    return 0
+
+
 def add_bench_commands(sub: Any) -> None:
     """The ``foldgate bench ...`` subcommands (every benchmark prints figures; none asserts timings)."""
     bench = sub.add_parser("bench", help="benchmarks that print figures")
@@ -343,3 +355,14 @@ def add_bench_commands(sub: Any) -> None:
     tel.add_argument("--before", type=Path, help="also time this checkout's functions/mcp/app.py init")
     tel.add_argument("--json", action="store_true", help="print one JSON object")
     tel.set_defaults(func=_cmd_bench_telemetry)
+
+    scale = bench_sub.add_parser(
+        "scale-serving", help="one serving process over many tenants: RSS, hot p95, cold cost, hit rate"
+    )
+    scale.add_argument("--tenants", type=int, default=2000, help="tenants seeded (default 2,000)")
+    scale.add_argument("--requests", type=int, default=20_000, help="requests in the Zipf mix")
+    scale.add_argument("--cache-mb", type=int, help="the cache budget (default: FOLDGATE_CACHE_MB's)")
+    scale.add_argument("--store", choices=["dynamodb", "sqlite"], default="dynamodb")
+    scale.add_argument("--corpora", type=Path, help="the corpora folder (default: ../shared/corpora)")
+    scale.add_argument("--json", action="store_true", help="print one JSON object")
+    scale.set_defaults(func=_cmd_bench_scale_serving)

@@ -21,6 +21,7 @@ from foldgate.app.wiring import (
     open_approvals,
     open_embedder,
     open_hook_secrets,
+    open_memory,
     open_results,
     open_sandbox,
     open_signouts,
@@ -151,6 +152,7 @@ def build_local(
         hybrid_weight=settings.hybrid_weight,
         sandbox=open_sandbox(settings),
         arguments_key=functools.cache(lambda: activity_arguments_key(settings)),
+        memory=open_memory(settings),
     )
     # One recorder for the process: closed (what is buffered written) when the app shuts down.
     activity = open_activity_store(settings)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from foldgate.config.settings import Settings
 from foldgate.config.source import ConfigSource, FileConfigSource
 from foldgate.errors import ConfigError, FoldgateError
+from foldgate.model.lru import MemoryBudget
 from foldgate.store.catalog.base import CatalogStore
 
 if TYPE_CHECKING:
@@ -58,6 +59,7 @@ __all__ = [
     "open_grant_cipher",
     "open_grant_store",
     "open_hook_secrets",
+    "open_memory",
     "open_quota_store",
     "open_quotas",
     "open_results",
@@ -89,11 +91,20 @@ def open_store(settings: Settings) -> CatalogStore:
     raise ConfigError(f"store {settings.store!r} is not available in this build")
 
 
+def open_memory(settings: Settings) -> MemoryBudget:
+    """The one memory budget of this instance's per-tenant caches (``FOLDGATE_CACHE_MB``)."""
+    return MemoryBudget(settings.cache_mb * 1024 * 1024)
+
+
 def open_configs(
-    settings: Settings, *, fallback: Callable[[str], TenantConfig | None] | None = None
+    settings: Settings,
+    *,
+    fallback: Callable[[str], TenantConfig | None] | None = None,
+    memory: MemoryBudget | None = None,
 ) -> ConfigSource:
     """The tenant config source the settings name; ``fallback`` gives a tenant's last good config
-    when its live document is invalid (the cloud source only: a local file error is shown as is)."""
+    when its live document is invalid (the cloud source only: a local file error is shown as is);
+    the cloud source caches on ``memory``."""
     if settings.config_source == "file":
         return FileConfigSource(
             settings.config_file, tenant=settings.default_tenant, max_age=settings.config_cache_seconds
@@ -103,7 +114,7 @@ def open_configs(
         from foldgate.config.ssm import SsmConfigSource
 
         return SsmConfigSource(
-            settings.config_prefix, max_age=settings.config_cache_seconds, fallback=fallback
+            settings.config_prefix, max_age=settings.config_cache_seconds, fallback=fallback, memory=memory
         )
     if settings.config_source == "table":
         # Loaded only where the settings pick this part: a cold start pays for nothing else.
@@ -114,6 +125,7 @@ def open_configs(
             settings.config_prefix,
             max_age=settings.config_cache_seconds,
             fallback=fallback,
+            memory=memory,
         )
     raise ConfigError(f"config source {settings.config_source!r} is not available in this build")
 
@@ -202,9 +214,10 @@ def activity_arguments_key(settings: Settings) -> bytes:
     return arguments_key(secret if secret is not None else secrets.token_bytes(32))
 
 
-def open_upstream_oauth(settings: Settings) -> OAuthContext | None:
+def open_upstream_oauth(settings: Settings, memory: MemoryBudget | None = None) -> OAuthContext | None:
     """foldgate's OAuth client side for upstreams (grant store, secrets, public URL); None, logged,
-    when the grant store cannot open (then OAuth upstreams fail with a clear error, others work)."""
+    when the grant store cannot open (then OAuth upstreams fail with a clear error, others work).
+    Secrets read from Parameter Store are cached on ``memory``."""
     # Loaded only where the settings pick this part: a cold start pays for nothing else.
     from pathlib import Path
 
@@ -218,7 +231,7 @@ def open_upstream_oauth(settings: Settings) -> OAuthContext | None:
         log.error("upstream OAuth unavailable: %s", exc.message)
         return None
     if settings.secrets_in_ssm:
-        reader = ssm_secret_reader(max_age=settings.secrets_cache_seconds)
+        reader = ssm_secret_reader(max_age=settings.secrets_cache_seconds, memory=memory)
     else:
         reader = file_secret_reader(Path(settings.sqlite_path).parent / "secrets")
     renewal = RenewalPolicy(every_s=settings.upstream_reregister_seconds)
@@ -231,9 +244,16 @@ def connect_link_secret(settings: Settings) -> bytes | None:
     return optional_secret(settings, "token")
 
 
-def open_upstream(settings: Settings, oauth: OAuthContext | None = None, **options: Any) -> UpstreamClient:
-    """The upstream client; in the cloud, servers' ``headers_secret`` come from Parameter Store; with
-    ``oauth``, OAuth upstreams get their tokens from its grant store. ``options`` go to the client."""
+def open_upstream(
+    settings: Settings,
+    oauth: OAuthContext | None = None,
+    *,
+    memory: MemoryBudget | None = None,
+    **options: Any,
+) -> UpstreamClient:
+    """The upstream client; in the cloud, servers' ``headers_secret`` come from Parameter Store
+    (cached on ``memory``); with ``oauth``, OAuth upstreams get their tokens from its grant store.
+    ``options`` go to the client."""
     # Loaded only where the settings pick this part: a cold start pays for nothing else.
     from foldgate.upstream.client import UpstreamClient
     from foldgate.upstream.oauth.provider import TokenProvider, signed_link
@@ -247,7 +267,7 @@ def open_upstream(settings: Settings, oauth: OAuthContext | None = None, **optio
         # Loaded only where the settings pick this part: a cold start pays for nothing else.
         from foldgate.auth.secret_headers import SecretHeaders
 
-        options["headers"] = SecretHeaders(max_age=settings.secrets_cache_seconds)
+        options["headers"] = SecretHeaders(max_age=settings.secrets_cache_seconds, memory=memory)
     return UpstreamClient(auth=auth, allow_private=settings.allow_private_upstreams, **options)
 
 
@@ -534,17 +554,20 @@ def build_mcp_app(
     from foldgate.serve.gateway import Gateway
 
     open_tracing(settings)
-    catalogs = CatalogCache(open_store(settings), ttl=settings.catalog_cache_seconds)
+    # One budget for every per-tenant cache of the instance: catalogs, views, searchers, validators,
+    # configs and Parameter Store reads.
+    memory = open_memory(settings)
+    catalogs = CatalogCache(open_store(settings), ttl=settings.catalog_cache_seconds, memory=memory)
     # A fresh instance facing an invalid live config serves with the one its catalog was built from.
-    configs = open_configs(settings, fallback=catalogs.indexed_config)
+    configs = open_configs(settings, fallback=catalogs.indexed_config, memory=memory)
     # One recorder per instance: its buffer and writer thread outlive requests (see activity_recorder).
     activity = open_activity_store(settings)
     recorder = open_activity(settings, configs, store=activity)
-    oauth = open_upstream_oauth(settings)
+    oauth = open_upstream_oauth(settings, memory)
     gateway = Gateway(
         catalogs,
         configs,
-        open_upstream(settings, oauth),
+        open_upstream(settings, oauth, memory=memory),
         results=open_results(settings),
         embedder=lazy_embedder(settings),
         hybrid_weight=settings.hybrid_weight,

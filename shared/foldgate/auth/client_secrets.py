@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from foldgate.errors import ConfigError, MissingSecretError
+from foldgate.model.lru import MemoryBudget
 
 __all__ = ["file_secret_reader", "local_secret_path", "ssm_secret_reader"]
 
@@ -49,12 +50,15 @@ def file_secret_reader(directory: str | Path) -> SecretReader:
     return read
 
 
-def ssm_secret_reader(*, max_age: float = 300.0, client: Any | None = None) -> SecretReader:
-    """Secrets from SecureString parameters (the cloud), cached ``max_age`` seconds."""
+def ssm_secret_reader(
+    *, max_age: float = 300.0, client: Any | None = None, memory: MemoryBudget | None = None
+) -> SecretReader:
+    """Secrets from SecureString parameters (the cloud), cached ``max_age`` seconds on the instance's
+    memory budget."""
     # Powertools Parameters (and boto3) load only in instances whose tenants name such secrets.
     from foldgate.config.ssm import ssm_provider
 
-    provider = ssm_provider(client)
+    provider = ssm_provider(client, memory, kind="ssm_client_secret")
     ttl = max(0, int(max_age))
 
     def get(name: str) -> str:

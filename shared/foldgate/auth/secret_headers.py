@@ -8,6 +8,7 @@ from typing import Any
 from foldgate.config.ssm import parameter_json, ssm_provider
 from foldgate.config.tenant import ServerConfig
 from foldgate.errors import ConfigError
+from foldgate.model.lru import MemoryBudget
 
 __all__ = ["SecretHeaders"]
 
@@ -19,9 +20,12 @@ class SecretHeaders:
     ``max_age`` seconds and never logged.
     """
 
-    def __init__(self, *, max_age: float = 300.0, client: Any | None = None) -> None:
+    def __init__(
+        self, *, max_age: float = 300.0, client: Any | None = None, memory: MemoryBudget | None = None
+    ) -> None:
         self.max_age = max(0, int(max_age))
-        self._ssm = ssm_provider(client)
+        # Secrets are cached on the instance's memory budget, like configs (see config.ssm_cache).
+        self._ssm = ssm_provider(client, memory, kind="ssm_secret")
 
     def __call__(self, server: ServerConfig) -> Mapping[str, str]:
         if not server.headers_secret:

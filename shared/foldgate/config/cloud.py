@@ -19,11 +19,14 @@ from typing import Any
 from foldgate.config.source import ConfigSource
 from foldgate.config.tenant import TenantConfig, parse_tenant_config
 from foldgate.errors import ConfigError, NotFoundError
+from foldgate.model.lru import MemoryBudget
 
 __all__ = ["CloudConfigSource", "own_secret", "parse_cloud_config", "tenant_path"]
 
 log = logging.getLogger(__name__)
 
+# A parsed config (pydantic models) against its documents' JSON text.
+_BYTES_PER_CONFIG_CHAR = 8
 # A secret's name below the tenant's secrets path: parameter-name characters, no empty segments.
 _SECRET_NAME = re.compile(r"^[A-Za-z0-9_.-]+(?:/[A-Za-z0-9_.-]+)*$")
 
@@ -77,13 +80,32 @@ class CloudConfigSource(ConfigSource):
     instance's, else ``fallback``'s: the config stored with the tenant's current catalog), and why it
     was refused is kept for the admin API. Subclasses read and parse (``_read``)."""
 
-    def __init__(self, fallback: Callable[[str], TenantConfig | None] | None = None) -> None:
+    def __init__(
+        self,
+        fallback: Callable[[str], TenantConfig | None] | None = None,
+        memory: MemoryBudget | None = None,
+    ) -> None:
         self._lock = threading.Lock()
-        self._good: dict[str, TenantConfig] = {}
+        memory = memory if memory is not None else MemoryBudget()
+        # By tenant: (the documents' fingerprint, the config parsed from them), the last good one, on
+        # the instance's memory budget. Evicted, it is parsed again from the documents (or, when they
+        # are invalid, the fallback's).
+        self._parsed = memory.shelf("config")
+        # Only tenants whose live documents are invalid (a few strings): not budgeted.
         self.last_errors: dict[str, str] = {}
         # Where a fresh instance finds a last good config when the live document is invalid: the MCP
         # function passes the config stored with the tenant's current catalog (see app.wiring).
         self.fallback = fallback
+
+    def _recall(self, tenant: str, fingerprint: Any) -> TenantConfig | None:
+        """The config parsed from these very documents, if this instance still holds it (the same
+        object, so views keyed on it stay cached and nothing is validated again)."""
+        memo: tuple[Any, TenantConfig] | None = self._parsed.get(tenant)
+        return memo[1] if memo is not None and memo[0] == fingerprint else None
+
+    def _remember(self, tenant: str, fingerprint: Any, config: TenantConfig, doc_chars: int) -> None:
+        """Keep a freshly parsed config (``doc_chars``: its documents' length, for its size)."""
+        self._parsed.put(tenant, (fingerprint, config), _BYTES_PER_CONFIG_CHAR * doc_chars + 2048)
 
     @abstractmethod
     def _read(self, tenant: str, force: bool) -> TenantConfig:
@@ -97,13 +119,13 @@ class CloudConfigSource(ConfigSource):
         try:
             config = self._read(tenant, force)
         except NotFoundError:
-            with self._lock:
-                self._good.pop(tenant, None)
+            self._parsed.pop(tenant)
             raise
         except ConfigError as exc:
             with self._lock:
                 self.last_errors[tenant] = exc.message
-                good = self._good.get(tenant)
+            memo: tuple[Any, TenantConfig] | None = self._parsed.get(tenant)
+            good = memo[1] if memo is not None else None
             if good is None and self.fallback is not None:
                 good = self.fallback(tenant)
             if good is None:
@@ -111,7 +133,6 @@ class CloudConfigSource(ConfigSource):
             log.error("tenant %s: keeping the last good config: %s", tenant, exc.message)
             return good
         with self._lock:
-            self._good[tenant] = config
             self.last_errors.pop(tenant, None)
         return config
 

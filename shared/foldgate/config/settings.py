@@ -109,6 +109,11 @@ class Settings(Strict):
     index_batch_concurrency: int = Field(default=4, ge=1, le=10)
     index_max_receives: int = Field(default=3, ge=1, le=1000)
     catalog_cache_seconds: float = 10.0
+    # The estimated bytes (MiB) one instance keeps of every tenant's catalog, views, search indexes,
+    # compiled validators and config and Parameter Store reads, least recently used evicted first
+    # (foldgate.model.lru). 320 fits the 1,024 MB functions: ~200 MB of process (Python, the SDKs, the
+    # local embedding model) plus allocator slack over the estimates leaves ~400 MB for requests.
+    cache_mb: int = Field(default=320, ge=1, le=65536)
     max_body_bytes: int = 1_048_576
     log_level: str = "INFO"
     # Traces (foldgate.telemetry): spans are recorded and exported over OTLP/HTTP (protobuf) only when an

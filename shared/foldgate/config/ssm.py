@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from foldgate.config.cloud import CloudConfigSource, parse_cloud_config, tenant_path
 from foldgate.config.tenant import TenantConfig
 from foldgate.errors import ConfigError, NotFoundError
+from foldgate.model.lru import MemoryBudget
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.parameters import SSMProvider
@@ -38,10 +39,11 @@ log = logging.getLogger(__name__)
 _DESCRIBE_PAGE = 50
 
 
-def ssm_provider(client: Any | None) -> SSMProvider:
-    """A Powertools SSM provider (over the given boto3 client, else a new one with bounded retries)."""
+def ssm_provider(client: Any | None, memory: MemoryBudget | None = None, *, kind: str = "ssm") -> SSMProvider:
+    """A Powertools SSM provider (over the given boto3 client, else a new one with bounded retries)
+    whose cache is the ``kind`` shelf of the memory budget (see :mod:`foldgate.config.ssm_cache`)."""
     # Imported here: Powertools Parameters pulls in boto3, paid only by instances that read SSM.
-    from aws_lambda_powertools.utilities.parameters import SSMProvider
+    from foldgate.config.ssm_cache import BoundedSSMProvider
 
     if client is None:
         # boto3 and Powertools Parameters load only in instances that read Parameter Store.
@@ -51,7 +53,7 @@ def ssm_provider(client: Any | None) -> SSMProvider:
         client = boto3.client(
             "ssm", config=Config(retries={"mode": "standard", "max_attempts": 4}, connect_timeout=2)
         )
-    return SSMProvider(boto3_client=client)
+    return BoundedSSMProvider(boto3_client=client, memory=memory or MemoryBudget(), kind=kind)
 
 
 def tenant_of_parameter(name: str, prefix: str) -> str | None:
@@ -73,15 +75,16 @@ class SsmConfigSource(CloudConfigSource):
         max_age: float = 30.0,
         client: Any | None = None,
         fallback: Callable[[str], TenantConfig | None] | None = None,
+        memory: MemoryBudget | None = None,
     ) -> None:
         if not prefix.startswith("/"):
             raise ConfigError(f"config prefix {prefix!r} must start with '/'")
-        super().__init__(fallback)
+        memory = memory if memory is not None else MemoryBudget()
+        super().__init__(fallback, memory)
         self.prefix = prefix.rstrip("/")
         self.max_age = max(0, int(max_age))
-        self._ssm = ssm_provider(client)
+        self._ssm = ssm_provider(client, memory, kind="ssm_config")
         self._client = self._ssm.client
-        self._parsed: dict[str, tuple[Any, TenantConfig]] = {}
 
     def tenant_path(self, tenant: str) -> str:
         """The parameter path holding one tenant's documents."""
@@ -100,12 +103,12 @@ class SsmConfigSource(CloudConfigSource):
                 raise NotFoundError(f"unknown tenant {tenant!r}") from None
             raise ConfigError(f"cannot read {base}/config from Parameter Store: {exc}") from exc
         fingerprint = (raw, tuple(sorted(servers.items())))
-        memo = self._parsed.get(tenant)
-        if memo is not None and memo[0] == fingerprint:
-            # Same documents: the same object, so views keyed on it stay cached (no re-validation).
-            return memo[1]
+        known = self._recall(tenant, fingerprint)
+        if known is not None:
+            return known
         config = self._parse(raw, servers, base)
-        self._parsed[tenant] = (fingerprint, config)
+        texts = [raw, *servers.keys(), *servers.values()]
+        self._remember(tenant, fingerprint, config, sum(len(t) for t in texts if isinstance(t, str | bytes)))
         return config
 
     def _parse(self, raw: Any, servers: dict[str, Any], base: str) -> TenantConfig:

@@ -11,6 +11,7 @@ document that fails validation keeps the tenant's last good config, as in every 
 
 from __future__ import annotations
 
+import json
 import time
 from collections import OrderedDict
 from collections.abc import Callable
@@ -19,6 +20,7 @@ from dataclasses import dataclass
 from foldgate.config.cloud import CloudConfigSource, parse_cloud_config, tenant_path
 from foldgate.config.tenant import TenantConfig
 from foldgate.errors import ConfigError, NotFoundError, StoreError
+from foldgate.model.lru import MemoryBudget
 from foldgate.store.configs.base import StoredConfig, TenantConfigStore
 
 __all__ = ["TableConfigSource"]
@@ -44,10 +46,11 @@ class TableConfigSource(CloudConfigSource):
         fallback: Callable[[str], TenantConfig | None] | None = None,
         max_tenants: int = 4096,
         clock: Callable[[], float] = time.monotonic,
+        memory: MemoryBudget | None = None,
     ) -> None:
         if not prefix.startswith("/"):
             raise ConfigError(f"config prefix {prefix!r} must start with '/'")
-        super().__init__(fallback)
+        super().__init__(fallback, memory)
         self.store = store
         self.prefix = prefix.rstrip("/")
         self.max_age = max(0.0, float(max_age))
@@ -83,6 +86,9 @@ class TableConfigSource(CloudConfigSource):
             raise NotFoundError(f"unknown tenant {tenant!r}")
         if entry.config is None:
             entry.config = parse_cloud_config(entry.stored.doc, tenant_path(self.prefix, tenant))
+            # The last good config, on the memory budget (sized by its document's JSON length).
+            size = len(json.dumps(entry.stored.doc, default=str))
+            self._remember(tenant, entry.stored.revision, entry.config, size)
         return entry.config
 
     def tenants(self) -> list[str]:

@@ -229,6 +229,8 @@ def admin_router(
             },
             # OAuth upstreams: connection state and expiry, never a token.
             "auth": auth_states(oauth, gateway, tenant),
+            # This instance's cache budget (every tenant's, not this one's): bytes, hit rate, evictions.
+            "instance_cache": gateway.memory_stats(),
         }
 
     @router.get("/tools", summary="Every tool with its size, tokens, lossiness and deferral decision")

@@ -21,6 +21,7 @@ from foldgate.errors import (
 )
 from foldgate.model.caller import calling_as
 from foldgate.model.catalog import IndexedTool
+from foldgate.model.lru import MemoryBudget
 from foldgate.serve.consent import note_consent_link
 from foldgate.serve.recording import activity_arguments, current, upstream_timer
 from foldgate.serve.results import error_result, json_result
@@ -54,9 +55,15 @@ class Upstream(Protocol):
 class ToolCaller:
     """Validates and proxies calls to visible tools; validators are compiled once per schema hash."""
 
-    def __init__(self, upstream: Upstream, *, arguments_key: Callable[[], bytes] | None = None) -> None:
+    def __init__(
+        self,
+        upstream: Upstream,
+        *,
+        arguments_key: Callable[[], bytes] | None = None,
+        memory: MemoryBudget | None = None,
+    ) -> None:
         self.upstream = upstream
-        self.validators = ValidatorCache()
+        self.validators = ValidatorCache(memory=memory)
         # The key a tenant's hashed arguments are digested with (None: arguments are never kept).
         self.arguments_key = arguments_key
 

@@ -7,7 +7,6 @@ lists and how it answers a call lives in :mod:`foldgate.serve.surfaces`; this mo
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -16,6 +15,7 @@ from foldgate.config.tenant import TenantConfig
 from foldgate.model.activity import NullRecorder, Recorder
 from foldgate.model.catalog import CatalogVersion
 from foldgate.model.listing import instructions_text
+from foldgate.model.lru import MemoryBudget
 from foldgate.model.principal import Principal
 from foldgate.serve.calls import ToolCaller, Upstream
 from foldgate.serve.catalogs import CatalogCache
@@ -34,9 +34,19 @@ if TYPE_CHECKING:
     from foldgate.code.sandbox import Sandbox
     from foldgate.search.embed import Embedder
 
-__all__ = ["Gateway"]
+__all__ = ["Gateway", "view_bytes"]
 
-_MAX_VIEWS = 512  # views are per (caller scope, catalog version, config): bound the cache
+# A view's own memory (the catalog is counted with the catalog): per visible tool its plan decision,
+# tier and index entries, plus the listings surfaces render into its memo (at most about every
+# visible tool's full entry once per surface a caller lists).
+_VIEW_BYTES_PER_TOOL = 600
+_VIEW_LISTINGS = 2
+
+
+def view_bytes(view: TenantView) -> int:
+    """The estimated memory of a view, from its visible tools' count and entry lengths."""
+    entries = sum(len(t.full_fragment) for t in view.visible)
+    return _VIEW_BYTES_PER_TOOL * len(view.visible) + _VIEW_LISTINGS * entries + 4096
 
 
 class Gateway:
@@ -55,17 +65,21 @@ class Gateway:
         sandbox: Callable[[], Sandbox] | None = None,
         recorder: Recorder | None = None,
         arguments_key: Callable[[], bytes] | None = None,
+        memory: MemoryBudget | None = None,
     ) -> None:
-        self.catalogs = (
-            catalogs if isinstance(catalogs, CatalogCache) else CatalogCache(catalogs, ttl=catalog_ttl)
-        )
+        if isinstance(catalogs, CatalogCache):
+            self.catalogs = catalogs
+        else:
+            self.catalogs = CatalogCache(catalogs, ttl=catalog_ttl, memory=memory)
+        # One budget for every per-tenant cache of this instance: the catalog cache's.
+        self.memory = self.catalogs.memory
         self.configs = configs
-        self.caller = ToolCaller(upstream, arguments_key=arguments_key)
-        self.searchers = SearcherCache(embedder, hybrid_weight=hybrid_weight)
+        self.caller = ToolCaller(upstream, arguments_key=arguments_key, memory=self.memory)
+        self.searchers = SearcherCache(embedder, hybrid_weight=hybrid_weight, memory=self.memory)
         self.results = results
         self.surfaces: dict[str, Surface] = build_surfaces(sandbox)
-        self._views: dict[tuple[Principal, str, str], TenantView] = {}
-        self._lock = threading.Lock()
+        # By caller scope: (catalog version, config fingerprint, view); the newest per scope only.
+        self._views = self.memory.shelf("view")
         # Where the edges hand what agents and operators did (the activity log); none by default.
         self.recorder: Recorder = recorder if recorder is not None else NullRecorder()
 
@@ -97,19 +111,21 @@ class Gateway:
         with span("foldgate.view", tenant=tenant) as traced:
             config = self.config(tenant)
             catalog = self.catalog(tenant) or CatalogVersion(tenant, "none", 0.0, ())
-            key = (principal, catalog.version, config.fingerprint)
-            view = self._views.get(key)
-            traced.set(cached=view is not None)
-            if view is None:
-                view = build_view(catalog, config, principal)
-                with self._lock:
-                    # Keep only the newest view per caller scope: old versions and configs are garbage.
-                    for stale in [k for k in self._views if k[0] == principal]:
-                        del self._views[stale]
-                    if len(self._views) >= _MAX_VIEWS:
-                        self._views.pop(next(iter(self._views)))
-                    self._views[key] = view
+            cached: tuple[str, str, TenantView] | None = self._views.get(principal)
+            hit = cached is not None and cached[:2] == (catalog.version, config.fingerprint)
+            traced.set(cached=hit)
+            if cached is not None and hit:
+                return cached[2]
+            view = build_view(catalog, config, principal)
+            # Replaces this scope's older view: old versions and configs are garbage.
+            self._views.put(
+                principal, (catalog.version, config.fingerprint, view), view_bytes(view), group=tenant
+            )
         return view
+
+    def memory_stats(self) -> dict[str, Any]:
+        """This instance's cache budget, bytes held, hits, misses, hit rate and evictions (numbers)."""
+        return self.memory.stats()
 
     @property
     def code(self) -> CodeSurface:

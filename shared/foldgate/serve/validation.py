@@ -45,12 +45,12 @@ import functools
 import itertools
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Final
 
 import regex
 
+from foldgate.model.lru import MemoryBudget
 from foldgate.model.pattern_probe import MAX_PATTERN, backtracks, patterns_of, schema_items, unsafe_patterns
 from foldgate.serve.brief import brief_copy
 from foldgate.serve.number_keywords import bounded_by_numbers
@@ -71,7 +71,7 @@ from foldgate.serve.validation_time import (
 if TYPE_CHECKING:
     from jsonschema.protocols import Validator
 
-__all__ = ["TOO_DEEP", "ValidatorCache", "format_error", "unsafe_patterns"]
+__all__ = ["TOO_DEEP", "ValidatorCache", "format_error", "unsafe_patterns", "validator_bytes"]
 
 _WORKERS: Final = 2  # threads validating heavy or slow arguments
 _MAX_ERRORS: Final = 50  # errors collected before the first five (by path) are reported
@@ -318,42 +318,48 @@ def _compiling() -> concurrent.futures.ThreadPoolExecutor:
         return _compiler
 
 
-class ValidatorCache:
-    """Compiled validators keyed by the tool's content hash (bounded LRU)."""
+# A compiled validator holds the schema it checks (its own once the catalog is evicted) and little
+# else: ~300 bytes per member, item or 64 string characters of the schema (see weight()), counted up
+# to this many (past it the estimate is capped: such schemas are rare and validated off the loop).
+_SIZE_WEIGHT: Final = 1_000_000
+_BYTES_PER_WEIGHT: Final = 300
 
-    def __init__(self, capacity: int = 4096) -> None:
-        self.capacity = capacity
+
+def validator_bytes(schema_weight: int) -> int:
+    """The estimated memory of a compiled validator for a schema of this weight."""
+    return _BYTES_PER_WEIGHT * schema_weight + 8192
+
+
+class ValidatorCache:
+    """Compiled validators keyed by the tool's content hash, on the instance's memory budget (least
+    recently used evicted first; a validator evicted is compiled again on its tool's next call)."""
+
+    def __init__(self, memory: MemoryBudget | None = None) -> None:
         self.skipped = 0  # schemas that could not be compiled (fail-open count)
         # key -> (validator or None when skipped, whether the schema is light enough to validate inline)
-        self._cache: OrderedDict[str, tuple[Validator | None, bool]] = OrderedDict()
-        self._lock = threading.Lock()
+        self._cache = (memory if memory is not None else MemoryBudget()).shelf("validator")
 
     def get(self, key: str, schema: Any) -> Validator | None:
         """The validator for a schema, None when it cannot be compiled."""
         return self._entry(key, schema)[0]
 
     def _entry(self, key: str, schema: Any) -> tuple[Validator | None, bool]:
-        with self._lock:
-            if key in self._cache:
-                self._cache.move_to_end(key)
-                return self._cache[key]
+        found: tuple[Validator | None, bool] | None = self._cache.get(key)
+        if found is not None:
+            return found
         # One keyword over a heavy schema (an enum of 200,000 values, as many properties) runs whole
         # between two deadline checks: such schemas are validated off the event loop only.
-        entry = (self._compile(schema), weight(schema, INLINE_SCHEMA_WEIGHT) <= INLINE_SCHEMA_WEIGHT)
-        with self._lock:
-            self._cache[key] = entry
-            if len(self._cache) > self.capacity:
-                self._cache.popitem(last=False)
+        heft = weight(schema, _SIZE_WEIGHT)
+        entry = (self._compile(schema), heft <= INLINE_SCHEMA_WEIGHT)
+        self._cache.put(key, entry, validator_bytes(heft))
         return entry
 
     def compiled(self, key: str) -> bool:
         """Whether the validator for ``key`` is compiled already (or known to be skipped)."""
-        with self._lock:
-            return key in self._cache
+        return self._cache.get(key) is not None
 
     def _inline(self, key: str) -> bool:
-        with self._lock:
-            entry = self._cache.get(key)
+        entry: tuple[Validator | None, bool] | None = self._cache.get(key)
         return entry is not None and entry[1]
 
     def _compile(self, schema: Any) -> Validator | None:
