@@ -366,3 +366,35 @@ def add_bench_commands(sub: Any) -> None:
     scale.add_argument("--corpora", type=Path, help="the corpora folder (default: ../shared/corpora)")
     scale.add_argument("--json", action="store_true", help="print one JSON object")
     scale.set_defaults(func=_cmd_bench_scale_serving)
+
+    every = bench_sub.add_parser(
+        "scale", help="every scale benchmark in turn: indexing, serving, quota, storage (docs/scale.md)"
+    )
+    every.add_argument(
+        "--parts", default=",".join(_SCALE_PARTS), help="comma-separated parts (default: all four)"
+    )
+    every.add_argument("--quick", action="store_true", help="small sizes: a check in minutes, not figures")
+
+    def _cmd_bench_scale(args: argparse.Namespace) -> int:
+        parts = [p.strip() for p in args.parts.split(",") if p.strip()]
+        unknown = sorted(set(parts) - set(_SCALE_PARTS))
+        if unknown:
+            every.error(f"unknown part(s) {', '.join(unknown)}; choose from {', '.join(_SCALE_PARTS)}")
+        status = 0
+        for part in parts:
+            print(f"== foldgate bench scale-{part}", flush=True)
+            sub_args = bench.parse_args([f"scale-{part}", *(_SCALE_QUICK[part] if args.quick else [])])
+            status = max(status, int(sub_args.func(sub_args)))
+        return status
+
+    every.set_defaults(func=_cmd_bench_scale)
+
+
+# The parts of ``bench scale``, each its own command, and the sizes ``--quick`` runs them at.
+_SCALE_PARTS = ("indexing", "serving", "quota", "storage")
+_SCALE_QUICK: dict[str, list[str]] = {
+    "indexing": ["--tenants", "100", "--sample", "8"],
+    "serving": ["--tenants", "100", "--requests", "1000", "--store", "sqlite"],
+    "quota": ["--processes", "2", "--seconds", "5", "--quota", "1200"],
+    "storage": ["--registry-tenants", "71"],
+}
