@@ -362,7 +362,10 @@ def add_bench_commands(sub: Any) -> None:
     scale.add_argument("--tenants", type=int, default=2000, help="tenants seeded (default 2,000)")
     scale.add_argument("--requests", type=int, default=20_000, help="requests in the Zipf mix")
     scale.add_argument("--cache-mb", type=int, help="the cache budget (default: FOLDGATE_CACHE_MB's)")
-    scale.add_argument("--store", choices=["dynamodb", "sqlite"], default="dynamodb")
+    scale.add_argument(
+        "--store", choices=["dynamodb", "sqlite"], default="sqlite",
+        help="sqlite (default: moto_server cannot hold 2,000 seeded tenants) or dynamodb on moto_server",
+    )  # fmt: skip
     scale.add_argument("--corpora", type=Path, help="the corpora folder (default: ../shared/corpora)")
     scale.add_argument("--json", action="store_true", help="print one JSON object")
     scale.set_defaults(func=_cmd_bench_scale_serving)
