@@ -16,7 +16,7 @@ from __future__ import annotations
 import time
 import uuid
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any, Literal, Protocol, TypeVar
+from typing import Any, Literal, Protocol, TypeVar, get_args
 
 __all__ = [
     "AUDIT_ACTIONS",
@@ -49,20 +49,7 @@ Outcome = Literal[
     "deadline",
     "internal_error",
 ]
-OUTCOMES: tuple[Outcome, ...] = (
-    "ok",
-    "tool_error",
-    "invalid_arguments",
-    "not_found",
-    "denied",
-    "held",
-    "rate_limited",
-    "needs_consent",
-    "upstream_error",
-    "upstream_timeout",
-    "deadline",
-    "internal_error",
-)
+OUTCOMES: tuple[Outcome, ...] = get_args(Outcome)
 
 AuditAction = Literal[
     "approval.approve",
@@ -77,19 +64,7 @@ AuditAction = Literal[
     "console.sign_in_refused",
     "console.sign_out",
 ]
-AUDIT_ACTIONS: tuple[AuditAction, ...] = (
-    "approval.approve",
-    "approval.reject",
-    "token.create",
-    "token.revoke",
-    "upstream.connect",
-    "upstream.disconnect",
-    "config.save",
-    "index.reindex",
-    "console.sign_in",
-    "console.sign_in_refused",
-    "console.sign_out",
-)
+AUDIT_ACTIONS: tuple[AuditAction, ...] = get_args(AuditAction)
 
 
 def new_event_id(at: float) -> str:
