@@ -13,6 +13,8 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
+from foldgate.app.wiring_observe import open_activity, open_activity_store, open_tracing
+from foldgate.app.wiring_scale import open_memory, open_quota_store, open_quotas
 from foldgate.config.settings import Settings
 from foldgate.config.source import ConfigSource, FileConfigSource
 from foldgate.errors import ConfigError, FoldgateError
@@ -24,19 +26,16 @@ if TYPE_CHECKING:
 
     from foldgate.auth.authority import TokenAuthority
     from foldgate.code.sandbox import Sandbox
-    from foldgate.config.tenant import RequestLimits, TenantConfig
+    from foldgate.config.tenant import TenantConfig
     from foldgate.edge.access import Access
     from foldgate.edge.console.login_limit import LoginLimit
-    from foldgate.edge.quota import Quotas
     from foldgate.index.triggers import Reindexer
     from foldgate.model.activity import Recorder
     from foldgate.search.embed import Embedder
     from foldgate.serve.paging import ResultPager
-    from foldgate.store.activity.base import ActivityStore
     from foldgate.store.approvals.base import ApprovalStore
     from foldgate.store.configs.base import TenantConfigStore
     from foldgate.store.grants.base import GrantCipher, GrantStore
-    from foldgate.store.quotas.base import QuotaStore
     from foldgate.store.signouts.base import SignOutStore
     from foldgate.store.tokens.base import TokenStore
     from foldgate.upstream.client import UpstreamClient
@@ -89,11 +88,6 @@ def open_store(settings: Settings) -> CatalogStore:
 
         return DynamoStore(settings.table_name)
     raise ConfigError(f"store {settings.store!r} is not available in this build")
-
-
-def open_memory(settings: Settings) -> MemoryBudget:
-    """The one memory budget of this instance's per-tenant caches (``FOLDGATE_CACHE_MB``)."""
-    return MemoryBudget(settings.cache_mb * 1024 * 1024)
 
 
 def open_configs(
@@ -157,48 +151,6 @@ def open_results(settings: Settings) -> ResultPager:
     from foldgate.store.results.sqlite import SqliteResultStore
 
     return ResultPager(SqliteResultStore(settings.sqlite_path), ttl_seconds=settings.result_cache_seconds)
-
-
-def open_activity_store(settings: Settings) -> ActivityStore | None:
-    """The activity log's store, on the same backend as the catalog; None when the log is off or its
-    store cannot open (logged: the activity log must never stop the gateway from serving)."""
-    if settings.activity == "off":
-        return None
-    try:
-        if settings.store == "dynamodb":
-            # Loaded only where the settings pick this part: a cold start pays for nothing else.
-            from foldgate.store.activity.dynamodb import DynamoActivityStore
-
-            return DynamoActivityStore(settings.table_name)
-        # Loaded only where the settings pick this part: a cold start pays for nothing else.
-        from foldgate.store.activity.sqlite import SqliteActivityStore
-
-        return SqliteActivityStore(settings.sqlite_path)
-    except (FoldgateError, OSError) as exc:
-        log.error("activity log unavailable: %s", getattr(exc, "message", exc))
-        return None
-
-
-def open_activity(
-    settings: Settings, configs: ConfigSource | None = None, *, store: ActivityStore | None = None
-) -> Recorder:
-    """The process's recorder (make it once per process or Lambda instance): a BufferedRecorder on
-    ``store`` (or :func:`open_activity_store`), each event kept for its tenant's
-    ``activity.retention_days`` read from ``configs``; a NullRecorder when the log is off or has no
-    store."""
-    # Loaded only where the settings pick this part: a cold start pays for nothing else.
-    from foldgate.model.activity import NullRecorder
-    from foldgate.serve.activity_recorder import DEFAULT_RETENTION_DAYS, BufferedRecorder
-
-    store = store if store is not None else open_activity_store(settings)
-    if settings.activity == "off" or store is None:
-        return NullRecorder()
-
-    def retention_days(tenant: str) -> int:
-        return configs.get(tenant).activity.retention_days if configs is not None else DEFAULT_RETENTION_DAYS
-
-    flush = settings.activity_flush_seconds or (10.0 if settings.store == "dynamodb" else 1.0)
-    return BufferedRecorder(store, retention_days, max_age_s=flush, capacity=settings.activity_buffer)
 
 
 def activity_arguments_key(settings: Settings) -> bytes:
@@ -403,37 +355,6 @@ def open_hook_secrets(settings: Settings, configs: ConfigSource) -> Callable[[st
     return cached_secrets(lookup, ttl_s=ttl)
 
 
-def open_quota_store(settings: Settings) -> QuotaStore:
-    """The shared request-quota buckets, on the same backend (file or table) as the catalog."""
-    if settings.store == "dynamodb":
-        # Loaded only where the settings pick this part: a cold start pays for nothing else.
-        from foldgate.store.quotas.dynamodb import DynamoQuotaStore
-
-        return DynamoQuotaStore(settings.table_name)
-    # Loaded only where the settings pick this part: a cold start pays for nothing else.
-    from foldgate.store.quotas.sqlite import SqliteQuotaStore
-
-    return SqliteQuotaStore(settings.sqlite_path)
-
-
-def open_quotas(settings: Settings, configs: ConfigSource) -> Quotas:
-    """Request quotas across instances for the tenants whose config sets ``limits:`` (a tenant without
-    costs no store call)."""
-    # Loaded only where the settings pick this part: a cold start pays for nothing else.
-    from foldgate.edge.quota import Quotas
-
-    def limits(tenant: str) -> RequestLimits | None:
-        try:
-            found = configs.get(tenant).limits
-        except FoldgateError:
-            return None  # an unknown or unreadable tenant is answered by the endpoint, not here
-        if found.requests_per_minute is None and found.per_token_requests_per_minute is None:
-            return None
-        return found
-
-    return Quotas(open_quota_store(settings), limits)
-
-
 def open_access(settings: Settings, configs: ConfigSource | None = None) -> Access:
     """Request authentication (agent tokens; OAuth access tokens for tenants with an issuer, from the
     settings or the tenant's ``oauth:`` block in ``configs``), the per-caller rate limit and, with
@@ -513,27 +434,6 @@ def operator_login_limit(settings: Settings) -> LoginLimit:
     return LoginLimit(
         settings.console_login_failures_per_minute, settings.console_login_global_failures_per_minute
     )
-
-
-def open_tracing(settings: Settings) -> bool:
-    """Record spans and export them over OTLP/HTTP when the settings name an endpoint (True then);
-    otherwise nothing is loaded and requests only carry their trace id (foldgate.telemetry.tracing)."""
-    if not settings.otlp_endpoint:
-        return False
-    # Loaded only where the settings pick this part: a cold start pays for nothing else.
-    from foldgate.telemetry.otel import otlp_backend
-    from foldgate.telemetry.tracing import install
-
-    install(
-        otlp_backend(
-            settings.otlp_endpoint,
-            settings.otlp_headers,
-            settings.otlp_timeout_s,
-            service=settings.otel_service_name,
-            sample_ratio=settings.trace_sample_ratio,
-        )
-    )
-    return True
 
 
 def build_mcp_app(
