@@ -60,7 +60,8 @@ def _expired(item: dict[str, Any], now: float) -> bool:
 
 def _code(exc: Exception) -> str | None:
     """The AWS error code of a botocore ClientError (None for transport errors)."""
-    code = getattr(exc, "response", {}).get("Error", {}).get("Code")
+    # A transport error may carry ``response = None`` (botocore's read timeouts do).
+    code = (getattr(exc, "response", None) or {}).get("Error", {}).get("Code")
     return None if code is None else str(code)
 
 
@@ -68,7 +69,7 @@ def _describe(exc: Exception) -> str:
     """A one-line reason from a botocore error (ClientError carries a code and a message)."""
     code = _code(exc)
     if code:
-        message = getattr(exc, "response", {}).get("Error", {}).get("Message", "")
+        message = (getattr(exc, "response", None) or {}).get("Error", {}).get("Message", "")
         return f"{code}: {message}" if message else code
     return str(exc) or type(exc).__name__
 
