@@ -396,6 +396,6 @@ async def test_without_a_local_config_file_there_is_no_save_only_the_json(make_c
         csrf = await c.login()
         shown = await c.client.get("/console/budget?tenant=default&wi_direct_tool_response_mode=deferred")
         assert "config_hash" not in shown.text
-        assert "Parameter Store" in shown.text
+        assert "foldgate tenant apply" in shown.text
         form = {"csrf": csrf, "tenant": "default", "wi_direct_tool_response_mode": "deferred"}
         assert (await c.client.post("/console/budget/save", data=form)).status_code == 404
