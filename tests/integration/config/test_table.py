@@ -16,6 +16,7 @@ import pytest
 from foldgate.config.ssm import SsmConfigSource
 from foldgate.config.table import TableConfigSource
 from foldgate.errors import ConfigError, NotFoundError
+from foldgate.model.lru import MemoryBudget
 from foldgate.store.configs.base import StoredConfig, TenantConfigStore
 from foldgate.store.configs.dynamodb import REGISTRY_PK, DynamoTenantConfigStore
 from foldgate.store.configs.sqlite import SqliteTenantConfigStore
@@ -183,3 +184,39 @@ def test_parameter_store_listing_asks_for_fifty_names_a_call(moto_endpoint: str)
     assert len(SsmConfigSource(prefix, client=ssm).tenants()) == 12
     assert asked
     assert set(asked) == {50}
+
+
+def test_parsed_configs_live_on_the_memory_budget_and_an_evicted_one_reads_back_the_same(
+    store: Counting,
+) -> None:
+    """The table source keeps no document or parsed config of its own: many tenants stay within the
+    instance's byte budget, and a tenant whose config was evicted is read and parsed again, equal."""
+    memory = MemoryBudget(24_000)
+    source = TableConfigSource(store, PREFIX, max_age=30, memory=memory)
+    docs = {
+        f"t{i}": {"tools_limit": 5 + i, "servers": [SERVER], "instructions": "x" * 400} for i in range(40)
+    }
+    for tenant, doc in docs.items():
+        store.put(tenant, doc)
+    first = {tenant: source.get(tenant) for tenant in docs}
+    assert memory.bytes <= 24_000
+    assert memory.stats()["evictions"] > 0
+    reads = len(store.reads)
+    again = source.get("t0")  # evicted long ago: read and parsed again
+    assert len(store.reads) == reads + 1
+    assert again == first["t0"]
+    assert again.tools_limit == 5
+
+
+def test_a_refused_document_is_not_read_again_before_max_age(store: Counting) -> None:
+    clock = Clock()
+    source = TableConfigSource(store, PREFIX, max_age=30, clock=clock)
+    store.put("acme", {"routing_mode": "schema_deferred"})
+    for _ in range(3):
+        with pytest.raises(ConfigError):
+            source.get("acme")
+    assert store.reads == [("acme", False)]
+    clock.now += 31
+    with pytest.raises(ConfigError):
+        source.get("acme")
+    assert len(store.reads) == 2
