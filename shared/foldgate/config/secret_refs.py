@@ -43,6 +43,9 @@ __all__ = [
 # foldgate.config.cloud.own_secret resolves it).
 _NAME: Final = re.compile(r"^[A-Za-z0-9_.-]{1,200}(?:/[A-Za-z0-9_.-]{1,200}){0,4}$")
 _ENV: Final = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,200}$")
+# The operator's own AWS credentials and the gateway's settings: never a tenant's secret (a file from
+# someone else could otherwise send them to its upstream as a client secret).
+_RESERVED_ENV: Final = ("AWS_", "FOLDGATE_")
 # Parameter Store's largest SecureString (advanced tier: 8 KB); a standard one holds 4 KB.
 MAX_SECRET_BYTES: Final = 4096
 
@@ -59,7 +62,20 @@ class SecretSource(BaseModel):
     def _one_source(self) -> SecretSource:
         if (self.from_env is None) == (self.from_file is None):
             raise ValueError("give exactly one of from_env and from_file")
+        if self.from_env is not None and self.from_env.upper().startswith(_RESERVED_ENV):
+            raise ValueError(f"from_env {self.from_env}: AWS_* and FOLDGATE_* variables are never a tenant's")
         return self
+
+    def describe(self, base_dir: Path) -> str:
+        """Where the value is read, for the operator to check (``env GH_HEADERS``, ``file /abs/gh.json``)."""
+        if self.from_env is not None:
+            return f"env {self.from_env}"
+        return f"file {self.path(base_dir)}"
+
+    def path(self, base_dir: Path) -> Path:
+        """The file (relative to the tenant file's folder)."""
+        file = Path(self.from_file or "").expanduser()
+        return file if file.is_absolute() else base_dir / file
 
 
 @dataclass(frozen=True)
@@ -116,9 +132,7 @@ def secret_value(
         if value is None or not value.strip():
             raise ConfigError(f"secrets.{name}: environment variable {source.from_env} is not set or empty")
     else:
-        assert source.from_file is not None  # the model requires exactly one source
-        file = Path(source.from_file).expanduser()
-        file = file if file.is_absolute() else base_dir / file
+        file = source.path(base_dir)
         try:
             value = file.read_text(encoding="utf-8").rstrip("\r\n")
         except (OSError, UnicodeDecodeError) as exc:

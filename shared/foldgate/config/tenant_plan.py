@@ -32,6 +32,8 @@ class SecretLine:
     status: str
     where: str
     used_by: str | None
+    # Where the file reads the value (``env GH_HEADERS``), shown so a reviewer sees what is sent where.
+    source: str | None = None
 
     def sentence(self) -> str:
         """The line a diff prints (never the value)."""
@@ -42,7 +44,8 @@ class SecretLine:
             "not given": "not given under secrets:, left as stored",
         }[self.status]
         used = f", used by {self.used_by}" if self.used_by else ""
-        return f"secret {self.name}: {said} ({self.where}{used})"
+        source = f", from {self.source}" if self.source else ""
+        return f"secret {self.name}: {said} ({self.where}{used}{source})"
 
 
 @dataclass
@@ -117,7 +120,11 @@ def plan_tenant(
     for name in sorted(values):
         lines.append(
             SecretLine(
-                name, secrets.status(tenant, name, values[name]), secrets.where(tenant, name), refs.get(name)
+                name,
+                secrets.status(tenant, name, values[name]),
+                secrets.where(tenant, name),
+                refs.get(name),
+                file.secrets[name].describe(file.base_dir),
             )
         )
     for name in sorted(set(refs) - set(values)):

@@ -149,8 +149,11 @@ def test_secrets_go_to_securestrings_only_when_changed_and_are_never_printed(
 
     code, out = cli("tenant", "diff", "--tenant", "acme", "-f", str(file))
     assert code == 1
-    assert f"secret github: will be set ({gh}, used by servers[0].headers_secret)" in out
-    assert f"secret crm-client: will be set ({crm}, used by servers[1].auth.client_secret_secret)" in out
+    assert f"secret github: will be set ({gh}, used by servers[0].headers_secret, from env GH_HEADERS)" in out
+    assert (
+        f"secret crm-client: will be set ({crm}, used by servers[1].auth.client_secret_secret, "
+        f"from file {tmp_path.resolve() / 'crm.secret'})"
+    ) in out
 
     code, out = cli("tenant", "apply", "--tenant", "acme", "-f", str(file))
     assert (code, json.loads(out)["secrets"]) == (0, {"crm-client": "set", "github": "set"})

@@ -76,12 +76,18 @@ def test_a_secrets_map_is_checked_by_field_and_its_values_are_never_echoed(
 ) -> None:
     file = tmp_path / "t.yaml"
     file.write_text(
-        "secrets: {a: {from_env: A, from_file: b}, '../x': {from_env: A}, c: {from_env: 'not a var'}}\n"
+        "secrets: {a: {from_env: A, from_file: b}, '../x': {from_env: A}, c: {from_env: 'not a var'},"
+        " d: {from_env: AWS_SECRET_ACCESS_KEY}}\n"
     )
     tf = read_tenant_file(file)
     assert tf.problems[0] == "secrets.a: give exactly one of from_env and from_file"
     assert tf.problems[1].startswith("secrets.../x: a secret name is")
     assert tf.problems[2].startswith("secrets.c.from_env: String should match pattern")
+    # The operator's own credentials are never a tenant's secret (a file from someone else could ask).
+    assert (
+        tf.problems[3]
+        == "secrets.d: from_env AWS_SECRET_ACCESS_KEY: AWS_* and FOLDGATE_* variables are never a tenant's"
+    )
 
     monkeypatch.setenv("EMPTY", " ")
     with pytest.raises(ConfigError, match=r"secrets\.k: environment variable EMPTY is not set or empty"):
