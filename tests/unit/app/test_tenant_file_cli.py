@@ -7,15 +7,18 @@ from __future__ import annotations
 
 import json
 import stat
+import typing
 import uuid
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
+from pydantic import BaseModel
 
 from foldgate.app.cli import main
 from foldgate.config.source import FileConfigSource
-from foldgate.config.tenant import load_tenant_config, read_config_document
+from foldgate.config.tenant import TenantConfig, load_tenant_config, read_config_document
 from foldgate.model.jsonutil import canonical
 from tests.tenant_files import demo_config, tenant_files
 
@@ -33,6 +36,44 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     code = main(list(argv))
     out, err = capsys.readouterr()
     return code, out, err
+
+
+def _models(annotation: Any, seen: set[type[BaseModel]]) -> None:
+    """Every pydantic model a field's type reaches (unions, lists, dicts, Annotated included)."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        if annotation not in seen:
+            seen.add(annotation)
+            for field in annotation.model_fields.values():
+                _models(field.annotation, seen)
+        return
+    for arg in typing.get_args(annotation):
+        _models(arg, seen)
+
+
+def _set_fields(value: Any, found: set[tuple[str, str]]) -> None:
+    """(model, field) for every field a parsed config sets explicitly, however deep."""
+    if isinstance(value, BaseModel):
+        found.update((type(value).__name__, name) for name in value.model_fields_set)
+        for name in type(value).model_fields:
+            _set_fields(getattr(value, name), found)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            _set_fields(item, found)
+    elif isinstance(value, dict):
+        for item in value.values():
+            _set_fields(item, found)
+
+
+def test_the_kept_tenant_files_set_every_field_of_the_config_models() -> None:
+    """So that "every tenant config round-trips" covers the whole model: a field added to the models
+    needs a kept file that sets it (tests/data/tenants/)."""
+    models: set[type[BaseModel]] = set()
+    _models(TenantConfig, models)
+    every = {(m.__name__, name) for m in models for name in m.model_fields}
+    found: set[tuple[str, str]] = set()
+    for path in tenant_files():
+        _set_fields(load_tenant_config(path), found)
+    assert sorted(every - found) == []
 
 
 @pytest.mark.parametrize("index", range(len(tenant_files()) + 1))
