@@ -13,7 +13,13 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[2] / "shared" / "foldgate"
 # What the Lambda layer does not ship (layers/deps/Makefile): developer tooling and the CLI.
-NOT_IN_LAYER = ("foldgate.dev", "foldgate.app.cli", "foldgate.app.cli_bench", "foldgate.app.cli_tenant")
+NOT_IN_LAYER = (
+    "foldgate.dev",
+    "foldgate.app.cli",
+    "foldgate.app.cli_bench",
+    "foldgate.app.cli_stack",
+    "foldgate.app.cli_tenant",
+)
 SDK_ROOTS = ("mcp", "mcp_types")
 SDK_ALLOWED = ("foldgate.edge", "foldgate.upstream", "foldgate.dev")
 

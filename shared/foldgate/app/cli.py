@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from foldgate.app.cli_bench import add_bench_commands
+from foldgate.app.cli_stack import add_stack_commands
 from foldgate.app.cli_tenant import add_tenant_commands
 from foldgate.errors import ConfigError, FoldgateError
 
@@ -342,6 +343,7 @@ def _parser() -> argparse.ArgumentParser:
 
     add_bench_commands(sub)
     add_tenant_commands(sub)
+    add_stack_commands(sub)
 
     serve = sub.add_parser("serve", help="serve the gateway locally (embedded store, indexer on a timer)")
     _add_tenant_args(serve)

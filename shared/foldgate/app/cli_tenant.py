@@ -1,7 +1,13 @@
-"""``foldgate tenant ...``: tenant configs in the table (the ``table`` config source), written with the
-operator's own credentials. ``apply`` validates a file by the cloud's rules before anything is written
-and asks the IndexerFunction to reindex the tenant; ``migrate`` copies an existing stack's Parameter
-Store documents into the table. The store and prefix come from the environment as for the functions
+"""``foldgate tenant ...``: tenant configs as code, written with the operator's own credentials.
+
+``diff`` / ``apply`` / ``export`` work against the stack's config source (the table, or Parameter
+Store's one-parameter-per-server layout with ``FOLDGATE_CONFIG_SOURCE=ssm``) or, with ``--config``,
+the local config file: ``apply`` validates a file by its readers' rules before anything is written
+(every problem named by its field), puts the secrets its ``secrets:`` map names (never printing them),
+writes the document and asks the IndexerFunction to reindex the tenant; ``diff`` shows what that would
+change (exit 0 nothing, 1 changes, 2 trouble, like diff(1)); ``export`` prints the stored document so
+that applying it changes nothing. ``migrate`` copies an existing stack's Parameter Store documents into
+the table. The store and prefix come from the environment as for the functions
 (``FOLDGATE_STORE``, ``FOLDGATE_TABLE_NAME``, ``FOLDGATE_CONFIG_PREFIX``, ``FOLDGATE_INDEXER_FUNCTION``);
 locally, ``--db`` names the SQLite file."""
 
@@ -14,6 +20,15 @@ import sys
 from typing import Any
 
 __all__ = ["add_tenant_commands"]
+
+_FILE_HELP = """A tenant file is a tenant config (see the README's "Configuring a tenant") plus an optional
+top-level secrets: map saying where each secret's value is read when the file is applied, e.g.
+  secrets:
+    github: {from_env: GITHUB_HEADERS}      # a JSON object of headers, for headers_secret: github
+    crm-client: {from_file: ./crm.secret}   # relative to the tenant file
+Values go to SecureString parameters {prefix}/tenants/<T>/secrets/<name> (locally, with --config,
+to the state folder's secrets/), only when they changed; they are never printed. The document goes
+to the stack's config source: the table, or Parameter Store with FOLDGATE_CONFIG_SOURCE=ssm."""
 
 
 def _settings(args: argparse.Namespace) -> Any:
@@ -31,27 +46,95 @@ def _store(settings: Any) -> Any:
     return open_tenant_configs(settings)
 
 
-def _cmd_apply(args: argparse.Namespace) -> int:
+def _target(args: argparse.Namespace, settings: Any) -> tuple[Any, Any]:
+    """Where the tenant's document and secrets go: the local file (``--config``), Parameter Store
+    (``FOLDGATE_CONFIG_SOURCE=ssm``) or the table (the default)."""
     # Loaded per command: the CLI starts fast and each command pays only for what it uses.
-    from foldgate.config.cloud import parse_cloud_config, tenant_path
-    from foldgate.config.tenant import read_config_document
+    from pathlib import Path
+
+    from foldgate.config.secret_store import LocalSecretStore, SsmSecretStore
+    from foldgate.config.targets import FileTarget, SsmTarget, TableTarget
+
+    if getattr(args, "config", None):
+        secrets_dir = Path(settings.sqlite_path).parent / "secrets"
+        return FileTarget(args.config, settings.config_prefix), LocalSecretStore(secrets_dir)
+    if settings.config_source == "ssm":
+        # Loaded per command: boto3 only for the Parameter Store layout.
+        import boto3
+
+        client = boto3.client("ssm")
+        return SsmTarget(client, settings.config_prefix), SsmSecretStore(client, settings.config_prefix)
+    where = (
+        f"table {settings.table_name}" if settings.store == "dynamodb" else f"table in {settings.sqlite_path}"
+    )
+    target = TableTarget(_store(settings), settings.config_prefix, where)
+    return target, SsmSecretStore(None, settings.config_prefix)
+
+
+def _tenant_and_file(args: argparse.Namespace, settings: Any, *, need_file: bool) -> tuple[str, str | None]:
+    """The tenant (``--tenant`` or the positional one; a local file's default tenant) and the file."""
+    # Loaded per command: the CLI starts fast and each command pays only for what it uses.
     from foldgate.errors import ConfigError
     from foldgate.store.configs.base import check_tenant
 
+    given = [t for t in (getattr(args, "tenant_opt", None), getattr(args, "tenant", None)) if t]
+    files = [f for f in (getattr(args, "file_opt", None), getattr(args, "file", None)) if f]
+    if len(set(given)) > 1 or len(set(files)) > 1:
+        raise ConfigError("give the tenant and the file once each (positionally or with --tenant and -f)")
+    if not given and getattr(args, "config", None):
+        given = [settings.default_tenant]  # the tenant a local serve gives its one file
+    if not given:
+        raise ConfigError("give the tenant: --tenant T")
+    if need_file and not files:
+        raise ConfigError("give the tenant file: -f tenant.yaml")
+    return check_tenant(given[0]), (files[0] if files else None)
+
+
+def _plan(args: argparse.Namespace) -> tuple[Any, Any]:
+    # Loaded per command: the CLI starts fast and each command pays only for what it uses.
+    from foldgate.config.secret_refs import read_tenant_file
+    from foldgate.config.tenant_plan import plan_tenant
+
     settings = _settings(args)
-    tenant = check_tenant(args.tenant)
-    doc = read_config_document(args.file)
-    if not isinstance(doc, dict):
-        raise ConfigError(f"invalid tenant config in {args.file}: expected a mapping")
-    # The cloud's rules (own secrets only, no stdio, no loopback issuer), before anything is written.
-    parse_cloud_config(doc, tenant_path(settings.config_prefix, tenant))
-    store = _store(settings)
+    tenant, file = _tenant_and_file(args, settings, need_file=True)
+    assert file is not None  # need_file
+    tenant_file = read_tenant_file(file)
+    target, secrets = _target(args, settings)
     try:
-        stored, wrote = store.put(tenant, doc)
+        return settings, plan_tenant(target, secrets, tenant, tenant_file, file)
+    except BaseException:
+        target.close()
+        raise
+
+
+def _cmd_diff(args: argparse.Namespace) -> int:
+    _, plan = _plan(args)
+    plan.target.close()
+    for note in plan.notes():
+        print(f"foldgate: {note}", file=sys.stderr)
+    sys.stdout.write("".join(plan.diff_lines()))
+    return 1 if plan.changes else 0
+
+
+def _cmd_apply(args: argparse.Namespace) -> int:
+    settings, plan = _plan(args)
+    try:
+        done = plan.apply()
     finally:
-        store.close()
-    out: dict[str, Any] = {"tenant": tenant, "revision": stored.revision, "written": wrote}
-    if wrote and settings.indexer_function and not args.no_reindex:
+        plan.target.close()
+    # Loaded per command: the CLI starts fast and each command pays only for what it uses.
+    from foldgate.store.configs.base import revision_of
+
+    tenant = plan.tenant
+    out: dict[str, Any] = {
+        "tenant": tenant,
+        "target": plan.target.describe(tenant),
+        "revision": revision_of(plan.desired),
+        **done,
+    }
+    for note in plan.notes():
+        print(f"foldgate: {note}", file=sys.stderr)
+    if done["written"] and plan.target.cloud and settings.indexer_function and not args.no_reindex:
         # Loaded per command: boto3's Lambda client only when there is an indexer to ask.
         from foldgate.index.triggers import lambda_reindexer
 
@@ -62,6 +145,24 @@ def _cmd_apply(args: argparse.Namespace) -> int:
 
         out.update(asyncio.run(ask()))
     print(json.dumps(out))
+    return 0
+
+
+def _cmd_export(args: argparse.Namespace) -> int:
+    # Loaded per command: the CLI starts fast and each command pays only for what it uses.
+    from foldgate.config.targets import dump_document
+
+    settings = _settings(args)
+    tenant, _ = _tenant_and_file(args, settings, need_file=False)
+    target, _secrets = _target(args, settings)
+    try:
+        doc = target.read(tenant)
+    finally:
+        target.close()
+    if doc is None:
+        print(f"foldgate: no config for tenant {tenant!r} in {target.describe(tenant)}", file=sys.stderr)
+        return 1
+    sys.stdout.write(dump_document(doc, args.format))
     return 0
 
 
@@ -115,17 +216,40 @@ def _cmd_migrate(args: argparse.Namespace) -> int:
 
 
 def add_tenant_commands(sub: Any) -> None:
-    """Register ``foldgate tenant apply|get|list|delete|migrate``."""
-    tenant = sub.add_parser("tenant", help="tenant configs in the table: apply, get, list, delete, migrate")
+    """Register ``foldgate tenant diff|apply|export|get|list|delete|migrate``."""
+    tenant = sub.add_parser(
+        "tenant", help="tenant configs as code: diff, apply, export; get, list, delete, migrate"
+    )
     tsub = tenant.add_subparsers(dest="tenant_command", required=True)
     db_help = "SQLite file when FOLDGATE_STORE=sqlite (default: .foldgate/foldgate.sqlite3)"
+    config_help = "the local config file (foldgate serve --config) instead of the stack's config source"
 
-    apply = tsub.add_parser("apply", help="validate a YAML/JSON config and store it as the tenant's")
-    apply.add_argument("tenant", help="tenant id")
-    apply.add_argument("file", help="tenant config file (YAML or JSON, servers inline)")
-    apply.add_argument("--no-reindex", action="store_true", help="do not ask the IndexerFunction to reindex")
-    apply.add_argument("--db", help=db_help)
-    apply.set_defaults(func=_cmd_apply)
+    for name, func, what in (
+        ("diff", _cmd_diff, "show what apply would change (exit 0: nothing, 1: changes, 2: trouble)"),
+        ("apply", _cmd_apply, "validate a tenant file, write its secrets and document, ask for a reindex"),
+    ):
+        p = tsub.add_parser(
+            name, help=what, description=_FILE_HELP, formatter_class=argparse.RawDescriptionHelpFormatter
+        )
+        p.add_argument("tenant", nargs="?", help="tenant id (or --tenant)")
+        p.add_argument("file", nargs="?", help="tenant file (or -f)")
+        p.add_argument("--tenant", dest="tenant_opt", metavar="T", help="tenant id")
+        p.add_argument("-f", "--file", dest="file_opt", metavar="FILE", help="tenant file (YAML or JSON)")
+        p.add_argument("--config", help=config_help)
+        p.add_argument("--db", help=db_help)
+        if name == "apply":
+            p.add_argument(
+                "--no-reindex", action="store_true", help="do not ask the IndexerFunction to reindex"
+            )
+        p.set_defaults(func=func)
+
+    export = tsub.add_parser("export", help="print a tenant's stored document (secrets as references)")
+    export.add_argument("tenant", nargs="?", help="tenant id (or --tenant)")
+    export.add_argument("--tenant", dest="tenant_opt", metavar="T", help="tenant id")
+    export.add_argument("--format", choices=["yaml", "json"], default="yaml")
+    export.add_argument("--config", help=config_help)
+    export.add_argument("--db", help=db_help)
+    export.set_defaults(func=_cmd_export)
 
     get = tsub.add_parser("get", help="print a tenant's stored config document")
     get.add_argument("tenant", help="tenant id")
