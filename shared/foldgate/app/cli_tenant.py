@@ -116,6 +116,16 @@ def _cmd_diff(args: argparse.Namespace) -> int:
     return 1 if plan.changes else 0
 
 
+def _apply_detail(done: dict[str, Any]) -> str:
+    """What ``apply`` changed, for the audit trail: the document and secret names with their verdicts,
+    never a value."""
+    parts = ["document written" if done["written"] else "document unchanged"]
+    secrets = done.get("secrets") or {}
+    if isinstance(secrets, dict):
+        parts += [f"secret {name}: {verdict}" for name, verdict in sorted(secrets.items())]
+    return "; ".join(parts)
+
+
 def _cmd_apply(args: argparse.Namespace) -> int:
     settings, plan = _plan(args)
     try:
@@ -134,6 +144,11 @@ def _cmd_apply(args: argparse.Namespace) -> int:
     }
     for note in plan.notes():
         print(f"foldgate: {note}", file=sys.stderr)
+    if done["written"] or any(v != "unchanged" for v in (done.get("secrets") or {}).values()):
+        # Loaded per command: the audit trail opens the activity log only when something changed.
+        from foldgate.app.cli_audit import cli_audit
+
+        cli_audit(settings, tenant, "config.save", target=out["target"], detail=_apply_detail(done))
     if done["written"] and plan.target.cloud and settings.indexer_function and not args.no_reindex:
         # Loaded per command: boto3's Lambda client only when there is an indexer to ask.
         from foldgate.index.triggers import lambda_reindexer
@@ -190,11 +205,17 @@ def _cmd_list(args: argparse.Namespace) -> int:
 
 
 def _cmd_delete(args: argparse.Namespace) -> int:
-    store = _store(_settings(args))
+    settings = _settings(args)
+    store = _store(settings)
     try:
         existed = store.delete(args.tenant)
     finally:
         store.close()
+    if existed:
+        # Loaded per command: the audit trail opens the activity log only when something changed.
+        from foldgate.app.cli_audit import cli_audit
+
+        cli_audit(settings, args.tenant, "config.save", target=args.tenant, detail="tenant deleted")
     print(json.dumps({"tenant": args.tenant, "deleted": existed}))
     return 0 if existed else 1
 

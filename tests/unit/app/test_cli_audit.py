@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-import foldgate.app.cli as cli
+import foldgate.app.cli_audit as cli_audit
 from foldgate.app.cli import main
 from tests.recorders import ListRecorder
 
@@ -41,7 +41,7 @@ def recorder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> ClosingRecorder
     def opened(settings: Any) -> ClosingRecorder:
         return kept
 
-    monkeypatch.setattr(cli, "_recorder", opened)
+    monkeypatch.setattr(cli_audit, "_recorder", opened)
     return kept
 
 

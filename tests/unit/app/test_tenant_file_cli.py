@@ -159,3 +159,41 @@ def test_the_tenant_and_file_are_asked_for(state: Path, capsys: pytest.CaptureFi
     code, _, err = run(capsys, "tenant", "apply", "acme", "a.yaml", "--tenant", "other")
     assert code == 2
     assert "once each" in err
+
+
+def test_apply_records_an_operator_event_naming_secrets_by_verdict_only(
+    state: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A change made with `tenant apply` is in the audit trail like one made in the console (actor: the
+    local account), with the secret's name and verdict but never its value; a no-op apply records
+    nothing."""
+    # Loaded here: the activity store is only this test's concern.
+    from foldgate.store.activity.base import ActivityQuery
+    from foldgate.store.activity.sqlite import SqliteActivityStore
+
+    canary = f"canary-{uuid.uuid4().hex}"
+    monkeypatch.setenv("CRM_SECRET", canary)
+    file = tmp_path / "tenant.yaml"
+    file.write_text(
+        "secrets: {crm-client: {from_env: CRM_SECRET}}\n"
+        "servers:\n  - name: crm\n    url: http://127.0.0.1:9/mcp\n"
+        "    auth: {kind: client_credentials, token_url: 'http://127.0.0.1:9/token', client_id: fg,"
+        " client_secret_secret: crm-client}\n"
+    )
+    live = tmp_path / "live.json"
+    code, out, _ = run(capsys, "tenant", "apply", "-f", str(file), "--config", str(live))
+    assert code == 0
+    tenant = json.loads(out)["tenant"]
+    assert run(capsys, "tenant", "apply", "-f", str(file), "--config", str(live))[0] == 0  # no-op
+    store = SqliteActivityStore(state / "foldgate.sqlite3")
+    try:
+        events = store.query(ActivityQuery(tenant=tenant, kind="audit")).records
+    finally:
+        store.close()
+    assert len(events) == 1
+    event = events[0]
+    assert getattr(event, "action", None) == "config.save"
+    assert getattr(event.actor, "via", None) == "cli"
+    assert "secret crm-client: set" in event.detail
+    assert "document written" in event.detail
+    assert canary not in repr(event)
