@@ -16,6 +16,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "shared" / "foldgate"
 NOT_IN_LAYER = (
     "foldgate.dev",
     "foldgate.app.cli",
+    "foldgate.app.cli_audit",
     "foldgate.app.cli_bench",
     "foldgate.app.cli_stack",
     "foldgate.app.cli_tenant",
