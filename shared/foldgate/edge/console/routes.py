@@ -1,7 +1,8 @@
 """The console's pages under ``/console``: login, fleet, context budget, approvals, tokens, the search
 playground, activity and audit (the tool, prompt, resource and Connect pages are in
-:mod:`foldgate.edge.console.tool_pages`). Every route sits behind :func:`foldgate.edge.console.web.console_route`
-(session, Origin and CSRF checks first); handlers only validate their own input and render."""
+:mod:`foldgate.edge.console.tool_pages`). Every route sits behind
+:func:`foldgate.edge.console.web.console_route` (session, Origin and CSRF checks first); handlers only
+validate their own input and render."""
 
 from __future__ import annotations
 
