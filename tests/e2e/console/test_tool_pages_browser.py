@@ -4,7 +4,8 @@ replay upstreams): every page renders with the console's headers and passes the 
 the fleet links to a tool's page; Try it calls as a chosen token and shows the agent's exact answer
 (a valid call, the self-healing error on bad arguments, a destructive tool's confirmation, a token
 whose scope excludes the server refused as its agent is); the Connect page's copy button copies a
-snippet whose Python, with a real token in place of the placeholder, lists the token's tools; a new
+snippet whose Python (and TypeScript), with a real token in place of the placeholder, lists the token's
+tools; a new
 token's page shows its snippets once."""
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass
@@ -21,6 +23,7 @@ from typing import Any
 import pytest
 
 from tests.browser import accessibility_problems, chromium_browser, need_chromium
+from tests.node_clients import CONFORMANCE_DIR, need_node_clients
 from tests.procs import REPO, Replay, everything_server, foldgate_serve, replay
 
 pytestmark = pytest.mark.e2e
@@ -245,3 +248,19 @@ def test_a_new_tokens_page_shows_its_snippets_once(ui: Ui) -> None:
     assert claude.startswith(f"claude mcp add --transport http foldgate {ui.served.base}/mcp/all")
     page.goto("/console/tokens")
     assert token not in page.content()
+
+
+def test_the_connect_pages_typescript_snippet_lists_the_tokens_tools(ui: Ui) -> None:
+    node = need_node_clients()
+    page = ui.page
+    page.goto("/console/connect")
+    snippet = page.locator(".snippet", has_text="TypeScript SDK").first.locator("pre").inner_text()
+    token = agent_token(ui.served, "--servers", "crm", "--tier", "read")["token"]
+    # Beside the pinned TypeScript SDK (tests/conformance/node_modules), which the import resolves to.
+    with tempfile.NamedTemporaryFile("w", suffix=".mjs", dir=CONFORMANCE_DIR) as script:
+        script.write(snippet.replace("<YOUR_AGENT_TOKEN>", token))
+        script.flush()
+        run = subprocess.run([str(node), script.name], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    assert "crm__find_contact" in run.stdout
+    assert "crm__delete_contact" not in run.stdout
