@@ -28,6 +28,7 @@ from foldgate.store.approvals.base import ApprovalStore
 __all__ = [
     "RECENT",
     "TIER_SOURCES",
+    "TOOLS_PER_PAGE",
     "deferral_reason",
     "example_arguments",
     "find_tool",
@@ -37,6 +38,7 @@ __all__ = [
 
 # How many of the tool's recent calls and operator events the page shows.
 RECENT: Final = 10
+TOOLS_PER_PAGE: Final = 100
 TIER_SOURCES: Final[dict[str, str]] = {
     "declared": "its annotations",
     "default": "the MCP spec's default (it declares no readOnlyHint or destructiveHint)",
@@ -77,12 +79,14 @@ def deferral_reason(view: TenantView, tool: IndexedTool) -> str:
     return reasons.get(decision.reason, decision.reason)
 
 
-def tools_view(view: TenantView, server: str = "") -> list[dict[str, Any]]:
-    """The tenant's visible tools (of one server, when named) with tier and listing form."""
+def tools_view(view: TenantView, server: str = "", page: int = 1) -> dict[str, Any]:
+    """One page of the tenant's visible tools (of one server, when named) with tier and listing form,
+    :data:`TOOLS_PER_PAGE` a page (a fleet of thousands of tools stays one small page)."""
+    chosen = [t for t in view.visible if not server or t.server == server]
+    pages = max(1, -(-len(chosen) // TOOLS_PER_PAGE))
+    page = min(max(page, 1), pages)
     rows = []
-    for t in view.visible:
-        if server and t.server != server:
-            continue
+    for t in chosen[(page - 1) * TOOLS_PER_PAGE : page * TOOLS_PER_PAGE]:
         tier, source = view.tiers.get(t.tool.key, (t.tier, "declared"))
         rows.append({
             "id": t.published,
@@ -93,7 +97,7 @@ def tools_view(view: TenantView, server: str = "") -> list[dict[str, Any]]:
             "approval": view.approval(t) or "",
             "description": t.tool.description[:160],
         })  # fmt: skip
-    return rows
+    return {"rows": rows, "total": len(chosen), "page": page, "pages": pages}
 
 
 def _approval(view: TenantView, tool: IndexedTool, store: ApprovalStore | None) -> dict[str, Any]:

@@ -77,8 +77,12 @@ def add_tool_pages(
     def tools(request: Request) -> Response:
         tenant, tenants = tenant_of(request, None)
         server = request.query_params.get("server", "")[:200]
-        rows = tools_view(deps.gateway.view(tenant), server)
-        return page(request, "tools.html", tenant, tenants, rows=rows, server=server)
+        try:
+            number = int(request.query_params.get("page") or 1)
+        except ValueError:
+            number = 1
+        model = tools_view(deps.gateway.view(tenant), server, number)
+        return page(request, "tools.html", tenant, tenants, tools=model, server=server)
 
     @router.get("/tools/{tool_id}")
     def tool(request: Request, tool_id: str) -> Response:

@@ -10,7 +10,7 @@ from typing import Any
 
 from foldgate.config.tenant import parse_tenant_config
 from foldgate.edge.console.offerings import prompts_view, resources_view
-from foldgate.edge.console.tool_detail import deferral_reason, example_arguments, tools_view
+from foldgate.edge.console.tool_detail import TOOLS_PER_PAGE, deferral_reason, example_arguments, tools_view
 from foldgate.index.indexer import catalog_from_tools
 from foldgate.model.offerings import publish_items
 from foldgate.model.tool import Tool
@@ -66,7 +66,19 @@ def test_the_deferral_reason_names_the_rule_and_its_setting() -> None:
     assert deferral_reason(view, tool) == "its server has more than defer_threshold (2) tools"
     eager = build_view(catalog(), config(tool_loading="eager"))
     assert deferral_reason(eager, eager.resolve("crm__t0")) == "its server's tool_loading is eager"  # type: ignore[arg-type]
-    assert [r["listed"] for r in tools_view(view, "crm")] == ["deferred"] * 3
+    assert [r["listed"] for r in tools_view(view, "crm")["rows"]] == ["deferred"] * 3
+
+
+def test_the_tools_list_is_paged() -> None:
+    tools = [Tool("crm", f"t{i:03d}", "d", {"type": "object"}) for i in range(TOOLS_PER_PAGE + 5)]
+    view = build_view(catalog_from_tools("t", tools), config())
+    second = tools_view(view, "", 2)
+    assert (second["total"], second["page"], second["pages"]) == (TOOLS_PER_PAGE + 5, 2, 2)
+    assert [r["id"] for r in second["rows"]] == [
+        f"crm__t{i:03d}" for i in range(TOOLS_PER_PAGE, TOOLS_PER_PAGE + 5)
+    ]
+    assert tools_view(view, "", 99)["page"] == 2
+    assert tools_view(view, "vault", 1)["rows"] == []
 
 
 def test_try_its_starting_arguments_fill_the_required_params_and_survive_any_schema() -> None:
