@@ -99,7 +99,8 @@ chromium: $(CHROMIUM)
 
 # docs/console-budget.png: the budget page of the demo fleet, as the README shows it.
 docs-screenshot: venv model demo-deps chromium
-	$(BIN)/python tools/console_screenshot.py docs/console-budget.png
+	$(BIN)/python tools/console_screenshot.py docs/console-budget.png --tool docs/console-tool.png \
+		--connect docs/console-connect.png
 
 run: venv model demo-deps oauth-deps
 	bash demo/run.sh

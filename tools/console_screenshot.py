@@ -1,6 +1,8 @@
-"""Regenerate the README's console screenshot (``make docs-screenshot``): the context-budget page of the
+"""Regenerate the README's console screenshots (``make docs-screenshot``): the context-budget page of the
 demo fleet (npm server-everything, the stdio demo servers and the replayed demo catalog), signed in,
-in headless Debian chromium. Usage: ``python tools/console_screenshot.py docs/console-budget.png``."""
+in headless Debian chromium; with ``--tool`` and ``--connect`` also a tool's page after a Try it call
+and the Connect page. Usage: ``python tools/console_screenshot.py docs/console-budget.png
+[--tool docs/console-tool.png] [--connect docs/console-connect.png]``."""
 
 from __future__ import annotations
 
@@ -21,6 +23,8 @@ def main() -> int:
     """Serve the demo fleet, sign in, and save the budget page to the given path."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("out", type=Path, help="PNG to write")
+    parser.add_argument("--tool", type=Path, help="PNG of crm__find_contact's page after a Try it call")
+    parser.add_argument("--connect", type=Path, help="PNG of the Connect page")
     args = parser.parse_args()
     with ExitStack() as stack:
         tmp = Path(stack.enter_context(tempfile.TemporaryDirectory()))
@@ -49,7 +53,18 @@ def main() -> int:
         )
         args.out.parent.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(args.out), full_page=True)
-    print(f"wrote {args.out}")
+        print(f"wrote {args.out}")
+        if args.tool is not None:
+            page.goto("/console/tools/crm__find_contact")
+            page.get_by_label("Arguments (JSON)").fill('{"query": "ada", "limit": 2}')
+            page.get_by_role("button", name="Call crm__find_contact").click()
+            page.locator("#try-result").wait_for()
+            page.screenshot(path=str(args.tool), full_page=True)
+            print(f"wrote {args.tool}")
+        if args.connect is not None:
+            page.goto("/console/connect")
+            page.screenshot(path=str(args.connect), full_page=False)
+            print(f"wrote {args.connect}")
     return 0
 
 

@@ -185,6 +185,7 @@ def build_local(
             login_limit=operator_limit,
             signouts=open_signouts(settings),
             activity=activity,
+            public_url=settings.public_url,
         )
     )
     app = create_app(

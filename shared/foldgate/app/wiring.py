@@ -516,6 +516,7 @@ def build_mcp_app(
                     login_limit=operator_limit,
                     signouts=open_signouts(settings),
                     activity=activity,
+                    public_url=settings.public_url,
                 )
             )
 

@@ -60,6 +60,7 @@ AuditAction = Literal[
     "upstream.disconnect",
     "config.save",
     "index.reindex",
+    "tool.try",
     "console.sign_in",
     "console.sign_in_refused",
     "console.sign_out",

@@ -58,6 +58,12 @@ PAGES = {
     # The live refresh's poll when nothing arrived (the common answer: 204, no body).
     "activity poll": "/console/activity/new?after={newest}",
     "audit": "/console/audit",
+    "tools": "/console/tools",
+    # One tool's page: its entries, approval state, recent calls and operator events.
+    "tool detail": "/console/tools/{tool}",
+    "prompts": "/console/prompts",
+    "resources": "/console/resources",
+    "connect": "/console/connect",
 }
 _HELD = 20
 # Servers the seeded activity names (the fleet page's first page of servers).
@@ -128,6 +134,7 @@ async def _measure(corpus: Path, requests: int, events: int) -> dict[str, Any]:
         gateway, _KEY.encode(), approvals=SqliteApprovalStore(":memory:"), tokens=tokens, activity=activity
     )
     app = create_app(gateway, console=console_router(deps))
+    first_tool = gateway.view("default").visible[0].published
     rows: dict[str, dict[str, float]] = {}
     transport = httpx2.ASGITransport(app=app)
     async with httpx2.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
@@ -138,7 +145,7 @@ async def _measure(corpus: Path, requests: int, events: int) -> dict[str, Any]:
             samples: list[float] = []
             for _ in range(requests + 1):
                 started = time.perf_counter()
-                response = await client.get(path.format(newest=newest))
+                response = await client.get(path.format(newest=newest, tool=first_tool))
                 samples.append((time.perf_counter() - started) * 1000)
                 if response.status_code not in (200, 204):
                     raise RuntimeError(f"{page}: HTTP {response.status_code}")

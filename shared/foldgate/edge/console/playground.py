@@ -15,7 +15,7 @@ from foldgate.model.principal import Principal
 from foldgate.serve.gateway import Gateway
 from foldgate.serve.views import TenantView
 
-__all__ = ["EngineScores", "run_playground", "tail_entry"]
+__all__ = ["EngineScores", "run_playground", "tail_entry", "token_principal"]
 
 _MAX_QUERY: Final = 500
 
@@ -104,7 +104,7 @@ class EngineScores:
         }
 
 
-def _principal(authority: TokenAuthority | None, tenant: str, token_id: str) -> Principal | str:
+def token_principal(authority: TokenAuthority | None, tenant: str, token_id: str) -> Principal | str:
     """The caller the query runs as: the operator's unscoped view, or a stored token's grant."""
     if not token_id:
         return Principal(tenant)
@@ -145,7 +145,7 @@ async def run_playground(
     except ValueError:
         return {**out, "error": "limit must be a whole number"}
     out["limit"] = str(limit)
-    who = _principal(authority, tenant, token_id)
+    who = token_principal(authority, tenant, token_id)
     if isinstance(who, str):
         return {**out, "error": who}
     try:

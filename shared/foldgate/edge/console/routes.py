@@ -1,6 +1,8 @@
 """The console's pages under ``/console``: login, fleet, context budget, approvals, tokens, the search
-playground, activity and audit. Every route sits behind :func:`foldgate.edge.console.web.console_route`
-(session, Origin and CSRF checks first); handlers only validate their own input and render."""
+playground, activity and audit (the tool, prompt, resource and Connect pages are in
+:mod:`foldgate.edge.console.tool_pages`). Every route sits behind
+:func:`foldgate.edge.console.web.console_route` (session, Origin and CSRF checks first); handlers only
+validate their own input and render."""
 
 from __future__ import annotations
 
@@ -26,11 +28,13 @@ from foldgate.edge.admin import ApprovalRequest, ReindexRequest, Verdict
 from foldgate.edge.console.activity import activity_view, newer_view
 from foldgate.edge.console.approvals import approvals_view
 from foldgate.edge.console.budget import budget_view, what_if_settings
+from foldgate.edge.console.connect_snippets import surface_snippets
 from foldgate.edge.console.fleet import Connector, ReindexJobs, fleet_view, start_connect
 from foldgate.edge.console.login_limit import LoginLimit
 from foldgate.edge.console.playground import EngineScores, run_playground
 from foldgate.edge.console.session import COOKIE_NAME, Session, SessionSigner
 from foldgate.edge.console.tokens import issue_token, token_rows, token_scope
+from foldgate.edge.console.tool_pages import add_tool_pages, connect_base
 from foldgate.edge.console.usage import UsageCache
 from foldgate.edge.console.web import (
     PREFIX,
@@ -75,6 +79,8 @@ class ConsoleDeps:
     signouts: SignOutStore | None = None
     # The activity log (issue 25): the Activity and Audit pages and the fleet's last 24 hours.
     activity: ActivityStore | None = None
+    # The base URL agents reach this instance at (FOLDGATE_PUBLIC_URL): the Connect snippets' URLs.
+    public_url: str | None = None
     clock: Callable[[], float] = time.time
     signer: SessionSigner | None = field(init=False, default=None)
 
@@ -352,6 +358,8 @@ def console_router(deps: ConsoleDeps) -> APIRouter:
         rows = token_rows(deps.tokens, tenant) if deps.tokens is not None else None
         servers = [s.name for s in deps.gateway.config(tenant).servers]
         ctx = {"created": None, "error": None, "message": None, **extra}
+        if ctx["created"]:  # the new token's client configs, on the one page that shows it
+            ctx["connect"] = surface_snippets(connect_base(deps, request), ctx["created"]["token"])
         return _page(request, "tokens.html", tenant, tenants, rows=rows, servers=servers, **ctx)
 
     @router.get("/tokens")
@@ -427,4 +435,5 @@ def console_router(deps: ConsoleDeps) -> APIRouter:
         model = activity_view(deps.activity, tenant, request.query_params, "audit", deployment=deployment)
         return _page(request, "audit.html", tenant, tenants, audit=model)
 
+    add_tool_pages(router, deps, lambda request, value: _tenant(deps, request, value), _page, audited)
     return router

@@ -53,6 +53,7 @@ STATIC: Final[dict[str, tuple[bytes, str]]] = {
     "htmx.min.js": ((_HERE / "static" / "htmx.min.js").read_bytes(), "text/javascript; charset=utf-8"),
     "htmx.LICENSE.txt": ((_HERE / "static" / "htmx.LICENSE.txt").read_bytes(), "text/plain; charset=utf-8"),
     "console.css": ((_HERE / "static" / "console.css").read_bytes(), "text/css; charset=utf-8"),
+    "copy.js": ((_HERE / "static" / "copy.js").read_bytes(), "text/javascript; charset=utf-8"),
 }
 
 
