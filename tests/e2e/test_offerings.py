@@ -45,7 +45,10 @@ async def test_resources_list_and_read_through_the_gateway(demo_gateway: str, mo
 
         with pytest.raises(MCPError) as unknown:
             await client.read_resource("foldgate://nosuch/x")
-        assert unknown.value.code == -32002
+        # Resource-not-found: -32002 up to 2025-11-25; -32602 from 2026-07-28 (SEP-2164), which auto
+        # negotiates with this gateway. Either way data.uri is the URI the client sent.
+        assert unknown.value.code == (-32002 if mode == "legacy" else -32602)
+        assert unknown.value.data == {"uri": "foldgate://nosuch/x"}
 
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])

@@ -14,10 +14,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from foldgate.config.oauth import OAuthConfig
 from foldgate.config.upstream_auth import StaticAuth, UpstreamAuth
 from foldgate.errors import ConfigError
+from foldgate.model.naming import RESERVED_NAMES, is_valid_name
 
 __all__ = [
     "ActivityConfig",
     "ArgumentsPolicy",
+    "PublishMode",
     "RequestLimits",
     "ResponseMode",
     "RoutingMode",
@@ -34,6 +36,7 @@ ResponseMode = Literal["full", "deferred", "auto"]
 RoutingMode = Literal["retrieve_tools", "direct", "code_execution"]
 ToolLoading = Literal["eager", "deferred", "auto"]
 ArgumentsPolicy = Literal["none", "hashed", "redacted"]
+PublishMode = Literal["prefixed", "bare"]
 
 # Published tool names are `server__tool`; clients commonly cap names at 64 characters of
 # [A-Za-z0-9_-], so a server name keeps to that alphabet and leaves room for the tool part.
@@ -62,6 +65,12 @@ class ServerConfig(Strict):
     """One upstream MCP server of a tenant."""
 
     name: str = Field(description="Published prefix: tools appear as `<name>__<tool>`.")
+    publish: PublishMode = Field(
+        default="prefixed",
+        description="prefixed: tools and prompts as `<name>__<tool>`, resources as "
+        "`foldgate://<name>/...`; bare: they keep their upstream names and URIs where nothing else in "
+        "the tenant claims them (a colliding one falls back to prefixed).",
+    )
     url: str | None = Field(default=None, description="Streamable HTTP endpoint of the upstream.")
     transport: Literal["streamable_http", "stdio"] = "streamable_http"
     command: list[str] | None = Field(default=None, description="stdio only (local mode): argv to spawn.")
@@ -213,7 +222,13 @@ class TenantConfig(Strict):
             if server.name in seen:
                 raise ValueError(f"server name {server.name!r} is used twice")
             seen.add(server.name)
+        _check_bare_names(self.servers)
         return self
+
+    @cached_property
+    def bare_servers(self) -> frozenset[str]:
+        """The servers published ``bare`` (their names kept where nothing collides)."""
+        return frozenset(s.name for s in self.servers if s.publish == "bare")
 
     @cached_property
     def fingerprint(self) -> str:
@@ -224,6 +239,33 @@ class TenantConfig(Strict):
     def server(self, name: str) -> ServerConfig | None:
         """The server config by name, None if absent."""
         return next((s for s in self.servers if s.name == name), None)
+
+
+def _check_bare_names(servers: list[ServerConfig]) -> None:
+    """Refuse what the config itself shows a bare server's tool names collide with: the names it
+    configures (``tools:`` overrides, declared per_user tools) must be valid MCP tool names, none of
+    foldgate's meta-tools, and claimed by no other server; the error names both claimants. Names only
+    an upstream's listing shows are checked by the indexer, which publishes a colliding one prefixed."""
+    prefixed = {s.name for s in servers if s.publish != "bare"}
+    owner: dict[str, str] = {}
+    for server in servers:
+        if server.publish != "bare":
+            continue
+        declared = [t.name for t in getattr(server.auth, "tools", None) or ()]
+        for tool in dict.fromkeys([*server.tools, *declared]):
+            where = f"server {server.name!r} (publish: bare) tool {tool!r}"
+            if not is_valid_name(tool):
+                raise ValueError(f"{where} is not a valid MCP tool name ([A-Za-z0-9_-], 1-64 characters)")
+            if tool in RESERVED_NAMES:
+                raise ValueError(f"{where} collides with foldgate's own tool {tool!r}")
+            if tool in owner:
+                raise ValueError(f"{where} collides with tool {tool!r} of bare server {owner[tool]!r}")
+            prefix, sep, rest = tool.partition("__")
+            if sep and prefix in prefixed and rest:
+                raise ValueError(
+                    f"{where} collides with tool {rest!r} of server {prefix!r}, published as {tool!r}"
+                )
+            owner[tool] = server.name
 
 
 def format_validation(exc: ValidationError) -> str:

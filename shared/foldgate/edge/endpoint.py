@@ -16,7 +16,7 @@ import time
 
 from fastapi import FastAPI
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import JSONResponse, Response
 from starlette.types import Message, Receive, Scope, Send
 
 from foldgate.edge.access import Access, RateLimited
@@ -24,11 +24,11 @@ from foldgate.edge.elicitation import note_initialize
 from foldgate.edge.fast_path import plain_tools_list, send_listing
 from foldgate.edge.guard import BATCH_REFUSAL, is_batch, method_not_allowed, shielded
 from foldgate.edge.hosts import HostPolicy
-from foldgate.edge.jsonrpc import plain_request
+from foldgate.edge.jsonrpc import plain_request, unserved_request
 from foldgate.edge.oauth import challenge_headers
 from foldgate.edge.observe import counting, finish, open_observation, record_refusal
 from foldgate.edge.plain_rpc import answer
-from foldgate.edge.protocol import jsonrpc_error
+from foldgate.edge.protocol import MODERN_PROTOCOL_VERSIONS, jsonrpc_error, modern_error_status
 from foldgate.errors import AuthError, FoldgateError, InsufficientScopeError, StoreError
 from foldgate.model.activity import Outcome
 from foldgate.model.deadline import answering_by, request_deadline
@@ -166,6 +166,15 @@ class McpEndpoint:
         # whether they include URL elicitation for this credential (edge/elicitation.py).
         note_initialize(body, principal)
         if await self._plain(request, body, principal, send, traced):
+            return
+        unserved = unserved_request(body)
+        if unserved is not None:
+            traced.set(method=unserved[1])
+            error = {"code": -32601, "message": f"Method not found: {unserved[1]}"}
+            modern = request.headers.get("mcp-protocol-version") in MODERN_PROTOCOL_VERSIONS
+            status = modern_error_status(-32601) if modern else 200
+            unserved_answer = JSONResponse({"jsonrpc": "2.0", "id": unserved[0], "error": error}, status)
+            await unserved_answer(scope, receive, send)
             return
         sdk = self._sdk()
         # The scope variable lives with the SDK server glue, loaded with it.

@@ -25,7 +25,14 @@ from starlette.requests import Request
 
 from foldgate.edge.protocol import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS, PROTOCOL_META
 
-__all__ = ["CLIENT_CAPABILITIES_META", "DEFAULT_VERSION", "PlainRequest", "plain_request"]
+__all__ = [
+    "CLIENT_CAPABILITIES_META",
+    "DEFAULT_VERSION",
+    "UNSERVED_METHODS",
+    "PlainRequest",
+    "plain_request",
+    "unserved_request",
+]
 
 CLIENT_CAPABILITIES_META: Final = "io.modelcontextprotocol/clientCapabilities"
 CLIENT_INFO_META: Final = "io.modelcontextprotocol/clientInfo"
@@ -33,6 +40,12 @@ CLIENT_INFO_META: Final = "io.modelcontextprotocol/clientInfo"
 DEFAULT_VERSION: Final = "2025-03-26"
 _HANDSHAKE_METHODS: Final = frozenset({"initialize", "notifications/initialized", "ping", "tools/call"})
 _MODERN_METHODS: Final = frozenset({"server/discover", "tools/call"})
+# Methods the stateless edge does not serve, answered -32601 before the SDK runs. subscriptions/listen
+# (2026-07-28) is a stream the SDK would hold open reading the request, which the edge has already
+# read whole: its replay answers the second receive() with a disconnect, the handler is cancelled and
+# no response starts (a bare 500). foldgate advertises no listChanged or subscribe capability, so
+# there is nothing a listen stream would carry.
+UNSERVED_METHODS: Final = frozenset({"subscriptions/listen"})
 _ROUTING_HEADERS: Final = ("mcp-protocol-version", "mcp-method", "mcp-name")
 # Client capabilities whose content the plain path passes on as opaque objects (the SDK checks only
 # that each is an object, or, for roots, that listChanged is a boolean).
@@ -194,3 +207,20 @@ def _header_safe(name: str) -> bool:
         and name == name.strip()
         and not name.startswith("=?")
     )
+
+
+def unserved_request(body: bytes) -> tuple[Any, str] | None:
+    """(id, method) of a request for one of :data:`UNSERVED_METHODS`, else None (the SDK answers,
+    notifications and malformed envelopes included)."""
+    if b"subscriptions/listen" not in body:  # the common case, without decoding the body again
+        return None
+    try:
+        msg = json.loads(body)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(msg, dict) or msg.get("method") not in UNSERVED_METHODS or "id" not in msg:
+        return None
+    rid = msg["id"]
+    if isinstance(rid, bool) or not isinstance(rid, str | int):
+        return None
+    return rid, str(msg["method"])

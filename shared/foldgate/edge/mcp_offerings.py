@@ -1,21 +1,25 @@
 """SDK handlers for prompts, resources, resource templates, completion and logging/setLevel.
 
 They map :class:`foldgate.serve.offerings.Offered` to the MCP types and foldgate's errors to JSON-RPC
-errors: an unknown or invisible resource is ``-32002`` (the spec's resource-not-found), an unknown or
-invisible prompt ``-32602``; both carry only what the caller sent, so the two never differ. An
-upstream that fails is ``-32000`` with foldgate's message; an upstream's own JSON-RPC error passes through.
+errors: an unknown or invisible resource is resource-not-found (``-32002`` up to 2025-11-25, ``-32602``
+from 2026-07-28 per SEP-2164) with ``data.uri`` the URI the caller sent; an unknown or invisible prompt
+``-32602``; both carry only what the caller sent, so the two never differ. An upstream that fails is
+``-32000`` with foldgate's message; an upstream's own JSON-RPC error passes through, except its
+resource-not-found, which is answered as foldgate's own (its message and data could name the upstream's
+raw URI, which a prefixed server never publishes).
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, ValidationError
 
+from foldgate.edge.protocol import MODERN_PROTOCOL_VERSIONS
 from foldgate.errors import FoldgateError, NotFoundError, UpstreamError, UpstreamTimeoutError
 from foldgate.model.offerings import Kind
 from foldgate.serve.gateway import Gateway
@@ -27,6 +31,8 @@ __all__ = ["RESOURCE_NOT_FOUND", "UPSTREAM_FAILED", "offering_handlers"]
 log = logging.getLogger(__name__)
 
 RESOURCE_NOT_FOUND = -32002
+# SEP-2164 (2026-07-28): a resource that does not exist is invalid params, with the URI in data.
+_MODERN_NOT_FOUND: Final = types.INVALID_PARAMS
 # An upstream that could not be reached or timed out: a server error (-32000..-32099), not the SDK's
 # internal error (-32603), which means a bug in the gateway.
 UPSTREAM_FAILED = -32000
@@ -102,7 +108,16 @@ def offering_handlers(gateway: Gateway, offered: Callable[[], Offered]) -> dict[
 
     async def read_resource(ctx: Any, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
         read = _observed(offered().read_resource(gateway.upstream, params.uri), "resources/read", params.uri)
-        raw = await _proxied(read, RESOURCE_NOT_FOUND)
+        modern = getattr(ctx, "protocol_version", None) in MODERN_PROTOCOL_VERSIONS
+        not_found = _MODERN_NOT_FOUND if modern else RESOURCE_NOT_FOUND
+        try:
+            raw = await _proxied(read, not_found)
+        except MCPError as exc:
+            if exc.error.code not in (RESOURCE_NOT_FOUND, _MODERN_NOT_FOUND):
+                raise
+            # Ours or the upstream's (whose message and data may hold its own URI): the one answer,
+            # naming the URI exactly as the caller sent it.
+            raise MCPError(not_found, f"Resource not found: {params.uri}", {"uri": params.uri}) from None
         # Read live: fresh only as long as the upstream says (0 when it says nothing), and private always,
         # since whether the caller may read it at all depends on their scope.
         return types.ReadResourceResult.model_validate({"ttlMs": 0, **raw, "cacheScope": "private"})

@@ -14,7 +14,7 @@ from typing import Any
 
 import mcp_types as types
 from mcp.server.lowlevel import Server
-from mcp.shared.exceptions import UrlElicitationRequiredError
+from mcp.shared.exceptions import MCPError, UrlElicitationRequiredError
 from pydantic import ValidationError
 
 from foldgate import __version__
@@ -22,7 +22,7 @@ from foldgate.edge.elicitation import elicitation_for
 from foldgate.edge.jsonrpc import CLIENT_CAPABILITIES_META
 from foldgate.edge.mcp_offerings import offering_handlers, set_logging_level
 from foldgate.edge.protocol import SERVER_NAME
-from foldgate.errors import UpstreamError
+from foldgate.errors import UpstreamError, UpstreamProtocolError
 from foldgate.model.listing import instructions_text
 from foldgate.model.principal import Principal
 from foldgate.serve.consent import collecting
@@ -145,6 +145,11 @@ def build_mcp_server(gateway: Gateway) -> Server[Any]:
         try:
             with collecting() as links:
                 result = await gateway.call(scope.principal, params.name, params.arguments, scope.surface)
+        except UpstreamProtocolError as exc:
+            # An upstream's error the client must act on (a capability to declare): its code and data.
+            if observed is not None:
+                observed.failed(exc)
+            raise MCPError(exc.rpc_code, exc.message, exc.rpc_data) from None
         except BaseException as exc:
             if observed is not None:
                 observed.failed(exc)

@@ -27,8 +27,13 @@ from foldgate import __version__
 from foldgate.edge.elicitation import elicitation_for
 from foldgate.edge.jsonrpc import PlainRequest
 from foldgate.edge.observe import note_client
-from foldgate.edge.protocol import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS, SERVER_NAME
-from foldgate.errors import UpstreamError
+from foldgate.edge.protocol import (
+    HANDSHAKE_PROTOCOL_VERSIONS,
+    MODERN_PROTOCOL_VERSIONS,
+    SERVER_NAME,
+    modern_error_status,
+)
+from foldgate.errors import UpstreamError, UpstreamProtocolError
 from foldgate.model.principal import Principal
 from foldgate.serve.consent import collecting
 from foldgate.serve.gateway import Gateway
@@ -78,6 +83,14 @@ async def answer(req: PlainRequest, gateway: Gateway, principal: Principal, surf
             result = await _result(req, gateway, principal, surface)
         # A per_user upstream the caller has not connected: URL-mode elicitation where the client takes it.
         asked = elicitation_for(result, links, req.version, req.params, principal) if links else None
+    except UpstreamProtocolError as exc:
+        # An upstream's error the client must act on (a capability to declare): its code and data.
+        error = {"code": exc.rpc_code, "message": exc.message}
+        if exc.rpc_data is not None:
+            error["data"] = exc.rpc_data
+        status = modern_error_status(exc.rpc_code) if req.modern else 200
+        await _send(send, status, _dumps({"jsonrpc": "2.0", "id": req.rid, "error": error}))
+        return
     except Exception:  # a gateway bug must not become a 500 without a JSON-RPC answer
         log.exception("plain %s failed", req.method)
         error = {"code": -32603, "message": "Internal error"}

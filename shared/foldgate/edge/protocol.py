@@ -17,6 +17,7 @@ __all__ = [
     "SERVER_INFO_META",
     "SERVER_NAME",
     "jsonrpc_error",
+    "modern_error_status",
 ]
 
 SERVER_NAME: Final = "foldgate"
@@ -28,6 +29,16 @@ SERVER_INFO_META: Final = json.dumps(
     {"io.modelcontextprotocol/serverInfo": {"name": SERVER_NAME, "version": __version__}},
     separators=(",", ":"),
 )
+
+
+# The HTTP status of a 2026-07-28 JSON-RPC error answer, by code, as the SDK's modern transport sends
+# it (mcp.shared.inbound.ERROR_CODE_HTTP_STATUS, kept equal by a unit test); any other code: 200.
+_MODERN_ERROR_STATUS: Final = {-32700: 400, -32600: 400, -32602: 400, -32021: 400, -32601: 404}
+
+
+def modern_error_status(code: int) -> int:
+    """The HTTP status a 2026-07-28 error answer with this JSON-RPC code is sent with."""
+    return _MODERN_ERROR_STATUS.get(code, 200)
 
 
 def jsonrpc_error(

@@ -96,11 +96,13 @@ def catalog_from_tools(
     previous: CatalogVersion | None = None,
     now: float | None = None,
     embedder: Embedder | None = None,
+    bare: Collection[str] = (),
 ) -> CatalogVersion:
-    """Name, pre-compute and assemble a catalog version from tools in listing order."""
+    """Name, pre-compute and assemble a catalog version from tools in listing order; tools of the
+    servers in ``bare`` keep their upstream names where nothing collides (:mod:`foldgate.model.naming`)."""
     now = time.time() if now is None else now
     count = count or get_counter("cl100k", exact=False)
-    names = assign_names((t.server, t.name) for t in tools)
+    names = assign_names(((t.server, t.name) for t in tools), bare=bare)
     by_pair = {(t.server, t.name): t for t in tools}
     reuse = previous.by_key if previous else {}
     indexed = []
@@ -392,6 +394,7 @@ class Indexer:
             previous=previous,
             now=now,
             embedder=self.embedder,
+            bare=config.bare_servers,
         )
         catalog = replace(
             catalog,
@@ -401,6 +404,10 @@ class Indexer:
             offerings=offerings.items,
         )
         indexed = catalog.tools
+        for t in indexed:
+            if t.renamed is not None and t.renamed.startswith("bare name refused"):
+                # The operator asked for this name; say which name it got instead, and why.
+                log.warning("tenant %s: %s published as %s (%s)", tenant, t.tool.key, t.published, t.renamed)
         report = IndexReport(tenant, previous.version if previous else None, False, len(indexed))
         report.servers = {
             name: {

@@ -94,7 +94,7 @@ def build_offerings(
             continue
         for kind in KINDS:
             raw[kind].extend((name, entry) for entry in listing.items.get(kind, []))
-    fresh = [i for kind in KINDS for i in publish_items(kind, raw[kind])]
+    fresh = [i for kind in KINDS for i in publish_items(kind, raw[kind], bare=config.bare_servers)]
     published: list[IndexedItem] = []
     for item in fresh:
         if item.kind != "prompt" or approved is None:

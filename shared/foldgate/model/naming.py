@@ -1,5 +1,10 @@
 """Published tool names: ``server__tool``, valid for MCP clients, unique, resolved through a map.
 
+A server published ``bare`` keeps its tools' (and prompts') upstream names when nothing else claims
+them: a bare name is kept only if it is a valid name, is none of the gateway's own meta-tools
+(:data:`RESERVED_NAMES`), no other bare server lists it and no prefixed name equals it. Otherwise the
+tool falls back to ``server__tool`` and its ``renamed`` reason names what it collided with.
+
 MCP clients commonly accept tool names of ``[A-Za-z0-9_-]`` up to 64 characters. Upstream tool names
 can be anything, so a name that would break that is rewritten deterministically (invalid runs become
 ``_``, long names are cut and given a short hash) and collisions get a hash suffix. The gateway never
@@ -10,16 +15,30 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from typing import Final
 
-__all__ = ["MAX_NAME", "PublishedName", "assign_names", "is_valid_name"]
+__all__ = ["MAX_NAME", "RESERVED_NAMES", "PublishedName", "assign_names", "is_valid_name"]
 
 MAX_NAME: Final = 64
 SEP: Final = "__"
 _VALID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _INVALID_RUN = re.compile(r"[^A-Za-z0-9_-]+")
+# The gateway's own meta-tools on any surface: a bare upstream tool of one of these names would shadow
+# it (or be shadowed) on the surfaces that list both, so it is never published bare.
+RESERVED_NAMES: Final = frozenset(
+    {
+        "retrieve_tools",
+        "describe_tool",
+        "call_tool",
+        "call_tool_read",
+        "call_tool_write",
+        "call_tool_destructive",
+        "read_cache",
+        "code_execution",
+    }
+)
 
 
 def is_valid_name(name: str) -> bool:
@@ -55,20 +74,56 @@ def _fit(server: str, tool: str) -> tuple[str, str | None]:
     return candidate, reason
 
 
-def assign_names(tools: Iterable[tuple[str, str]]) -> list[PublishedName]:
+def _bare_names(tools: list[tuple[str, str]], bare: frozenset[str]) -> dict[tuple[str, str], str]:
+    """The bare servers' tools that keep their own name: (server, tool) -> why not, or "" when kept."""
+    prefixed = {_fit(server, tool)[0]: (server, tool) for server, tool in tools if server not in bare}
+    claims: dict[str, list[str]] = {}
+    for server, tool in tools:
+        if server in bare and server not in claims.get(tool, []):
+            claims.setdefault(tool, []).append(server)
+    out: dict[tuple[str, str], str] = {}
+    for server, tool in tools:
+        if server not in bare or (server, tool) in out:
+            continue
+        others = [s for s in claims[tool] if s != server]
+        if not is_valid_name(tool):
+            out[(server, tool)] = "not a valid bare name"
+        elif tool in RESERVED_NAMES:
+            out[(server, tool)] = f"{tool} is one of foldgate's own tools"
+        elif others:
+            out[(server, tool)] = f"{tool} is also a tool of bare server {others[0]}"
+        elif tool in prefixed:
+            out[(server, tool)] = f"{tool} is also the published name of {':'.join(prefixed[tool])}"
+        else:
+            out[(server, tool)] = ""
+    return out
+
+
+def assign_names(tools: Iterable[tuple[str, str]], *, bare: Collection[str] = ()) -> list[PublishedName]:
     """Published names for (server, tool) pairs, in input order; deterministic and collision-free.
 
     Duplicate (server, tool) pairs keep only their first occurrence: an upstream listing the same
-    name twice cannot be called unambiguously.
+    name twice cannot be called unambiguously. A tool of a server in ``bare`` keeps its own name
+    unless that collides (see the module docstring); a collision publishes it prefixed, with a
+    ``renamed`` reason beginning ``bare name refused:``.
     """
+    pairs = list(tools)
+    kept = _bare_names(pairs, frozenset(bare)) if bare else {}
     out: list[PublishedName] = []
-    taken: set[str] = set()
+    # Bare names are claimed first so that a prefixed name's hash suffix can never land on one.
+    taken: set[str] = {pair[1] for pair, why in kept.items() if not why}
     seen: set[tuple[str, str]] = set()
-    for server, tool in tools:
+    for server, tool in pairs:
         if (server, tool) in seen:
             continue
         seen.add((server, tool))
+        why = kept.get((server, tool))
+        if why == "":
+            out.append(PublishedName(server, tool, tool))
+            continue
         name, reason = _fit(server, tool)
+        if why:
+            reason = f"bare name refused: {why}" + (f", {reason}" if reason else "")
         if name in taken:
             suffix = "_" + _short_hash(f"{server}\0{tool}")
             name = name[: MAX_NAME - len(suffix)] + suffix

@@ -4,18 +4,21 @@ or URI it is published under.
 Agents see each entry exactly as its upstream listed it except for its identity: a prompt's ``name``
 becomes ``server__name`` (the tools' naming rules, :mod:`foldgate.model.naming`), a resource's
 ``uri`` and a template's ``uriTemplate`` become ``foldgate://server/...`` (:mod:`foldgate.model.uris`).
+A server published ``bare`` keeps its prompt names (the tools' rules) and its URIs and templates as
+listed, unless another bare server lists the same one or it is in foldgate's own scheme: then that
+entry is published the prefixed way.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Final, Literal
 
 from foldgate.model.jsonutil import canonical, sha256_hex
 from foldgate.model.naming import assign_names
-from foldgate.model.uris import publish_template, publish_uri
+from foldgate.model.uris import SCHEME, publish_template, publish_uri
 
 __all__ = ["ID_FIELD", "KINDS", "IndexedItem", "Kind", "publish_items"]
 
@@ -64,12 +67,15 @@ class IndexedItem:
         return cls(doc["kind"], doc["server"], doc["published"], dict(doc["entry"]))
 
 
-def publish_items(kind: Kind, entries: Iterable[tuple[str, dict[str, Any]]]) -> list[IndexedItem]:
+def publish_items(
+    kind: Kind, entries: Iterable[tuple[str, dict[str, Any]]], *, bare: Collection[str] = ()
+) -> list[IndexedItem]:
     """Published items for (server, entry) pairs in listing order; prompt names are assigned like tool
-    names (valid, unique, hashed on collision); duplicates of one (server, id) keep the first."""
+    names (valid, unique, hashed on collision); duplicates of one (server, id) keep the first. Entries
+    of a server in ``bare`` keep their identity when nothing else claims it."""
     pairs = [(server, entry) for server, entry in entries]
     if kind == "prompt":
-        names = assign_names((server, str(entry["name"])) for server, entry in pairs)
+        names = assign_names(((server, str(entry["name"])) for server, entry in pairs), bare=bare)
         by_pair = {(n.server, n.tool): n.published for n in names}
         out: list[IndexedItem] = []
         for server, entry in pairs:
@@ -78,11 +84,16 @@ def publish_items(kind: Kind, entries: Iterable[tuple[str, dict[str, Any]]]) -> 
                 out.append(IndexedItem(kind, server, published, entry))
         return out
     publish = publish_uri if kind == "resource" else publish_template
+    claimed: dict[str, set[str]] = {}
+    for server, entry in pairs:
+        if server in bare:
+            claimed.setdefault(str(entry[ID_FIELD[kind]]), set()).add(server)
     seen: set[tuple[str, str]] = set()
     items = []
     for server, entry in pairs:
         ident = (server, str(entry[ID_FIELD[kind]]))
         if ident not in seen:
             seen.add(ident)
-            items.append(IndexedItem(kind, server, publish(server, ident[1]), entry))
+            keep = server in bare and len(claimed[ident[1]]) == 1 and not ident[1].startswith(SCHEME)
+            items.append(IndexedItem(kind, server, ident[1] if keep else publish(server, ident[1]), entry))
     return items

@@ -17,6 +17,7 @@ from foldgate.errors import (
     ToolPendingApprovalError,
     UpstreamConsentError,
     UpstreamError,
+    UpstreamProtocolError,
     UpstreamTimeoutError,
 )
 from foldgate.model.caller import calling_as
@@ -138,6 +139,11 @@ class ToolCaller:
                 result = await self.upstream.call_tool(
                     server, tool.tool.name, arguments or {}, annotations=tool.tool.annotations
                 )
+        except UpstreamProtocolError as exc:
+            # The client must act on it (a capability to declare): answered as the upstream's error.
+            if observed is not None:
+                observed.failed(exc)
+            raise
         except UpstreamError as exc:
             if observed is not None:
                 observed.failed(exc)

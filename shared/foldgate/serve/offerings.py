@@ -6,12 +6,17 @@ lookup of one that never existed (same error, same message). Prompts are publish
 approved (:mod:`foldgate.index.offerings`); a prompt whose upstream changed keeps its approved listing
 entry but cannot be fetched until an operator approves the new content, like a changed tool.
 Resources are read-only, so every tier may list and read them.
+
+A bare server's URIs are published as listed (:mod:`foldgate.model.offerings`): a URI outside
+foldgate's scheme is routed to the visible bare resource listed under it, else to the first visible bare
+template it matches (RFC 6570 expressions matched loosely; literals exactly), else it is not found.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Protocol, runtime_checkable
@@ -20,7 +25,7 @@ from foldgate.config.tenant import ServerConfig
 from foldgate.errors import FoldgateError, NotFoundError, UpstreamError
 from foldgate.model.caller import UpstreamCaller, calling_as
 from foldgate.model.offerings import IndexedItem, Kind
-from foldgate.model.uris import origin_template, origin_uri, publish_uri
+from foldgate.model.uris import SCHEME, origin_uri, publish_uri
 from foldgate.serve.recording import current, upstream_timer
 from foldgate.serve.views import TenantView
 
@@ -75,12 +80,37 @@ class Offered:
         """Nothing to serve: the capabilities are not declared."""
         return not (self.prompts or self.resources or self.templates)
 
+    def origin(self, uri: str) -> tuple[str, str] | None:
+        """(server, upstream URI) of a published URI this caller may read, None when it is nobody's."""
+        if uri.startswith(SCHEME):
+            found = origin_uri(uri)
+        else:
+            listed = next((i for i in self.resources if i.published == uri and i.upstream_id == uri), None)
+            template = None
+            if listed is None:
+                bare = (t for t in self.templates if t.published == t.upstream_id)
+                template = next((t for t in bare if _matches(t.published, uri)), None)
+            item = listed or template
+            found = (item.server, uri) if item is not None else None
+        return found if found is not None and found[0] in self.servers else None
+
+    def published_uri(self, server: str, uri: str) -> str:
+        """The URI agents see for ``uri`` of ``server``: as is for a bare server (unless another bare
+        server lists it too, or it is in foldgate's scheme), else ``foldgate://server/...``."""
+        bare = self.view.config.bare_servers
+        if server in bare and not uri.startswith(SCHEME):
+            # Every server's entries, visible or not: the index published by the same rule.
+            items = self.view.catalog.offerings
+            if all(i.server == server for i in items if i.upstream_id == uri and i.server in bare):
+                return uri
+        return publish_uri(server, uri)
+
     async def read_resource(self, upstream: Any, uri: str) -> dict[str, Any]:
         """Proxy ``resources/read`` for a published URI (listed, or expanded from a template)."""
-        origin = origin_uri(uri)
-        server = self.servers.get(origin[0]) if origin is not None else None
-        if origin is None or server is None or not isinstance(upstream, Requester):
-            raise NotFoundError(f"Resource not found: {uri}")
+        origin = self.origin(uri)
+        if origin is None or not isinstance(upstream, Requester):
+            raise NotFoundError(f"Resource not found: {uri}", uri=uri)
+        server = self.servers[origin[0]]
         observed = current()
         if observed is not None:
             observed.target(server.name, origin[1])
@@ -88,8 +118,14 @@ class Offered:
             result = await upstream.request(server, "resources/read", {"uri": origin[1]})
         contents = result.get("contents")
         if isinstance(contents, list):
-            result["contents"] = [_republish(server.name, c) for c in contents]
+            result["contents"] = [self._republish(server.name, c) for c in contents]
         return result
+
+    def _republish(self, server: str, content: Any) -> Any:
+        """A content entry with its upstream ``uri`` replaced by the published one."""
+        if isinstance(content, dict) and isinstance(content.get("uri"), str):
+            return {**content, "uri": self.published_uri(server, content["uri"])}
+        return content
 
     def prompt(self, name: str) -> IndexedItem:
         """The visible, fetchable prompt by published name (NotFoundError like a nonexistent one)."""
@@ -126,9 +162,9 @@ class Offered:
                 if isinstance(message, dict) and isinstance(message.get("content"), dict):
                     content = message["content"]
                     if content.get("type") == "resource":
-                        content["resource"] = _republish(item.server, content.get("resource"))
+                        content["resource"] = self._republish(item.server, content.get("resource"))
                     elif content.get("type") == "resource_link":
-                        message["content"] = _republish(item.server, content)
+                        message["content"] = self._republish(item.server, content)
         return result
 
     async def complete(self, upstream: Any, ref: Mapping[str, Any], argument: Mapping[str, Any],
@@ -143,12 +179,9 @@ class Offered:
                 return EMPTY_COMPLETION
             target = self.servers[item.server], {"type": "ref/prompt", "name": item.upstream_id}
         elif ref.get("type") == "ref/resource":
-            origin = origin_template(str(ref.get("uri")))
-            listed = origin is not None and any(
-                t.server == origin[0] and t.upstream_id == origin[1] for t in self.templates
-            )
-            if origin is not None and listed:
-                target = self.servers[origin[0]], {"type": "ref/resource", "uri": origin[1]}
+            template = next((t for t in self.templates if t.published == str(ref.get("uri"))), None)
+            if template is not None and template.server in self.servers:
+                target = self.servers[template.server], {"type": "ref/resource", "uri": template.upstream_id}
         if target is None or not isinstance(upstream, Requester):
             return EMPTY_COMPLETION
         params: dict[str, Any] = {"ref": target[1], "argument": dict(argument)}
@@ -162,11 +195,58 @@ class Offered:
             return EMPTY_COMPLETION
 
 
-def _republish(server: str, content: Any) -> Any:
-    """A content entry with its upstream ``uri`` replaced by the published one."""
-    if isinstance(content, dict) and isinstance(content.get("uri"), str):
-        return {**content, "uri": publish_uri(server, content["uri"])}
-    return content
+# One RFC 6570 expression and its operator.
+_EXPRESSION = re.compile(r"\{([+#./;?&]?)[^{}]*\}")
+# By operator: the character an expansion starts with (None: any) and whether it may span "/", "?"
+# and "#" (reserved expansion, fragments, paths and queries) or stays within one path segment.
+_EXPANSION: Final[dict[str, tuple[str | None, bool]]] = {
+    "": (None, False), "+": (None, True), "#": ("#", True), ".": (".", False),
+    "/": ("/", True), ";": (";", False), "?": ("?", True), "&": ("&", True),
+}  # fmt: skip
+_SEGMENT_END: Final = frozenset("/?#")
+# A client's URI is bounded here: matching is linear in it per template part, never backtracking.
+_MAX_MATCHED_URI: Final = 8192
+
+
+def _matches(template: str, uri: str) -> bool:
+    """Whether ``uri`` could be an expansion of the RFC 6570 ``template`` (literals exactly, each
+    expression loosely by its operator). A reachability sweep over ``uri``'s positions, not a regex:
+    a hostile template of many expressions costs O(parts x len(uri)), never exponential time."""
+    n = len(uri)
+    if n > _MAX_MATCHED_URI:
+        return False
+    # next_end[i]: the first index >= i holding a segment end ("/", "?", "#"), or n.
+    next_end = [n] * (n + 1)
+    for i in range(n - 1, -1, -1):
+        next_end[i] = i if uri[i] in _SEGMENT_END else next_end[i + 1]
+    reach = {0}
+    last = 0
+    for match in [*_EXPRESSION.finditer(template), None]:
+        literal = template[last : match.start() if match is not None else len(template)]
+        if literal:
+            reach = {p + len(literal) for p in reach if uri.startswith(literal, p)}
+        if match is None or not reach:
+            break
+        last = match.end()
+        lead, wide = _EXPANSION[match.group(1)]
+        marks = [0] * (n + 2)  # a difference array of the positions the expansion may end at
+        for p in reach:
+            marks[p] += 1
+            marks[p + 1] -= 1
+            begin = p
+            if lead is not None:
+                if not uri.startswith(lead, p):
+                    continue
+                begin = p + 1
+            stop = n if wide else next_end[begin]
+            marks[begin] += 1
+            marks[stop + 1] -= 1
+        reach, running = set(), 0
+        for i in range(n + 1):
+            running += marks[i]
+            if running > 0:
+                reach.add(i)
+    return n in reach
 
 
 def _visible_servers(view: TenantView) -> dict[str, ServerConfig]:

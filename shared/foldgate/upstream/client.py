@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
@@ -21,7 +22,7 @@ import anyio
 from pydantic import TypeAdapter, ValidationError
 
 from foldgate.config.tenant import ServerConfig
-from foldgate.errors import UpstreamDeadlineError, UpstreamError, UpstreamTimeoutError
+from foldgate.errors import UpstreamDeadlineError, UpstreamError, UpstreamProtocolError, UpstreamTimeoutError
 from foldgate.model.deadline import time_left
 from foldgate.telemetry.tracing import span
 from foldgate.upstream.changes import ChangeListener, change_handler, listen_for_changes
@@ -44,6 +45,11 @@ __all__ = ["Listing", "Offerings", "UpstreamClient"]  # Offerings re-exported fo
 log = logging.getLogger(__name__)
 
 MAX_PAGES = 200
+# An upstream's tools/call errors its client must see as JSON-RPC errors, not as tool results: -32021,
+# a client capability the call needs was not declared (2026-07-28); the client acts on the code.
+PASSED_THROUGH: Final = frozenset({-32021})
+_MAX_PASSED_MESSAGE: Final = 500
+_MAX_PASSED_DATA: Final = 4096
 _RAW = TypeAdapter(dict[str, Any])
 
 HeaderSource = Callable[[ServerConfig], Mapping[str, str]]
@@ -270,7 +276,11 @@ class UpstreamClient:
                 raise  # raised by foldgate itself (refused URL, stdio start, busy): already names the server
             except Exception as exc:
                 traced.fail("upstream_error")
-                said = _rpc_error_message(_leaf(exc))
+                leaf = _leaf(exc)
+                passed = _passed_through(leaf)
+                if passed is not None:
+                    raise passed from exc
+                said = _rpc_error_message(leaf)
                 if said is not None:
                     raise UpstreamError(f"{server.name}: {name} failed upstream: {said}") from exc
                 raise UpstreamError(f"{server.name}: {name} failed: {_describe(exc)}") from exc
@@ -428,6 +438,26 @@ def _rpc_error_message(leaf: BaseException) -> str | None:
     if isinstance(sdk_error, type) and isinstance(leaf, sdk_error):
         return str(getattr(leaf, "message", "")) or str(leaf)
     return None
+
+
+def _passed_through(leaf: BaseException) -> UpstreamProtocolError | None:
+    """An upstream's tools/call JSON-RPC error its client must see (:data:`PASSED_THROUGH`), bounded:
+    the message cut, ``data`` kept only in the shape the spec gives it. None for any other error."""
+    code = getattr(leaf, "code", None)
+    if _rpc_error_message(leaf) is None or code not in PASSED_THROUGH:
+        return None
+    message = str(getattr(leaf, "message", "")) or "missing required client capability"
+    message = message[:_MAX_PASSED_MESSAGE]
+    data = getattr(leaf, "data", None)
+    required = data.get("requiredCapabilities") if isinstance(data, dict) else None
+    kept = None
+    if isinstance(required, dict):
+        try:
+            if len(json.dumps(required)) <= _MAX_PASSED_DATA:
+                kept = {"requiredCapabilities": required}
+        except (TypeError, ValueError, RecursionError):
+            kept = None
+    return UpstreamProtocolError(message, int(code), kept)
 
 
 def _as_mcp_error(leaf: BaseException) -> BaseException:

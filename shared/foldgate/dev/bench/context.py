@@ -12,6 +12,10 @@ catalog, three ways for an agent to get from nothing to "I can call every tool t
   (lossy or cut signature) are reported apart. A task counts as reached when all of its tools are
   on that one answer.
 
+Also printed per ``--limit``: the tokens of the first page of browsing without a query
+(``retrieve_tools`` with an empty query: every tool grouped by server, ``limit`` tools a page), the
+same for every task.
+
 Tokens are exact (cl100k by default) over the compact JSON that goes on the wire (the answer is built
 by the surface's own functions, so the bench and the gateway cannot drift apart). Printed per task set:
 the mean tokens per task on each surface and the share of tasks whose tools were all reached.
@@ -143,6 +147,24 @@ class _Costs:
         body = retrieve_answer(entries, intent_ranks(hits, groups) if groups else None, more)
         return self.count(compact(text_result(body))), {h.key: rank for rank, h in enumerate(hits, 1)}
 
+    def browse_first_page(self, limit: int) -> int:
+        """Tokens of the first browse page (retrieve_tools without a query) at ``limit`` tools."""
+        # The serving modules load only when this bench counts an answer.
+        from foldgate.serve.browse import browse_answer
+        from foldgate.serve.surfaces.call import page_entries, text_result
+
+        tools = list(self._indexed.values())
+        order = list(dict.fromkeys(t.server for t in tools))
+        body = browse_answer(
+            tools,
+            order,
+            lambda t: t.tier,
+            lambda page: page_entries(page, lambda t: t.tier, full=False),
+            offset=0,
+            limit=limit,
+        )
+        return self.count(compact(text_result(body)))
+
 
 def run_context_bench(
     tools_path: str | Path,
@@ -182,6 +204,7 @@ def run_context_bench(
                 "describe_tokens_mean": round(statistics.fmean(described), 1) if described else 0.0,
                 "reached_share": round(reached / len(tasks), 4) if tasks else 0.0,
                 "search_s": round(time.perf_counter() - started, 2),
+                "browse_first_page_tokens": costs.browse_first_page(limit),
             }
         )
     return {
@@ -215,5 +238,10 @@ def format_context_report(report: dict[str, Any]) -> str:
             f"{report['surface_listing_tokens']:,} + one retrieve_tools answer at limit {row['limit']}; p95 "
             f"{row['tokens_p95']:,}) + {row['describe_tokens_mean']:,.0f} in describes · all tools "
             f"reached in {100 * row['reached_share']:.1f}% of tasks"
+        )
+    for row in report["search"]:
+        lines.append(
+            f"browse (no query) first page at limit {row['limit']}: "
+            f"{row['browse_first_page_tokens']:,} tokens"
         )
     return "\n".join(lines)

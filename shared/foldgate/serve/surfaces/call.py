@@ -17,6 +17,7 @@ from foldgate.errors import FoldgateError, InvalidRequestError, NotFoundError, W
 from foldgate.model.catalog import IndexedTool, Tier
 from foldgate.model.jsonutil import compact
 from foldgate.model.listing import join_fragments
+from foldgate.serve.browse import browse_answer, cursor_offset
 from foldgate.serve.recording import current
 from foldgate.serve.results import error_result, json_result, unknown_tool
 from foldgate.serve.surfaces.base import CallContext
@@ -89,12 +90,13 @@ def retrieve_tool(default_limit: int) -> dict[str, Any]:
             "Find tools for a task (pass the whole task), best first. tools[]: call_with is the "
             "call_tool_* to use; call from signature unless it has ~ or ends in … (then describe_tool). "
             'more[]: "name (tier): description"; describe_tool, then call_tool_<tier>. Several needs: '
-            "intents gives each need's 1-based positions (tools, then more). Nothing fits: other words."
+            "intents gives each need's 1-based positions (tools, then more). Nothing fits: other words. "
+            "No query: browse by server (next_cursor pages on)."
         ),
         "inputSchema": {
             "type": "object",
             "properties": {
-                "query": {"type": "string", "minLength": 1},
+                "query": {"type": "string"},
                 "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "default": default_limit},
                 "detail": {
                     "type": "string",
@@ -102,6 +104,9 @@ def retrieve_tool(default_limit: int) -> dict[str, Any]:
                     "default": "compact",
                     "description": "full: whole descriptions and input schemas, all in tools.",
                 },
+                "browse": {"type": "boolean"},
+                "server": {"type": "string"},
+                "cursor": {"type": "string"},
                 "read_only_only": {"type": "boolean"},
                 "exclude_destructive": {"type": "boolean"},
                 "exclude_open_world": {
@@ -109,7 +114,6 @@ def retrieve_tool(default_limit: int) -> dict[str, Any]:
                     "description": "Skip tools not marked closed-world.",
                 },
             },
-            "required": ["query"],
             "additionalProperties": False,
         },
         "annotations": {"readOnlyHint": True, "openWorldHint": False},
@@ -152,17 +156,33 @@ READ_CACHE_TOOL: Final[dict[str, Any]] = {
 
 
 class SearchRequest:
-    """Validated retrieve_tools arguments."""
+    """Validated retrieve_tools arguments: a search, or a browse page (no query, or ``browse``) from
+    ``offset``; ``server`` limits either to one server."""
 
-    def __init__(self, query: str, limit: int, full: bool, filters: dict[str, bool]) -> None:
+    def __init__(
+        self,
+        query: str,
+        limit: int,
+        full: bool,
+        filters: dict[str, bool],
+        *,
+        browse: bool = False,
+        server: str | None = None,
+        offset: int = 0,
+    ) -> None:
         self.query = query
         self.limit = limit
         self.full = full
         self.filters = filters
+        self.browse = browse
+        self.server = server
+        self.offset = offset
 
     def admits(self, tool: IndexedTool, tier: Tier) -> bool:
         """Whether the filters let this tool of this effective tier through (MCP's defaults for absent
         hints)."""
+        if self.server is not None and tool.server != self.server:
+            return False
         ann = tool.tool.annotations or {}
         if self.filters["read_only_only"] and tier != "read":
             return False
@@ -198,10 +218,22 @@ def _int(value: Any, name: str, tool: str, low: int, high: int | None = None) ->
 
 def parse_retrieve_arguments(arguments: Any, default_limit: int) -> SearchRequest:
     """Validate retrieve_tools arguments; InvalidRequestError says what to fix."""
-    args = _object(arguments, RETRIEVE_TOOLS_NAME, {"query", "limit", "detail", *_FILTERS})
-    query = args.get("query")
-    if not isinstance(query, str) or not query.strip():
-        raise InvalidRequestError("retrieve_tools: query must be a non-empty string")
+    args = _object(
+        arguments, RETRIEVE_TOOLS_NAME, {"query", "limit", "detail", "browse", "server", "cursor", *_FILTERS}
+    )
+    query = args.get("query", "")
+    if not isinstance(query, str):
+        raise InvalidRequestError("retrieve_tools: query must be a string")
+    browse = args.get("browse", False)
+    if not isinstance(browse, bool):
+        raise InvalidRequestError("retrieve_tools: browse must be true or false")
+    browse = browse or not query.strip()
+    server = args.get("server")
+    if server is not None and (not isinstance(server, str) or not server):
+        raise InvalidRequestError("retrieve_tools: server must be a server's name")
+    if "cursor" in args and not browse:
+        raise InvalidRequestError("retrieve_tools: cursor continues a browse (no query, or browse: true)")
+    offset = cursor_offset(args.get("cursor"))
     limit = _int(args.get("limit", default_limit), "limit", RETRIEVE_TOOLS_NAME, 1, MAX_LIMIT)
     detail = args.get("detail", "compact")
     if detail not in ("compact", "full"):
@@ -212,7 +244,9 @@ def parse_retrieve_arguments(arguments: Any, default_limit: int) -> SearchReques
         if not isinstance(value, bool):
             raise InvalidRequestError(f"retrieve_tools: {name} must be true or false")
         filters[name] = value
-    return SearchRequest(query.strip()[:2000], limit, detail == "full", filters)
+    return SearchRequest(
+        query.strip()[:2000], limit, detail == "full", filters, browse=browse, server=server, offset=offset
+    )
 
 
 def parse_call_arguments(variant: str, arguments: Any) -> tuple[str, Any]:
@@ -344,6 +378,18 @@ Handler = Callable[[CallContext, str, Any], Awaitable[dict[str, Any]]]
 async def _retrieve(ctx: CallContext, name: str, arguments: Any) -> dict[str, Any]:
     view = ctx.view
     request = parse_retrieve_arguments(arguments, view.config.tools_limit)
+    if request.browse:
+        admitted = [t for t in view.visible if request.admits(t, view.tier(t))]
+        order = [s.name for s in view.config.servers]
+        body = browse_answer(
+            admitted,
+            order,
+            view.tier,
+            lambda page: page_entries(page, view.tier, full=request.full),
+            offset=request.offset,
+            limit=request.limit,
+        )
+        return text_result(body)
 
     def allowed(key: str) -> bool:
         tool = view.resolve(key)  # visibility first: nothing invisible is ever scored into a page

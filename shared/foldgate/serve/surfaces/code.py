@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from foldgate.code.hardening import make_not_dumpable
 from foldgate.config.tenant import CodeExecutionConfig
-from foldgate.errors import FoldgateError, InvalidRequestError
+from foldgate.errors import FoldgateError, InvalidRequestError, UpstreamProtocolError
 from foldgate.model.deadline import time_left
 from foldgate.model.jsonutil import compact
 from foldgate.model.listing import join_fragments
@@ -227,7 +227,12 @@ class CodeSurface:
                     if observed is not None:
                         observed.ended("not_found", "not_found")
                     return False, {"error": f"unknown tool: {server}.{tool}", "error_type": "not_found"}
-                result = await ctx.caller.call(view, target, args)
+                try:
+                    result = await ctx.caller.call(view, target, args)
+                except UpstreamProtocolError as exc:
+                    # A run has no client to hand the protocol error to: the code sees it as a failure.
+                    failure = {"error": exc.message, "error_type": exc.code, "rpc_code": exc.rpc_code}
+                    return False, failure
                 if observed is not None:
                     observed.answered(result)
                     observed.response_bytes = result_chars(result)

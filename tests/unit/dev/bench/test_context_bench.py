@@ -78,3 +78,12 @@ def test_cli_prints_json(files: tuple[Path, Path], capsys: pytest.CaptureFixture
     assert main([*argv, "--limit", "2", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert [row["limit"] for row in report["search"]] == [2]
+
+
+def test_the_first_browse_page_is_counted_per_limit(files: tuple[Path, Path]) -> None:
+    """Browsing without a query: its first page grows with the limit, until every tool is on it."""
+    tools, tasks = files
+    report = run_context_bench(tools, tasks, limits=(1, 3, 5), engine="lexical")
+    one, three, five = (row["browse_first_page_tokens"] for row in report["search"])
+    assert 0 < one < three == five  # three tools: a page of 3 and a page of 5 are the same page
+    assert "browse (no query) first page at limit 3" in format_context_report(report)

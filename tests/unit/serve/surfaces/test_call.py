@@ -184,7 +184,10 @@ async def test_invalid_arguments_self_heal_through_the_variants() -> None:
 @pytest.mark.parametrize(
     ("tool", "arguments", "message"),
     [
-        ("retrieve_tools", {}, "query must be a non-empty string"),
+        ("retrieve_tools", {"query": 3}, "query must be a string"),
+        ("retrieve_tools", {"query": "x", "cursor": "b10"}, "cursor continues a browse"),
+        ("retrieve_tools", {"cursor": "10"}, "cursor must be a next_cursor"),
+        ("retrieve_tools", {"browse": "yes"}, "browse must be true or false"),
         ("retrieve_tools", {"query": "x", "limit": 0}, "limit must be an integer between 1 and 100"),
         ("retrieve_tools", {"query": "x", "detail": "everything"}, "detail must be"),
         ("retrieve_tools", {"query": "x", "sort": "asc"}, "does not take sort"),
