@@ -305,7 +305,7 @@ def console_router(deps: ConsoleDeps) -> APIRouter:
                 # Read now, not when the source's cache expires: the next page shows the saved totals.
                 deps.gateway.configs.reload(tenant)
                 # The cloud's indexer keeps the config with the catalog (a fresh instance's fallback).
-                await jobs.start(tenant)
+                await jobs.start(tenant, after_change=True)
                 return RedirectResponse(f"{PREFIX}/budget?{urlencode({'tenant': tenant, 'saved': '1'})}", 303)
         audited(request, tenant, "config.save", target=writer.label, outcome="refused",
                 detail=str(error))  # fmt: skip
@@ -434,7 +434,7 @@ def console_router(deps: ConsoleDeps) -> APIRouter:
     add_fleet_edit_routes(
         router, deps.gateway, deps.config_writer, page=_page, audited=audited,
         tenant_of=lambda request, value: _tenant(deps, request, value),
-        start_reindex=jobs.start, job_of=jobs.status,
+        start_reindex=lambda tenant: jobs.start(tenant, after_change=True), job_of=jobs.status,
     )  # fmt: skip
 
     @router.get("/audit")
