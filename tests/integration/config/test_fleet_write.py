@@ -8,12 +8,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+import boto3
 import pytest
 import yaml
 
 from foldgate.config.fleet_edit import set_server_flag
-from foldgate.config.fleet_write import FileConfigWriter, TableConfigWriter, config_writer
+from foldgate.config.fleet_write import NOT_EDITABLE, FileConfigWriter, TableConfigWriter, config_writer
 from foldgate.config.source import FileConfigSource, StaticConfigSource
+from foldgate.config.ssm import SsmConfigSource
 from foldgate.config.table import TableConfigSource
 from foldgate.errors import ConfigError, ConflictError, NotFoundError
 from foldgate.store.configs.base import TenantConfigStore
@@ -110,10 +112,15 @@ def test_the_table_writer_writes_on_the_revision_it_read_by_the_cloud_rules(stor
         writer.read("nobody")
 
 
-def test_each_source_gets_its_writer_and_fixed_configs_none(tmp_path: Path) -> None:
+def test_each_source_gets_its_writer_and_parameter_store_or_fixed_configs_none(tmp_path: Path) -> None:
+    """Parameter Store documents are split one parameter per server with no version covering them all:
+    the console does not write them (it names `foldgate tenant apply`)."""
     path = tmp_path / "foldgate.yaml"
     path.write_text(YAML)
     assert isinstance(config_writer(FileConfigSource(path)), FileConfigWriter)
     table = TableConfigSource(SqliteTenantConfigStore(tmp_path / "c.sqlite3"), "/foldgate")
     assert isinstance(config_writer(table), TableConfigWriter)
+    ssm = SsmConfigSource("/foldgate", client=boto3.client("ssm", region_name="us-east-1"))
+    assert config_writer(ssm) is None
     assert config_writer(StaticConfigSource({})) is None
+    assert "foldgate tenant apply" in NOT_EDITABLE

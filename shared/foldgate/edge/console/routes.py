@@ -67,7 +67,7 @@ class ConsoleDeps:
     connector: Connector | None = None
     # The OAuth connections' states by server for a tenant (issue 16's status ``auth`` block).
     auth_states: Callable[[str], dict[str, dict[str, Any]]] | None = None
-    # Where a saved config goes: a local file (its path) or, None, the cloud's parameter.
+    # The local config file's path, named on the context budget page (None in the cloud).
     config_file: str | None = None
     # Where fleet edits and the what-if are written (None: derived from the gateway's config source;
     # still None for a source the console cannot write, see foldgate.config.fleet_write).
