@@ -1,7 +1,7 @@
 """template.yaml lets the serving functions write the activity log and nothing more with it: the
-BatchWriteItem the DynamoActivityStore calls, on ``ACT#`` partitions only; the admin API (McpFunction)
-reads them with its table-wide Query; items expire through the table's TTL attribute, the one the store
-writes."""
+BatchWriteItem the DynamoActivityStore calls, on ``ACT#`` partitions only (AdminFunction's operator
+events too); the admin API (AdminFunction) reads them with its table-wide Query; items expire through
+the table's TTL attribute, the one the store writes."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ def _actions(statement: dict[str, Any]) -> list[str]:
 
 
 def test_the_serving_functions_may_batch_write_only_activity_items() -> None:
-    for function in ("McpFunction", "CodeFunction"):
+    for function in ("McpFunction", "CodeFunction", "AdminFunction"):
         write = _statements(function)["ActivityWrite"]
         assert _actions(write) == ["dynamodb:BatchWriteItem"], function
         keys = write["Condition"]["ForAllValues:StringLike"]["dynamodb:LeadingKeys"]
@@ -30,7 +30,7 @@ def test_the_serving_functions_may_batch_write_only_activity_items() -> None:
 
 
 def test_the_admin_api_may_query_the_activity_log() -> None:
-    read = _statements("McpFunction")["CatalogRead"]
+    read = _statements("AdminFunction")["CatalogRead"]
     assert "dynamodb:Query" in _actions(read)
     assert "Condition" not in read
 

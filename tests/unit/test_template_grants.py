@@ -13,7 +13,7 @@ from foldgate.dev.bench.moto import TEMPLATE, _CfnLoader, template_resource
 from foldgate.store.grants.dynamodb import GRANT_PREFIX, PENDING_PREFIX
 from foldgate.store.grants.kms import CONTEXT_KEY
 
-FUNCTIONS = ("McpFunction", "CodeFunction", "IndexerFunction")
+FUNCTIONS = ("McpFunction", "CodeFunction", "IndexerFunction", "AdminFunction")
 USE = {"kms:GenerateDataKey", "kms:Decrypt"}
 
 
@@ -70,7 +70,12 @@ def test_the_account_administers_but_cannot_use_the_key() -> None:
 
 def test_grant_writes_are_confined_to_the_stores_partitions() -> None:
     wanted = [f"{GRANT_PREFIX}*", f"{PENDING_PREFIX}*"]
-    for name, sid in (("McpFunction", "UpstreamGrantWrite"), ("CodeFunction", "UpstreamGrantRefresh")):
+    pairs = (
+        ("McpFunction", "UpstreamGrantWrite"),
+        ("CodeFunction", "UpstreamGrantRefresh"),
+        ("AdminFunction", "UpstreamGrantWrite"),
+    )
+    for name, sid in pairs:
         statements = template_resource(name)["Properties"]["Policies"][0]["Statement"]
         (grant,) = [s for s in statements if s["Sid"] == sid]
         assert grant["Condition"]["ForAllValues:StringLike"]["dynamodb:LeadingKeys"] == wanted

@@ -1,6 +1,6 @@
-"""template.yaml lets the MCP function record console sign-outs and nothing more: UpdateItem (what
-DynamoSignOutStore.sign_out calls) on the store's ``SIGNOUT#`` partition only, read through the
-table-wide GetItem it already has; no other function may write sign-outs."""
+"""template.yaml lets the admin function (the console's) record console sign-outs and nothing more:
+UpdateItem (what DynamoSignOutStore.sign_out calls) on the store's ``SIGNOUT#`` partition only, read
+through the table-wide GetItem it already has; no other function may write sign-outs."""
 
 from __future__ import annotations
 
@@ -20,8 +20,8 @@ def _actions(statement: dict[str, Any]) -> list[str]:
     return [action] if isinstance(action, str) else list(action)
 
 
-def test_the_mcp_function_may_update_only_sign_out_items_and_read_them() -> None:
-    statements = {s["Sid"]: s for s in _statements("McpFunction")}
+def test_the_admin_function_may_update_only_sign_out_items_and_read_them() -> None:
+    statements = {s["Sid"]: s for s in _statements("AdminFunction")}
     sign_out = statements["ConsoleSignOut"]
     assert _actions(sign_out) == ["dynamodb:UpdateItem"]
     assert sign_out["Condition"]["ForAllValues:StringLike"]["dynamodb:LeadingKeys"] == [f"{SIGNOUT_PREFIX}*"]
@@ -31,7 +31,7 @@ def test_the_mcp_function_may_update_only_sign_out_items_and_read_them() -> None
 
 
 def test_no_other_function_may_write_sign_outs() -> None:
-    for function in ("CodeFunction", "IndexerFunction"):
+    for function in ("McpFunction", "CodeFunction", "IndexerFunction"):
         for statement in _statements(function):
             keys = (
                 statement.get("Condition", {})

@@ -25,8 +25,9 @@ LambdaHandler = Callable[[dict[str, Any], Any], dict[str, Any]]
 
 def build_mcp_handler(settings: Settings | None = None, *, admin_api: bool = True) -> LambdaHandler:
     """The handler for the settings (read from the environment when not given); ``admin_api`` False
-    for CodeFunction. Its ``app`` attribute is the ASGI app (as on a bare Mangum handler), its
-    ``metrics`` the recorder the gateway's events reach."""
+    for McpFunction and CodeFunction (the admin API and the console are AdminFunction's, see
+    :mod:`foldgate.app.admin_lambda`). Its ``app`` attribute is the ASGI app (as on a bare Mangum
+    handler), its ``metrics`` the recorder the gateway's events reach."""
     settings = settings or Settings.from_env()
     # Namespace and service from POWERTOOLS_METRICS_NAMESPACE / POWERTOOLS_SERVICE_NAME (the template).
     metrics = EmfRecorder(namespace=settings.metrics_namespace, service=settings.metrics_service)

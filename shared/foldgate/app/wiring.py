@@ -442,11 +442,14 @@ def build_mcp_app(
     reindex: Reindexer | None = None,
     admin_api: bool = True,
     metrics: Recorder | None = None,
+    agents: bool = True,
 ) -> FastAPI:
     """The MCP endpoint app for the settings (the McpFunction's whole dependency graph; the
     CodeFunction's without the admin API). ``metrics`` is the recorder the call metrics come from (the
     Lambda handler's EMF, see foldgate.app.mcp_lambda), kept as ``app.state.metrics``: the activity
-    recorder hands it every event (foldgate.telemetry.recorders.Recorders)."""
+    recorder hands it every event (foldgate.telemetry.recorders.Recorders). ``agents`` False builds the
+    AdminFunction's app: the admin API and the console on the same graph, no MCP endpoint and no
+    OAuth callback (those stay McpFunction's)."""
     # Loaded only where the settings pick this part: a cold start pays for nothing else.
     from foldgate.edge.admin import admin_router
     from foldgate.edge.app import create_app
@@ -529,6 +532,7 @@ def build_mcp_app(
         console=console,
         allowed_hosts=settings.public_hosts or None,
         recorder=recorder,
+        agents=agents,
     )
     app.state.metrics = metrics
     if metrics is not None:
@@ -537,7 +541,7 @@ def build_mcp_app(
 
         # The agents' call events go to the activity log and to the call metrics, each guarded.
         gateway.recorder = Recorders(recorder, metrics)
-    if oauth is not None:
+    if oauth is not None and agents:
         # Loaded only where the settings pick this part: a cold start pays for nothing else.
         from foldgate.auth.oauth.setup import tenant_oauth_configs
         from foldgate.edge.connect import oauth_client_router

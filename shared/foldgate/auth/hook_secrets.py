@@ -5,7 +5,7 @@ a reindex of that one server and nothing else:
 
 * in the cloud (``config_source`` ``ssm`` or ``table``), the SecureString
   ``{config_prefix}/tenants/{tenant}/hooks/{server}``
-  (beside the tenant's config, under the path the McpFunction may already read);
+  (beside the tenant's config, under the path AdminFunction, which serves the webhooks, may read);
 * locally, ``hooks/{tenant}/{server}.key`` in the state folder (beside the SQLite file), created by
   ``foldgate hook-secret <tenant> <server>`` (32 random bytes as hex, mode 0600).
 

@@ -1,4 +1,5 @@
-"""Writing top-level settings into a local tenant config file (the console's "save the what-if").
+"""Writing a local tenant config file from the console: top-level settings (the "save the what-if")
+line by line, whole documents (server and tool edits) re-dumped.
 
 The file is the operator's: a YAML file keeps its comments, order and layout, because only the lines
 of the keys concerned change (a line-level edit of top-level scalar keys; a key that is not a plain
@@ -7,6 +8,8 @@ indent 2. Before anything is replaced the whole resulting document is validated 
 gateway reads it with, and the edit is checked to change exactly the keys asked for. The write is
 atomic (a temporary file in the same directory, the original's mode, ``os.replace``), and refused when
 the file no longer has the content hash the operator's page was rendered from (someone else edited it).
+A whole document (:func:`save_document`) goes through the same validation, check and atomic write, but
+a YAML file is re-dumped: its comments are not kept (the console says so beside such a save).
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from typing import Any, Final
 from foldgate.config.tenant import TenantConfig, load_tenant_config
 from foldgate.errors import ConfigError, ConflictError
 
-__all__ = ["content_hash", "save_settings"]
+__all__ = ["content_hash", "save_document", "save_settings"]
 
 _YAML_SUFFIXES: Final = (".yaml", ".yml")
 _KEY: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -158,7 +161,7 @@ def _edit_yaml(text: str, original: dict[str, Any], changes: Mapping[str, Any]) 
     return edited
 
 
-def _edit_json(original: dict[str, Any], changes: Mapping[str, Any]) -> str:
+def _edit_json(original: Mapping[str, Any], changes: Mapping[str, Any]) -> str:
     return json.dumps({**original, **changes}, indent=2, ensure_ascii=False) + "\n"
 
 
@@ -178,13 +181,7 @@ def _save(path: str | Path, changes: Mapping[str, Any], expected_hash: str) -> T
     for key in changes:
         if not _KEY.fullmatch(key):
             raise ConfigError(f"not a config key: {key!r}")
-    # Edit the real file, not a symlink to it (os.replace would swap the link for a plain file).
-    target = Path(os.path.realpath(path))
-    try:
-        raw = target.read_bytes()
-        mode = stat.S_IMODE(target.stat().st_mode)
-    except OSError as exc:
-        raise ConfigError(f"cannot read config {path}: {exc.strerror or exc}") from exc
+    target, raw, mode = _read_target(path)
     if hashlib.sha256(raw).hexdigest() != expected_hash:
         raise ConflictError(f"{path} changed since this page was shown; reload the page and try again")
     try:
@@ -197,6 +194,45 @@ def _save(path: str | Path, changes: Mapping[str, Any], expected_hash: str) -> T
     if not needed:
         return load_tenant_config(target)
     edited = _edit_yaml(text, original, needed) if is_yaml else _edit_json(original, needed)
+    return _replace(path, target, mode, edited, expected_hash)
+
+
+def save_document(path: str | Path, doc: Mapping[str, Any], expected_hash: str) -> TenantConfig:
+    """Replace the config file at ``path`` with the whole document ``doc`` (the console's server and
+    tool edits, which change nested keys no line edit can reach safely) and return the config it now
+    holds. YAML is re-dumped (block style, keys in the document's order): the file's comments and
+    layout are not kept, which the console says beside every such save.
+
+    ConflictError when the file's content hash is no longer ``expected_hash``; ConfigError when the
+    document is not a valid config (the file is then untouched).
+    """
+    with _SAVING:
+        target, raw, mode = _read_target(path)
+        if hashlib.sha256(raw).hexdigest() != expected_hash:
+            raise ConflictError(f"{path} changed since this page was shown; reload the page and try again")
+        if target.suffix in _YAML_SUFFIXES:
+            # Loaded only when a YAML file is edited (PyYAML is not needed anywhere else on this path).
+            import yaml
+
+            edited = yaml.safe_dump(dict(doc), sort_keys=False, allow_unicode=True, default_flow_style=False)
+        else:
+            edited = _edit_json({}, doc)
+        return _replace(path, target, mode, edited, expected_hash)
+
+
+def _read_target(path: str | Path) -> tuple[Path, bytes, int]:
+    """The real file behind ``path`` (not a symlink to it), its bytes and its mode."""
+    # Edit the real file, not a symlink to it (os.replace would swap the link for a plain file).
+    target = Path(os.path.realpath(path))
+    try:
+        return target, target.read_bytes(), stat.S_IMODE(target.stat().st_mode)
+    except OSError as exc:
+        raise ConfigError(f"cannot read config {path}: {exc.strerror or exc}") from exc
+
+
+def _replace(path: str | Path, target: Path, mode: int, edited: str, expected_hash: str) -> TenantConfig:
+    """Write ``edited`` over ``target`` atomically once it loads as a valid config and the file still
+    has ``expected_hash``; the config it holds."""
     # Same directory (os.replace is atomic only within a file system) and same suffix (the loader picks
     # the parser by it).
     try:

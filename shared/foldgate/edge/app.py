@@ -38,6 +38,7 @@ def create_app(
     admin: APIRouter | None = None,
     console: APIRouter | Callable[[], APIRouter] | None = None,
     recorder: Recorder | None = None,
+    agents: bool = True,
 ) -> FastAPI:
     """Build the HTTP app around a Gateway.
 
@@ -48,6 +49,9 @@ def create_app(
     Origins naming them); a loopback entry admits every loopback spelling on any port (see
     :mod:`foldgate.edge.hosts`). None or empty disables it (behind API Gateway without configured
     public hosts: the Host is the API's domain, and auth is by token).
+
+    ``agents`` False leaves out every path agents use (the MCP endpoints and their OAuth metadata):
+    the cloud's AdminFunction serves only the admin API and the console.
     """
     # The OpenAPI document and its docs page are served by the admin router, behind the operator
     # credential (see foldgate.edge.admin), not by FastAPI to anyone.
@@ -59,7 +63,7 @@ def create_app(
     app.state.sdk_lock = threading.Lock()
     access = access or Access(default_tenant=default_tenant, allow_tenant_header=allow_tenant_header)
     surfaces = (("/mcp", "routed"), ("/mcp/all", "direct"), ("/mcp/call", "call"), ("/mcp/code", "code"))
-    for path, surface in surfaces:
+    for path, surface in surfaces if agents else ():
         endpoint = McpEndpoint(app, surface, access, max_body_bytes, path)
         # A class instance is routed as a raw ASGI app (mounting would answer 307 to /mcp). Every
         # method reaches it, so GET, DELETE and the rest get its JSON 405, not Starlette's plain text.
@@ -74,7 +78,8 @@ def create_app(
         lazy = LazyConsole(console, configure=_add_error_handlers)
         for path in ("/console", "/console/{rest:path}"):
             app.router.add_route(path, lazy, include_in_schema=False)  # type: ignore[arg-type]
-    add_metadata_routes(app, lambda: access.oauth, access.default_tenant)
+    if agents:
+        add_metadata_routes(app, lambda: access.oauth, access.default_tenant)
     if recorder is not None:
         # One recorder per app: its agents' calls (the gateway's surfaces) and its operators' actions
         # (the admin API, the console, the OAuth callback, all built on the gateway) alike.

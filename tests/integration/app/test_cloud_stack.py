@@ -328,12 +328,14 @@ def test_the_deployed_settings_require_agent_tokens(stack: Stack, indexed: dict[
     status, body = invoke(stack, "mcp_tools_list.json", {"authorization": f"Bearer {token}"}, secured)
     assert status == 200
     assert [t["name"] for t in body["result"]["tools"]] == ["describe_tool", "crm__find_contact"]
-    admin = event("healthz.json")
-    admin["rawPath"] = admin["requestContext"]["http"]["path"] = "/api/v1/status"
-    admin["rawQueryString"] = "tenant=acme"
-    assert call_mcp(secured, admin)[0] == 401
+    # The admin API is AdminFunction's (events/admin_status.json is what API Gateway hands it).
+    operator = load_function("admin", "admin_function_app_secured", env).handler
+    admin = event("admin_status.json", rawQueryString="tenant=acme")
+    admin["headers"].pop("authorization")
+    assert call_mcp(operator, admin)[0] == 401
     admin["headers"]["authorization"] = "Bearer " + "o" * 32
-    status, body = call_mcp(secured, admin)
+    assert call_mcp(secured, admin)[0] == 404  # not McpFunction's any more
+    status, body = call_mcp(operator, admin)
     assert status == 200
     assert body["servers"]["crm"]["healthy"] is True
 
@@ -375,8 +377,10 @@ def test_a_signed_webhook_through_api_gateway_is_accepted_and_a_forged_one_refus
     stack.ssm.put_parameter(
         Name=f"{stack.prefix}/tenants/acme/hooks/crm", Value=secret, Type="SecureString", Overwrite=True
     )
-    # The McpFunction mounts the webhook where it can invoke the indexer (the template sets the name).
-    mcp = load_function("mcp", "mcp_function_app_hooks", {"FOLDGATE_INDEXER_FUNCTION": "foldgate-indexer"})
+    # AdminFunction mounts the webhook where it can invoke the indexer (the template sets the name).
+    mcp = load_function(
+        "admin", "admin_function_app_hooks", {"FOLDGATE_INDEXER_FUNCTION": "foldgate-indexer"}
+    )
     body, ts = b'{"event":"deploy"}', str(int(time.time()))
     mac = hmac.new(secret.encode(), ts.encode() + b"." + body, hashlib.sha256).hexdigest()
     good = {"x-foldgate-timestamp": ts, "x-foldgate-signature": f"sha256={mac}"}

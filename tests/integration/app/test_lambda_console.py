@@ -1,4 +1,4 @@
-"""The operator console on the MCP Lambda handler (functions/mcp/app.py under Mangum), driven by API
+"""The operator console on AdminFunction's handler (functions/admin/app.py under Mangum), driven by API
 Gateway v2 events: the same pages as locally, a Secure session cookie behind HTTPS, and the agent-facing
 token path unable to open it."""
 
@@ -28,7 +28,7 @@ FORM = ("Content-Type", "application/x-www-form-urlencoded")
 
 @pytest.fixture(scope="module")
 def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str | None]]:
-    """The McpFunction's environment: a SQLite state file (catalog, sign-outs) every instance shares."""
+    """The AdminFunction's environment: a SQLite state file (catalog, sign-outs) every instance shares."""
     tmp = tmp_path_factory.mktemp("lambda-console")
     with replay() as rp:
         doc = {
@@ -53,14 +53,14 @@ def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str | No
 
 @pytest.fixture(scope="module")
 def handler(env: dict[str, str | None]) -> Handler:
-    handler: Handler = load_function("mcp", "mcp_console_app", env).handler
+    handler: Handler = load_function("admin", "admin_console_app", env).handler
     return handler
 
 
 @pytest.fixture(scope="module")
 def second(env: dict[str, str | None]) -> Handler:
-    """Another McpFunction instance (its own cold start) on the same state."""
-    handler: Handler = load_function("mcp", "mcp_console_app_2", env).handler
+    """Another AdminFunction instance (its own cold start) on the same state."""
+    handler: Handler = load_function("admin", "admin_console_app_2", env).handler
     return handler
 
 

@@ -32,8 +32,10 @@ class Counting(TenantConfigStore):
         self.inner = inner
         self.reads: list[tuple[str, bool]] = []
 
-    def put(self, tenant: str, doc: dict[str, Any]) -> tuple[StoredConfig, bool]:
-        return self.inner.put(tenant, doc)
+    def put(
+        self, tenant: str, doc: dict[str, Any], *, expected_revision: str | None = None
+    ) -> tuple[StoredConfig, bool]:
+        return self.inner.put(tenant, doc, expected_revision=expected_revision)
 
     def get(self, tenant: str, *, consistent: bool = False) -> StoredConfig | None:
         self.reads.append((tenant, consistent))

@@ -131,14 +131,28 @@ class ReindexJobs:
     clock: Callable[[], float] = time.monotonic
     _jobs: dict[str, _Job] = field(default_factory=dict)
 
-    async def start(self, tenant: str) -> dict[str, Any]:
-        """Start (or join) the tenant's reindex; waits briefly so a quick one reports done at once."""
-        if self.reindex is None:
+    async def start(self, tenant: str, *, after_change: bool = False) -> dict[str, Any]:
+        """Start (or join) the tenant's reindex; waits briefly so a quick one reports done at once.
+
+        ``after_change`` (a config write just landed): a run already going may have read the config
+        before it, so another run follows it instead of being joined."""
+        reindex = self.reindex
+        if reindex is None:
             return {"state": "unavailable", "detail": "no indexer is reachable from this deployment"}
         job = self._jobs.get(tenant)
         if job is None or job.task.done():
-            task: asyncio.Future[dict[str, Any]] = asyncio.ensure_future(self.reindex(tenant))
+            task: asyncio.Future[dict[str, Any]] = asyncio.ensure_future(reindex(tenant))
             job = self._jobs[tenant] = _Job(task, self.clock())
+        elif after_change:
+            previous = job.task
+
+            async def again() -> dict[str, Any]:
+                # Its outcome is reported by its own status; this run only needs it finished.
+                with contextlib.suppress(Exception):
+                    await asyncio.shield(previous)
+                return await reindex(tenant)
+
+            job = self._jobs[tenant] = _Job(asyncio.ensure_future(again()), self.clock())
         with contextlib.suppress(asyncio.TimeoutError, Exception):
             await asyncio.wait_for(asyncio.shield(job.task), _INLINE_WAIT_S)
         return self.status(tenant)

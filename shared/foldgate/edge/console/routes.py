@@ -10,7 +10,6 @@ import contextlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
@@ -22,7 +21,7 @@ from starlette.requests import Request
 from foldgate.auth.authority import TokenAuthority
 from foldgate.auth.model import is_token_id
 from foldgate.auth.secrets import verify_operator
-from foldgate.config.file_edit import content_hash, save_settings
+from foldgate.config.fleet_write import ConfigWriter, config_writer
 from foldgate.edge.access import source_address
 from foldgate.edge.admin import ApprovalRequest, ReindexRequest, Verdict
 from foldgate.edge.console.activity import activity_view, newer_view
@@ -30,6 +29,7 @@ from foldgate.edge.console.approvals import approvals_view
 from foldgate.edge.console.budget import budget_view, what_if_settings
 from foldgate.edge.console.connect_snippets import surface_snippets
 from foldgate.edge.console.fleet import Connector, ReindexJobs, fleet_view, start_connect
+from foldgate.edge.console.fleet_edit import add_fleet_edit_routes
 from foldgate.edge.console.login_limit import LoginLimit
 from foldgate.edge.console.playground import EngineScores, run_playground
 from foldgate.edge.console.session import COOKIE_NAME, Session, SessionSigner
@@ -71,8 +71,11 @@ class ConsoleDeps:
     connector: Connector | None = None
     # The OAuth connections' states by server for a tenant (issue 16's status ``auth`` block).
     auth_states: Callable[[str], dict[str, dict[str, Any]]] | None = None
-    # Where a saved config goes: a local file (its path) or, None, the cloud's parameter.
+    # The local config file's path, named on the context budget page (None in the cloud).
     config_file: str | None = None
+    # Where fleet edits and the what-if are written (None: derived from the gateway's config source;
+    # still None for a source the console cannot write, see foldgate.config.fleet_write).
+    config_writer: ConfigWriter | None = None
     # Wrong operator keys the sign-in form takes (None: unlimited, e.g. benches).
     login_limit: LoginLimit | None = None
     # Signed-out sessions, shared by every instance (None: kept in this process only, e.g. benches).
@@ -88,6 +91,8 @@ class ConsoleDeps:
         self.signer = SessionSigner(self.operator_secret) if self.operator_secret else None
         if self.signouts is None:
             self.signouts = SqliteSignOutStore(":memory:")
+        if self.config_writer is None:
+            self.config_writer = config_writer(self.gateway.configs)
 
     def signed_out(self, sid: str) -> bool:
         """Whether the session was signed out (on any instance sharing the store)."""
@@ -263,46 +268,52 @@ def console_router(deps: ConsoleDeps) -> APIRouter:
         model = budget_view(deps.gateway.view(tenant), params)
         what = model["what_if"]
         config_hash = None
-        if deps.config_file is not None and what is not None and not what["error"]:
-            # The save form sends the file's hash back: a file edited since the page was shown is kept.
-            # An unreadable file just gets no save button (the JSON to copy still shows).
-            with contextlib.suppress(ConfigError):
-                config_hash = content_hash(deps.config_file)
+        writer = deps.config_writer
+        if writer is not None and what is not None and not what["error"]:
+            # The save form sends the document's version back (the file's hash, the table's revision):
+            # a config changed since the page was shown is kept. An unreadable one just gets no save
+            # button (the JSON to copy still shows).
+            with contextlib.suppress(FoldgateError):
+                config_hash = writer.read(tenant).version
         ctx = {"saved": None, "save_error": None, **extra}
         return _page(
             request, "budget.html", tenant, tenants, budget=model, config_file=deps.config_file,
-            config_hash=config_hash, **ctx,
+            config_hash=config_hash, save_label=writer.label if writer is not None else None, **ctx,
         )  # fmt: skip
 
     @router.get("/budget")
     def budget(request: Request) -> Response:
         tenant, tenants = _tenant(deps, request)
         params = dict(request.query_params)
-        saved = deps.config_file if params.get("saved") == "1" else None
+        writer = deps.config_writer
+        saved = (writer.label if writer else None) if params.get("saved") == "1" else None
         return budget_page(request, tenant, tenants, params, saved=saved)
 
     @router.post("/budget/save")
-    def save_budget(request: Request) -> Response:
+    async def save_budget(request: Request) -> Response:
         form: dict[str, str] = request.state.form
         tenant, tenants = _tenant(deps, request, form.get("tenant", ""))
-        if deps.config_file is None:
-            raise HTTPException(404, "this gateway's config is not a local file: copy the JSON instead")
+        writer = deps.config_writer
+        if writer is None:
+            raise HTTPException(404, "this gateway's config cannot be written here: copy the JSON instead")
         settings, error = what_if_settings(deps.gateway.config(tenant), form)
         status = 400
         if error is None:
             try:
-                save_settings(deps.config_file, settings, form.get("config_hash", ""))
+                writer.save_settings(tenant, settings, form.get("config_hash", ""))
             except ConflictError as exc:
                 error, status = exc.message, 409
-            except ConfigError as exc:
+            except (ConfigError, NotFoundError) as exc:
                 error = exc.message
             else:
-                audited(request, tenant, "config.save", target=Path(deps.config_file).name,
+                audited(request, tenant, "config.save", target=writer.label,
                         detail="set " + ", ".join(sorted(settings)))  # fmt: skip
                 # Read now, not when the source's cache expires: the next page shows the saved totals.
                 deps.gateway.configs.reload(tenant)
+                # The cloud's indexer keeps the config with the catalog (a fresh instance's fallback).
+                await jobs.start(tenant, after_change=True)
                 return RedirectResponse(f"{PREFIX}/budget?{urlencode({'tenant': tenant, 'saved': '1'})}", 303)
-        audited(request, tenant, "config.save", target=Path(deps.config_file).name, outcome="refused",
+        audited(request, tenant, "config.save", target=writer.label, outcome="refused",
                 detail=str(error))  # fmt: skip
         params = {"tenant": tenant, **{k: v for k, v in form.items() if k.startswith("wi_")}}
         refused = budget_page(request, tenant, tenants, params, save_error=error)
@@ -427,6 +438,12 @@ def console_router(deps: ConsoleDeps) -> APIRouter:
             # Nothing new: htmx swaps nothing on 204 and the poller asks again.
             return Response(status_code=204)
         return render(request, "_activity_new.html", {"model": model, "tenant": tenant})
+
+    add_fleet_edit_routes(
+        router, deps.gateway, deps.config_writer, page=_page, audited=audited,
+        tenant_of=lambda request, value: _tenant(deps, request, value),
+        start_reindex=lambda tenant: jobs.start(tenant, after_change=True), job_of=jobs.status,
+    )  # fmt: skip
 
     @router.get("/audit")
     def audit_page(request: Request) -> Response:

@@ -25,6 +25,7 @@ from foldgate.model.jsonutil import canonical, sha256_hex
 
 __all__ = [
     "MAX_DOC_BYTES",
+    "STALE",
     "StoredConfig",
     "TenantConfigStore",
     "check_tenant",
@@ -47,6 +48,10 @@ def check_tenant(tenant: str) -> str:
             f"invalid tenant id {tenant!r}: letters, digits, '_', '.', '-' (at most 128)"
         )
     return tenant
+
+
+# What a conditional write refused says (the console shows it with the fresh state).
+STALE: Final = "the config changed since it was read; reload and try again"
 
 
 def revision_of(doc: dict[str, Any]) -> str:
@@ -89,9 +94,16 @@ class TenantConfigStore(ABC):
     """Tenant config documents by tenant id, and the registry of every tenant that has one."""
 
     @abstractmethod
-    def put(self, tenant: str, doc: dict[str, Any]) -> tuple[StoredConfig, bool]:
+    def put(
+        self, tenant: str, doc: dict[str, Any], *, expected_revision: str | None = None
+    ) -> tuple[StoredConfig, bool]:
         """Store the tenant's document and list the tenant in the registry, both or neither; returns
-        the stored config and whether anything was written (an unchanged document writes nothing)."""
+        the stored config and whether anything was written (an unchanged document writes nothing).
+
+        ``expected_revision`` makes the write conditional (the console's edits): ConflictError unless
+        the stored document still has that revision when it is replaced, so of two editors who read
+        the same revision only the first one's write lands.
+        """
 
     @abstractmethod
     def get(self, tenant: str, *, consistent: bool = False) -> StoredConfig | None:

@@ -10,8 +10,9 @@ Items (see docs/dynamodb.md):
   Parameter Store's DescribeParameters took one call per 50 names (docs/scale.md).
 
 Both are written in one TransactWriteItems: a listed tenant always has its document, and a document
-always its entry. Only the operator writes here (``foldgate tenant apply``, with the operator's own
-credentials); the functions read (GetItem, Query), as they already may on the whole table.
+always its entry. Only the operator writes here: ``foldgate tenant apply`` with the operator's own
+credentials, or the console's fleet edits in AdminFunction (conditional on the revision the page was
+shown); the functions serving agents read (GetItem, Query), as they already may on the whole table.
 """
 
 from __future__ import annotations
@@ -19,8 +20,9 @@ from __future__ import annotations
 import time
 from typing import Any, Final
 
-from foldgate.errors import StoreError
+from foldgate.errors import ConflictError, StoreError
 from foldgate.store.configs.base import (
+    STALE,
     StoredConfig,
     TenantConfigStore,
     check_tenant,
@@ -53,6 +55,17 @@ def _stamp(revision: str, updated_at: float) -> dict[str, Any]:
     return {"revision": {"S": revision}, "updated_at": {"N": f"{updated_at:.3f}"}}
 
 
+def _condition_failed(exc: Exception) -> bool:
+    """Whether a transaction was cancelled by a failed condition (not a throttle or a conflict)."""
+    response = getattr(exc, "response", None) or {}
+    if response.get("Error", {}).get("Code") != "TransactionCanceledException":
+        return False
+    reasons = response.get("CancellationReasons") or []
+    if reasons:
+        return any(r.get("Code") == "ConditionalCheckFailed" for r in reasons)
+    return "ConditionalCheckFailed" in str(response.get("Error", {}).get("Message", ""))
+
+
 class DynamoTenantConfigStore(TenantConfigStore):
     """Config documents and the registry on the catalog table; ``client`` is a low-level dynamodb
     client (the process's shared one when not given)."""
@@ -62,28 +75,38 @@ class DynamoTenantConfigStore(TenantConfigStore):
         self.client = client if client is not None else dynamodb_client()
         self._errors = aws_errors()
 
-    def put(self, tenant: str, doc: dict[str, Any]) -> tuple[StoredConfig, bool]:
-        """One consistent GetItem; when the document changed, one TransactWriteItems of both items."""
+    def put(
+        self, tenant: str, doc: dict[str, Any], *, expected_revision: str | None = None
+    ) -> tuple[StoredConfig, bool]:
+        """One consistent GetItem; when the document changed, one TransactWriteItems of both items
+        (with ``expected_revision``, the document's Put conditional on that revision)."""
         check_tenant(tenant)
         text, revision = encoded(doc), revision_of(doc)
         current = self.get(tenant, consistent=True)
+        if expected_revision is not None and (current is None or current.revision != expected_revision):
+            raise ConflictError(f"{tenant}: {STALE}")
         if current is not None and current.revision == revision:
             return current, False
         now = time.time()
         stamp = _stamp(revision, now)
+        put: dict[str, Any] = {
+            "TableName": self.table_name,
+            "Item": {**_config_key(tenant), "doc": {"S": text}, **stamp},
+        }
+        if expected_revision is not None:
+            # Checked again in the write itself: another writer may have come between read and write.
+            put["ConditionExpression"] = "revision = :expected"
+            put["ExpressionAttributeValues"] = {":expected": {"S": expected_revision}}
         try:
             self.client.transact_write_items(
                 TransactItems=[
-                    {
-                        "Put": {
-                            "TableName": self.table_name,
-                            "Item": {**_config_key(tenant), "doc": {"S": text}, **stamp},
-                        }
-                    },
+                    {"Put": put},
                     {"Put": {"TableName": self.table_name, "Item": registry_item(tenant, revision, now)}},
                 ]
             )
         except self._errors as exc:
+            if _condition_failed(exc):
+                raise ConflictError(f"{tenant}: {STALE}") from None
             raise StoreError(f"cannot store the config of {tenant!r}: {exc}") from exc
         return StoredConfig(tenant, decoded(text, tenant), revision, now), True
 

@@ -10,8 +10,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from foldgate.errors import StoreError
+from foldgate.errors import ConflictError, StoreError
 from foldgate.store.configs.base import (
+    STALE,
     StoredConfig,
     TenantConfigStore,
     check_tenant,
@@ -37,22 +38,37 @@ class SqliteTenantConfigStore(TenantConfigStore):
         self._lock = threading.Lock()
         self._db = connect_sqlite(path, _SCHEMA, what="tenant config store")
 
-    def put(self, tenant: str, doc: dict[str, Any]) -> tuple[StoredConfig, bool]:
-        """Upsert the row unless the stored document is the same."""
+    def put(
+        self, tenant: str, doc: dict[str, Any], *, expected_revision: str | None = None
+    ) -> tuple[StoredConfig, bool]:
+        """Upsert the row unless the stored document is the same; with ``expected_revision`` an
+        UPDATE of that revision only (ConflictError when no row matched)."""
         check_tenant(tenant)
         text, revision = encoded(doc), revision_of(doc)
         current = self.get(tenant)
+        if expected_revision is not None and (current is None or current.revision != expected_revision):
+            raise ConflictError(f"{tenant}: {STALE}")
         if current is not None and current.revision == revision:
             return current, False
         now = time.time()
         with self._lock:
             try:
-                self._db.execute(
-                    "INSERT INTO tenant_configs (tenant, doc, revision, updated_at) VALUES (?, ?, ?, ?) "
-                    "ON CONFLICT(tenant) DO UPDATE SET doc = excluded.doc, revision = excluded.revision, "
-                    "updated_at = excluded.updated_at",
-                    (tenant, text, revision, now),
-                )
+                if expected_revision is None:
+                    self._db.execute(
+                        "INSERT INTO tenant_configs (tenant, doc, revision, updated_at) VALUES (?, ?, ?, ?) "
+                        "ON CONFLICT(tenant) DO UPDATE SET doc = excluded.doc, "
+                        "revision = excluded.revision, updated_at = excluded.updated_at",
+                        (tenant, text, revision, now),
+                    )
+                else:
+                    # Checked again in the write itself: another process may have written meanwhile.
+                    cur = self._db.execute(
+                        "UPDATE tenant_configs SET doc = ?, revision = ?, updated_at = ? "
+                        "WHERE tenant = ? AND revision = ?",
+                        (text, revision, now, tenant, expected_revision),
+                    )
+                    if cur.rowcount != 1:
+                        raise ConflictError(f"{tenant}: {STALE}")
             except sqlite3.Error as exc:
                 raise StoreError(f"cannot store the config of {tenant!r}: {exc}") from exc
         return StoredConfig(tenant, json.loads(text), revision, now), True

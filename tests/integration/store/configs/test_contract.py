@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from foldgate.errors import InvalidRequestError
+from foldgate.errors import ConflictError, InvalidRequestError
 from foldgate.store.configs.base import MAX_DOC_BYTES, TenantConfigStore
 from foldgate.store.configs.dynamodb import DynamoTenantConfigStore
 from foldgate.store.configs.sqlite import SqliteTenantConfigStore
@@ -94,3 +94,43 @@ def test_two_stores_on_one_backend_see_each_others_writes(
         assert other.tenants() == ["acme"]
     finally:
         other.close()
+
+
+def test_a_conditional_write_lands_only_on_the_revision_it_read(store: TenantConfigStore) -> None:
+    """The console's edits: of two editors who read one revision, the second is refused and the
+    document is the first one's."""
+    first, _ = store.put("acme", DOC)
+    mine, wrote = store.put("acme", {**DOC, "tools_limit": 7}, expected_revision=first.revision)
+    assert wrote
+    with pytest.raises(ConflictError):
+        store.put("acme", {**DOC, "tools_limit": 9}, expected_revision=first.revision)
+    got = store.get("acme", consistent=True)
+    assert got is not None
+    assert got.doc["tools_limit"] == 7
+    assert got.revision == mine.revision
+    # A tenant without a document has no revision a page could have read.
+    with pytest.raises(ConflictError):
+        store.put("newco", DOC, expected_revision=first.revision)
+    assert store.tenants() == ["acme"]
+
+
+def test_a_conditional_write_is_refused_when_another_writer_came_between_read_and_write(
+    store: TenantConfigStore,
+) -> None:
+    """The revision is checked in the write itself, not only by the read before it."""
+    first, _ = store.put("acme", DOC)
+    real_get = store.get
+
+    def stale_get(tenant: str, *, consistent: bool = False) -> Any:
+        # Another writer lands just after this put read the first revision.
+        seen = real_get(tenant, consistent=consistent)
+        store.get = real_get  # type: ignore[method-assign]
+        store.put("acme", {**DOC, "tools_limit": 3})
+        return seen
+
+    store.get = stale_get  # type: ignore[method-assign]
+    with pytest.raises(ConflictError):
+        store.put("acme", {**DOC, "tools_limit": 8}, expected_revision=first.revision)
+    got = store.get("acme", consistent=True)
+    assert got is not None
+    assert got.doc["tools_limit"] == 3
