@@ -1,0 +1,46 @@
+"""The tenant's guard policy: secrets redacted and injections marked unless the tenant says otherwise,
+only the documented values accepted, and allowances keyed by a published tool (or a whole server)
+naming rule ids."""
+
+from __future__ import annotations
+
+import pytest
+
+from foldgate.config.tenant import parse_tenant_config
+from foldgate.errors import ConfigError
+
+
+def test_the_defaults_redact_secrets_and_mark_injections() -> None:
+    guard = parse_tenant_config({}).guard
+    assert (guard.secrets, guard.injection, guard.allow) == ("redact", "mark", {})
+
+
+@pytest.mark.parametrize(
+    "guard",
+    [
+        {"secrets": "mask"},
+        {"injection": "warn"},
+        {"secret": "off"},
+        {"allow": {"github": ["generic_secret"]}},
+        {"allow": {"github__get_file": ["Not A Rule"]}},
+        {"allow": {"github__get_file": "generic_secret"}},
+    ],
+)
+def test_anything_else_is_refused_naming_the_field(guard: dict[str, object]) -> None:
+    with pytest.raises(ConfigError, match="guard"):
+        parse_tenant_config({"guard": guard})
+
+
+def test_allowances_apply_to_the_tool_and_to_the_whole_server() -> None:
+    guard = parse_tenant_config(
+        {
+            "guard": {
+                "secrets": "block",
+                "injection": "off",
+                "allow": {"github__get_file": ["generic_secret"], "docs__*": ["instruction-override"]},
+            }
+        }
+    ).guard
+    assert guard.allowed("github", "get_file") == {"generic_secret"}
+    assert guard.allowed("github", "list_issues") == frozenset()
+    assert guard.allowed("docs", "anything") == {"instruction-override"}
