@@ -40,17 +40,21 @@ _PLACEHOLDER: Final = re.compile(
 )
 
 
+_WORD_SEP: Final = re.compile(r"[-_.:/]+")
+
+
 def looks_random(value: str, *, min_length: int = 12) -> bool:
     """True for a value that reads like a generated credential: long enough, at least two character
-    classes among lower, upper, digits and symbols, and Shannon entropy of 3 bits per character or
-    more; a placeholder (``${TOKEN}``, ``<password>``, ``****``) never does."""
+    classes among lower, upper and digits, and Shannon entropy of 3 bits per character or more. A
+    placeholder (``${TOKEN}``, ``<password>``, ``****``) never does, nor an identifier made of words
+    (``metrics-client``, ``request.headers.get``, ``bearer_credential``: code and config naming a
+    secret, not holding one)."""
     if len(value) < min_length or _PLACEHOLDER.match(value):
         return False
+    if all(part.isalpha() for part in _WORD_SEP.split(value) if part):
+        return False
     classes = (
-        any(c.islower() for c in value)
-        + any(c.isupper() for c in value)
-        + any(c.isdigit() for c in value)
-        + any(not c.isalnum() for c in value)
+        any(c.islower() for c in value) + any(c.isupper() for c in value) + any(c.isdigit() for c in value)
     )
     return classes >= 2 and _shannon(value) >= 3.0
 
@@ -77,6 +81,9 @@ class Detector:
     gate: tuple[str, ...]
     lower: bool = False
     check: Callable[[str], bool] | None = None
+    # A cheaper search that must also find something first (a regex that starts with a literal is
+    # searched fast; one that starts with an alternation tries every position).
+    prefilter: re.Pattern[str] | None = None
 
 
 def _d(
@@ -86,8 +93,13 @@ def _d(
     lower: bool = False,
     check: Callable[[str], bool] | None = None,
     flags: int = 0,
+    prefilter: re.Pattern[str] | None = None,
 ) -> Detector:
-    return Detector(kind, re.compile(regex, flags), gate, lower, check)
+    return Detector(kind, re.compile(regex, flags), gate, lower, check, prefilter)
+
+
+# A URL with a password in it, whatever its scheme: what both URL kinds need before their regex runs.
+_USERINFO: Final = re.compile(r"://[^\s:/@'\"<>]{1,128}:[^\s@/'\"<>]{1,256}@")
 
 
 # In priority order: where two kinds match overlapping text, the earlier one names it.
@@ -171,12 +183,14 @@ DETECTORS: Final[tuple[Detector, ...]] = (
         r"clickhouse|cockroachdb|oracle|jdbc:[a-z]+)://[^\s:/@'\"<>]{1,128}:(?P<secret>[^\s@/'\"<>]{1,256})@",
         "://",
         check=lambda v: not _PLACEHOLDER.match(v),
+        prefilter=_USERINFO,
     ),
     _d(
         "url_password",
         r"(?i)\b(?:https?|ftps?|sftp|ssh|git|smtps?|ldaps?)://[^\s:/@'\"<>]{1,128}:(?P<secret>[^\s@/'\"<>]{3,256})@",
         "://",
         check=lambda v: not _PLACEHOLDER.match(v),
+        prefilter=_USERINFO,
     ),
     _d(
         "basic_auth",

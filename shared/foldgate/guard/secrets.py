@@ -84,6 +84,8 @@ def find_secrets(text: str, skip: frozenset[str] = frozenset()) -> list[tuple[in
             haystack = text
         if not any(literal in haystack for literal in detector.gate):
             continue
+        if detector.prefilter is not None and detector.prefilter.search(text) is None:
+            continue
         for match in detector.regex.finditer(text):
             group = "secret" if "secret" in detector.regex.groupindex else 0
             start, end = match.span(group)
