@@ -27,6 +27,7 @@ from foldgate.edge.console.activity import activity_view, newer_view
 from foldgate.edge.console.approvals import approvals_view
 from foldgate.edge.console.budget import budget_view, what_if_settings
 from foldgate.edge.console.fleet import Connector, ReindexJobs, fleet_view, start_connect
+from foldgate.edge.console.guard import guard_view
 from foldgate.edge.console.login_limit import LoginLimit
 from foldgate.edge.console.playground import EngineScores, run_playground
 from foldgate.edge.console.session import COOKIE_NAME, Session, SessionSigner
@@ -419,6 +420,12 @@ def console_router(deps: ConsoleDeps) -> APIRouter:
             # Nothing new: htmx swaps nothing on 204 and the poller asks again.
             return Response(status_code=204)
         return render(request, "_activity_new.html", {"model": model, "tenant": tenant})
+
+    @router.get("/guard")
+    def guard_page(request: Request) -> Response:
+        tenant, tenants = _tenant(deps, request)
+        model = guard_view(deps.gateway, deps.activity, tenant, request.query_params)
+        return _page(request, "guard.html", tenant, tenants, guard=model)
 
     @router.get("/audit")
     def audit_page(request: Request) -> Response:
