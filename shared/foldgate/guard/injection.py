@@ -82,7 +82,7 @@ _ADDRESS_CUES: Final = (
 _SEP: Final = "\n. "
 # A passage is the line around a cue, cut to this many characters each side of it (a result may be
 # one very long line).
-_REACH: Final = 400
+_REACH: Final = 250
 # Passages read per text: past this, a result is treated as read (bounded cost on hostile input).
 _MAX_PASSAGES: Final = 64
 # How near a quote must be to the phrase for the phrase to count as quoted.
@@ -187,9 +187,11 @@ def find_injections(
     if len(lowered) != len(text):  # "İ" lowercases to two characters: keep offsets aligned
         lowered = text.translate(ASCII_LOWER)
     cues = _ORDER_CUES + _ADDRESS_CUES if scorer is not None and SCORER_RULE not in skip else _ORDER_CUES
-    if not any(cue in lowered for cue in cues):
+    # One search per cue: then only the cues present are looked for again, by position.
+    present = tuple(cue for cue in cues if cue in lowered)
+    if not present:
         return []
-    spans = _passages(text, lowered, cues)
+    spans = _passages(text, lowered, present)
     passages = [text[lo:hi] for lo, hi in spans]
     found: list[Passage] = []
     for (lo, hi), passage, rules in zip(spans, passages, _rules_in(passages, skip), strict=True):

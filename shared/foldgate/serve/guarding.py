@@ -63,7 +63,14 @@ async def guard_tool_result(
     guard = guard_for(config, tool.server, tool.tool.name, f"the tool {tool.published}")
     if guard is None:
         return result, False
-    guarded = guard_call_result(result, guard)
+    try:
+        guarded = guard_call_result(result, guard)
+    except RecursionError:
+        # Structured content nested past what can be walked cannot be guarded: it is not served.
+        deep = (
+            f"the result of {tool.published} was withheld by the gateway's guard: nested too deeply to guard"
+        )
+        return error_result(ResultBlockedError(deep), tool=tool.published), True
     _record(guard)
     reason = guard.blocked()
     schema = tool.tool.output_schema

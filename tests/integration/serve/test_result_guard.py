@@ -46,7 +46,10 @@ TOOLS = [
 
 
 class PlantingUpstream(RecordingUpstream):
-    """Answers each tool, resource and prompt with canaries and an injection planted in it."""
+    """Answers each tool, resource and prompt with canaries and an injection planted in it (``deep``,
+    when set, answers every call instead)."""
+
+    deep: dict[str, Any] | None = None
 
     async def call_tool(
         self,
@@ -57,6 +60,8 @@ class PlantingUpstream(RecordingUpstream):
         annotations: Mapping[str, Any] | None = None,
     ) -> dict[str, Any]:
         self.calls.append((server.name, name, arguments))
+        if self.deep is not None:
+            return self.deep
         if name == "leak":
             body = {"note": f"deploy with {CANARY} and {TOKEN}", "id": 7}
             return {"content": [{"type": "text", "text": json.dumps(body)}], "structuredContent": body}
@@ -251,3 +256,15 @@ async def test_a_long_result_is_guarded_before_it_is_cut_and_read_back(served: S
     rest = "".join(pages)
     assert rest.endswith("AWS_KEY=[redacted:aws_access_key]\n")
     assert CANARY not in rest
+
+
+async def test_structured_content_too_deep_to_walk_is_withheld_not_served(served: Served) -> None:
+    deep: Any = CANARY
+    for _ in range(5_000):
+        deep = [deep]
+    upstream = served.gateway.upstream
+    assert isinstance(upstream, PlantingUpstream)
+    upstream.deep = {"content": [{"type": "text", "text": "nested"}], "structuredContent": {"v": deep}}
+    result = await served.gateway.call("default", "crm__inject", {}, "direct")
+    assert result["isError"] is True
+    assert "nested too deeply to guard" in result["content"][0]["text"]
