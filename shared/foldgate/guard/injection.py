@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
 # The phrase rules are pure tables (regexes, no indexer code): shared with the index-time scan.
-from foldgate.guard.secrets import ASCII_LOWER
+from foldgate.guard.secrets import lower_aligned
 from foldgate.index.poison_rules import PHRASE_RULES, normalise
 
 if TYPE_CHECKING:
@@ -73,11 +73,27 @@ _ORDER_CUES: Final = (
     "send the", "send all", "send it", "send them", "send your", "send this", "forward the",
     "forward all", "forward it", "upload the", "upload all", "email the", "post the", "transfer the",
 )  # fmt: skip
+# Shorter stems the cues share: a stem absent from the text rules out all its cues in one search.
+_STEMS: Final = ("your ", "do not ", "never ", "without ", "## ", "before ", "send ", "forward ", "upload ",
+                 "system", "important", "first", " this")  # fmt: skip
+
+
+def _grouped(cues: tuple[str, ...]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """``cues`` under the first stem each holds (a cue with none is a group of its own)."""
+    groups: dict[str, list[str]] = {}
+    for cue in cues:
+        stem = next((s for s in _STEMS if s in cue), cue)
+        groups.setdefault(stem, []).append(cue)
+    return tuple((stem, tuple(members)) for stem, members in groups.items())
+
+
 # Words naming the model: with a scorer, a passage holding one is read by it too (a learned model may
 # see an order in words no rule has).
 _ADDRESS_CUES: Final = (
     "assistant", " ai ", " ai:", " ai,", "llm", "agent", "model", "claude", "gpt", "chatbot", "system",
 )  # fmt: skip
+_ORDER_GROUPS: Final = _grouped(_ORDER_CUES)
+_ALL_GROUPS: Final = _grouped(_ORDER_CUES + _ADDRESS_CUES)
 # Between normalised passages: normalised text holds no newline, and no phrasing crosses ". ".
 _SEP: Final = "\n. "
 # A passage is the line around a cue, cut to this many characters each side of it (a result may be
@@ -103,6 +119,15 @@ class Passage:
     start: int
     end: int
     rules: tuple[str, ...]
+
+
+def _present(lowered: str, groups: tuple[tuple[str, tuple[str, ...]], ...]) -> tuple[str, ...]:
+    """The cues in ``lowered``: each stem searched once, its cues only when it is there."""
+    found: list[str] = []
+    for stem, cues in groups:
+        if stem in lowered:
+            found.extend(cue for cue in cues if cue == stem or cue in lowered)
+    return tuple(found)
 
 
 def _cue_positions(lowered: str, cues: tuple[str, ...]) -> list[int]:
@@ -179,16 +204,18 @@ def _rules_in(passages: list[str], skip: frozenset[str]) -> list[list[str]]:
 
 
 def find_injections(
-    text: str, scorer: TextScorer | None = None, skip: frozenset[str] = frozenset()
+    text: str,
+    scorer: TextScorer | None = None,
+    skip: frozenset[str] = frozenset(),
+    lowered: str | None = None,
 ) -> list[Passage]:
     """The passages of ``text`` that address the model with instructions, by the phrase rules and
-    (when given) the scorer; rules in ``skip`` (an operator's allowance) are not applied."""
-    lowered = text.lower()
-    if len(lowered) != len(text):  # "İ" lowercases to two characters: keep offsets aligned
-        lowered = text.translate(ASCII_LOWER)
-    cues = _ORDER_CUES + _ADDRESS_CUES if scorer is not None and SCORER_RULE not in skip else _ORDER_CUES
-    # One search per cue: then only the cues present are looked for again, by position.
-    present = tuple(cue for cue in cues if cue in lowered)
+    (when given) the scorer; rules in ``skip`` (an operator's allowance) are not applied. ``lowered``
+    is :func:`~foldgate.guard.secrets.lower_aligned` of ``text`` when the caller has it already."""
+    lowered = lowered if lowered is not None else lower_aligned(text)
+    groups = _ALL_GROUPS if scorer is not None and SCORER_RULE not in skip else _ORDER_GROUPS
+    # Stems, then cues, one search each: only the cues present are looked for again, by position.
+    present = _present(lowered, groups)
     if not present:
         return []
     spans = _passages(text, lowered, present)

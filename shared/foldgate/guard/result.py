@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
 from foldgate.guard.injection import find_injections, mark_passages
-from foldgate.guard.secrets import redact_secrets
+from foldgate.guard.secrets import lower_aligned, redact_secrets
 
 if TYPE_CHECKING:
     from foldgate.guard.scorer import TextScorer
@@ -56,12 +56,16 @@ class TextGuard:
     def __call__(self, text: str) -> str:
         """The text redacted and marked per the policy (the same object when nothing fired)."""
         policy = self.policy
+        # One lowercase copy for both sides (made again only when a redaction changed the text).
+        lowered = lower_aligned(text)
         if policy.secrets != "off":
-            text, counts = redact_secrets(text, policy.allowed)
+            redacted, counts = redact_secrets(text, policy.allowed, lowered)
             for kind, count in counts.items():
                 self.secrets[kind] = self.secrets.get(kind, 0) + count
+            if redacted is not text:
+                text, lowered = redacted, lower_aligned(redacted)
         if policy.injection != "off":
-            passages = find_injections(text, self.scorer, policy.allowed)
+            passages = find_injections(text, self.scorer, policy.allowed, lowered)
             for passage in passages:
                 for rule in passage.rules:
                     self.injection[rule] = self.injection.get(rule, 0) + 1

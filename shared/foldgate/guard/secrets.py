@@ -17,7 +17,7 @@ from typing import Final
 
 from foldgate.guard.secret_rules import DETECTORS, looks_random
 
-__all__ = ["ASCII_LOWER", "find_secrets", "placeholder", "redact_secrets"]
+__all__ = ["ASCII_LOWER", "find_secrets", "lower_aligned", "placeholder", "redact_secrets"]
 
 # Where a secret-named key may be: one of these in the lowercased text opens the generic search.
 _NAME_GATE: Final = ("pass", "pwd", "secret", "token", "key", "credential")
@@ -38,6 +38,13 @@ _ASSIGN: Final = re.compile(
 GENERIC: Final = "generic_secret"
 # Lowercasing that keeps every offset (str.lower may lengthen a few non-ASCII characters).
 ASCII_LOWER: Final = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
+def lower_aligned(text: str) -> str:
+    """``text`` lowercased with every offset kept ("İ" lowercases to two characters: then only ASCII
+    letters are lowered), so a position found in it is the same position in ``text``."""
+    lowered = text.lower()
+    return lowered if len(lowered) == len(text) else text.translate(ASCII_LOWER)
 
 
 def placeholder(kind: str) -> str:
@@ -69,19 +76,18 @@ def _generic(text: str, lowered: str) -> Iterator[tuple[int, int, str]]:
                 yield assigned.start("value"), assigned.end("value"), GENERIC
 
 
-def find_secrets(text: str, skip: frozenset[str] = frozenset()) -> list[tuple[int, int, str]]:
+def find_secrets(
+    text: str, skip: frozenset[str] = frozenset(), lowered: str | None = None
+) -> list[tuple[int, int, str]]:
     """The credentials in ``text`` as ``(start, end, kind)`` spans, sorted and never overlapping (the
-    earlier detector wins an overlap); kinds in ``skip`` (an operator's allowance) are not looked for."""
-    lowered: str | None = None
+    earlier detector wins an overlap); kinds in ``skip`` (an operator's allowance) are not looked for.
+    ``lowered`` is :func:`lower_aligned` of ``text`` when the caller has it already."""
+    low = lowered if lowered is not None else lower_aligned(text)
     found: list[tuple[int, int, str]] = []
     for detector in DETECTORS:
         if detector.kind in skip:
             continue
-        if detector.lower:
-            lowered = text.lower() if lowered is None else lowered
-            haystack = lowered
-        else:
-            haystack = text
+        haystack = low if detector.lower else text
         if not any(literal in haystack for literal in detector.gate):
             continue
         if detector.prefilter is not None and detector.prefilter.search(text) is None:
@@ -91,12 +97,8 @@ def find_secrets(text: str, skip: frozenset[str] = frozenset()) -> list[tuple[in
             start, end = match.span(group)
             if start < end and (detector.check is None or detector.check(text[start:end])):
                 found.append((start, end, detector.kind))
-    if GENERIC not in skip:
-        lowered = text.lower() if lowered is None else lowered
-        if len(lowered) != len(text):  # "İ" lowercases to two characters: keep offsets aligned
-            lowered = text.translate(ASCII_LOWER)
-        if any(literal in lowered for literal in _NAME_GATE):
-            found.extend(_generic(text, lowered))
+    if GENERIC not in skip and any(literal in low for literal in _NAME_GATE):
+        found.extend(_generic(text, low))
     if not found:
         return found
     # Earlier detectors first on overlaps: the provider's name beats the generic one.
@@ -108,9 +110,12 @@ def find_secrets(text: str, skip: frozenset[str] = frozenset()) -> list[tuple[in
     return sorted(kept)
 
 
-def redact_secrets(text: str, skip: frozenset[str] = frozenset()) -> tuple[str, dict[str, int]]:
-    """``text`` with every credential replaced by its typed placeholder, and the count per kind."""
-    spans = find_secrets(text, skip)
+def redact_secrets(
+    text: str, skip: frozenset[str] = frozenset(), lowered: str | None = None
+) -> tuple[str, dict[str, int]]:
+    """``text`` with every credential replaced by its typed placeholder, and the count per kind (the
+    very same string when there is none)."""
+    spans = find_secrets(text, skip, lowered)
     if not spans:
         return text, {}
     counts: dict[str, int] = {}
