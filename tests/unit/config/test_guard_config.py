@@ -16,19 +16,23 @@ def test_the_defaults_redact_secrets_and_mark_injections() -> None:
 
 
 @pytest.mark.parametrize(
-    "guard",
+    ("bad", "good"),
     [
-        {"secrets": "mask"},
-        {"injection": "warn"},
-        {"secret": "off"},
-        {"allow": {"github": ["generic_secret"]}},
-        {"allow": {"github__get_file": ["Not A Rule"]}},
-        {"allow": {"github__get_file": "generic_secret"}},
+        ({"secrets": "mask"}, {"secrets": "block"}),
+        ({"injection": "warn"}, {"injection": "off"}),
+        ({"secret": "off"}, {"secrets": "off"}),
+        ({"allow": {"github": ["generic_secret"]}}, {"allow": {"github__*": ["generic_secret"]}}),
+        ({"allow": {"github__get_file": ["Not A Rule"]}}, {"allow": {"github__get_file": ["jwt"]}}),
+        (
+            {"allow": {"github__get_file": "generic_secret"}},
+            {"allow": {"github__get_file": ["generic_secret"]}},
+        ),
     ],
 )
-def test_anything_else_is_refused_naming_the_field(guard: dict[str, object]) -> None:
+def test_only_the_documented_values_are_accepted(bad: dict[str, object], good: dict[str, object]) -> None:
     with pytest.raises(ConfigError, match="guard"):
-        parse_tenant_config({"guard": guard})
+        parse_tenant_config({"guard": bad})
+    assert parse_tenant_config({"guard": good}).guard.model_dump(exclude_defaults=True) == good
 
 
 def test_allowances_apply_to_the_tool_and_to_the_whole_server() -> None:
