@@ -35,7 +35,9 @@ _UUID: Final = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-
 # Values that stand for a secret without being one: templates, masks, references.
 _PLACEHOLDER: Final = re.compile(
     r"^(?:\$\{?[\w.:-]+\}?|\{\{.*\}\}|<[^>]*>|%[\w()]+%?|\*+|x{4,}|\.{3,}|•+|redacted|\[redacted:[a-z_]+\]|"
-    r"(?:your|my|the|some|example|sample|dummy|test|fake|placeholder)[\w-]*|none|null|true|false|undefined)$",
+    r"(?:your|my|the|some|example|sample|dummy|test|fake|placeholder)[\w-]*|none|null|true|false|undefined|"
+    # The passwords documentation writes into example URLs and configs.
+    r"pass|passw(?:or)?d|pwd|secret|changeme|admin|root|user(?:name)?|guest|demo|foo|bar|hunter2)$",
     re.IGNORECASE,
 )
 
@@ -46,10 +48,11 @@ _WORD_SEP: Final = re.compile(r"[-_.:/]+")
 def looks_random(value: str, *, min_length: int = 12) -> bool:
     """True for a value that reads like a generated credential: long enough, at least two character
     classes among lower, upper and digits, and Shannon entropy of 3 bits per character or more. A
-    placeholder (``${TOKEN}``, ``<password>``, ``****``) never does, nor an identifier made of words
+    placeholder (``${TOKEN}``, ``<password>``, ``****``) never does, nor a UUID (an id far more often
+    than a key), nor an identifier made of words
     (``metrics-client``, ``request.headers.get``, ``bearer_credential``: code and config naming a
     secret, not holding one)."""
-    if len(value) < min_length or _PLACEHOLDER.match(value):
+    if len(value) < min_length or _PLACEHOLDER.match(value) or _UUID.match(value):
         return False
     if all(part.isalpha() for part in _WORD_SEP.split(value) if part):
         return False

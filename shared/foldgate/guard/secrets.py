@@ -31,9 +31,9 @@ _NAME_CHARS: Final = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUV
 # A key naming one of these is a pagination or sync handle, not a credential.
 _NOT_SECRET_NAME: Final = re.compile(r"page|cursor|next|continuation|sync|resume|count|max|limit|usage")
 # The assignment after the key and its value (quoted, quoted inside a JSON string, or bare; a value
-# ends at a quote, space or separator, and a nested object or list is not a value).
+# ends at a quote, space, separator or a URL query's `&`; a nested object or list is not a value).
 _ASSIGN: Final = re.compile(
-    r"\\?[\"']?\s*(?::=|=>|:|=)\s*(?:\\?[\"'])?(?P<value>[^\s\"'`,;<>\[\]{}()\\]{8,512})(?![^\s\"'`,;<>\[\]{}()\\])"
+    r"\\?[\"']?\s*(?::=|=>|:|=)\s*(?:\\?[\"'])?(?P<value>[^\s\"'`,;&<>\[\]{}()\\]{8,512})(?![^\s\"'`,;&<>\[\]{}()\\])"
 )
 GENERIC: Final = "generic_secret"
 # Lowercasing that keeps every offset (str.lower may lengthen a few non-ASCII characters).

@@ -77,8 +77,17 @@ def test_a_secret_named_key_needs_a_random_looking_value() -> None:
         '{"max_tokens": 4096, "token_type": "Bearer", "tokens_used": 123456789}',
         '{"next_page_token": "CiAKGjBpNDd2Nmp0dWt3MmZmbXBqb2x4", "sync_token": "aB3dE5fG7hJ9kL1m"}',
         "password_hint=Pet's name plus year",
+        "'payment_context_token': '60a8e027-8b8b-4ccf-b2b9-380ed0930283',  # from the docs' example",
+        "GET /api/eod?api_token=YOUR_API_TOKEN&fmt=json",
+        "postgresql://user:pass@localhost:5432/db and mysql://root:password@db/app",
     ):
         assert redact_secrets(benign)[1] == {}, benign
+
+
+def test_a_value_in_a_url_query_ends_at_the_next_parameter() -> None:
+    redacted, counts = redact_secrets("GET /eod/AAPL?api_token=Qm7Zt2pLx9Kw4Rv8&fmt=json&period=d")
+    assert redacted == "GET /eod/AAPL?api_token=[redacted:generic_secret]&fmt=json&period=d"
+    assert counts == {"generic_secret": 1}
 
 
 def test_an_operators_allowance_skips_only_that_kind() -> None:
