@@ -6,6 +6,8 @@
 - **false redactions**: findings on the recorded real results of the demo fleet's servers
   (``tests/data/guard/fleet_results.jsonl``: server-everything, filesystem, memory, git, time,
   recorded by ``tools/record_guard_fleet.py``), which hold no credential at all;
+- **real tool texts**: secret findings on every tool entry of the shared corpora (``../shared/corpora``,
+  when the team kit is beside the checkout);
 - **injection**: the planted injections in realistic results that are marked, and the benign
   look-alikes that are (``tests/data/guard/injections.jsonl``), plus marks on the fleet's results;
 - **latency**: the whole guard (redaction, prefilter, rules, marking) on a CallToolResult of 1, 10
@@ -38,6 +40,8 @@ from foldgate.guard.secrets import redact_secrets
 __all__ = ["DATA", "format_guard_report", "run_guard_bench"]
 
 DATA: Final = Path(__file__).resolve().parents[4] / "tests" / "data" / "guard"
+# The team kit beside the checkout (absent elsewhere: that figure is then left out).
+CORPORA: Final = Path(__file__).resolve().parents[5] / "shared" / "corpora"
 _GUARDS: Final = {
     "tools/call": guard_call_result,
     "resources/read": guard_read_result,
@@ -84,6 +88,26 @@ def _fleet(fleet: list[dict[str, Any]]) -> dict[str, Any]:
         "false_marks": sum(v for k, v in rules.items() if k not in secret_rules),
         "touched": touched,
     }
+
+
+def _corpora(folder: Path) -> dict[str, Any] | None:
+    """Secret findings on every real tool entry (as JSON text) of the shared corpora, None without them:
+    a second set of real texts with no credential meant in them."""
+    files = sorted(folder.glob("*/tools.jsonl"))
+    if not files:
+        return None
+    entries, found = 0, []
+    for path in files:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            try:
+                row = json.loads(line)
+            except ValueError:
+                continue
+            entries += 1
+            kinds = redact_secrets(json.dumps(row, ensure_ascii=False))[1]
+            if kinds:
+                found.append({"corpus": path.parent.name, "tool": str(row.get("name")), "kinds": kinds})
+    return {"entries": entries, "with_findings": len(found), "findings": found}
 
 
 def _injection(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -145,8 +169,8 @@ def _latency(text: str, repeats: int) -> dict[str, Any]:
     return out
 
 
-def run_guard_bench(data: Path = DATA, *, repeats: int = 400) -> dict[str, Any]:
-    """Every figure of the module doc, from the files in ``data``."""
+def run_guard_bench(data: Path = DATA, *, repeats: int = 400, corpora: Path = CORPORA) -> dict[str, Any]:
+    """Every figure of the module doc, from the files in ``data`` (and ``corpora`` when present)."""
     fleet = _rows(data / "fleet_results.jsonl")
     text = _texts(fleet)
     while len(text) < max(_SIZES_KB) * 1024:
@@ -154,6 +178,7 @@ def run_guard_bench(data: Path = DATA, *, repeats: int = 400) -> dict[str, Any]:
     return {
         "secrets": _secrets(_rows(data / "planted.jsonl")),
         "fleet": _fleet(fleet),
+        "corpora": _corpora(corpora),
         "injection": _injection(_rows(data / "injections.jsonl")),
         "latency": {
             "fleet_text": _latency(text, repeats),
@@ -171,6 +196,15 @@ def format_guard_report(report: dict[str, Any]) -> str:
         f"demo fleet ({', '.join(f['servers'])}): {f['results']} real results, {f['chars']:,} characters: "
         f"{f['false_redactions']} false redactions, {f['false_marks']} marks"
         + (f" ({', '.join(f['touched'])})" if f["touched"] else ""),
+        *(
+            [
+                f"real tool entries of the shared corpora: {c['with_findings']} of {c['entries']:,} "
+                "with a secret finding: "
+                + "; ".join(f"{x['corpus']}/{x['tool']} {x['kinds']}" for x in c["findings"][:5])
+            ]
+            if (c := report["corpora"]) is not None
+            else []
+        ),
         f"injection: {i['marked']}/{i['attacks']} planted injections marked ({i['recall']:.2%}), "
         f"{i['false_marks']}/{i['benign']} benign look-alikes marked; scorer "
         f"{'loaded' if i['scorer'] else 'not shipped (rules only)'}"
