@@ -12,16 +12,17 @@ in the result's size and small for ordinary results.
 from __future__ import annotations
 
 import bisect
+import functools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
-# The phrase rules are pure tables (regexes, no indexer code): shared with the index-time scan.
 from foldgate.guard.secrets import lower_aligned
-from foldgate.index.poison_rules import PHRASE_RULES, normalise
 
 if TYPE_CHECKING:
     from foldgate.guard.scorer import TextScorer
+    from foldgate.index.poison_text import Pattern
 
 __all__ = ["INJECTION_RULES", "SCORER_RULE", "Passage", "find_injections", "mark_passages"]
 
@@ -40,10 +41,23 @@ SCORER_RULE: Final = "injection-model"
 # Phrasings that fire on a bare noun naming an attack ("hidden instructions", "exfiltration"): in a
 # tool's description that is suspicious, in a result it is what any security document says.
 _MENTIONS: Final = ("hidden instructions", "data exfiltration", "exfiltrated", "hidden directive")
-_RULES: Final = {
-    rule: tuple(p for p in PHRASE_RULES[rule] if not any(p.regex.search(m) for m in _MENTIONS))
-    for rule in INJECTION_RULES
-}
+
+
+@functools.cache
+def _phrase_rules() -> tuple[Callable[[str], str], dict[str, tuple[Pattern, ...]]]:
+    """The scan's normalisation and the result-side phrasings of :data:`INJECTION_RULES`, compiled on
+    the first text that holds a cue (most results never need them)."""
+    # Loaded on first use, not at import: compiling the scan's phrase tables takes ~0.1 s of a cold start.
+    # They are pure tables (regexes, no indexer code), shared with the index-time scan.
+    from foldgate.index.poison_rules import PHRASE_RULES, normalise
+
+    rules = {
+        rule: tuple(p for p in PHRASE_RULES[rule] if not any(p.regex.search(m) for m in _MENTIONS))
+        for rule in INJECTION_RULES
+    }
+    return normalise, rules
+
+
 # What each family's orders cannot do without (on normalised text): a family none of whose words is in
 # the passages is not run (its phrasings are the scan's, costly over long text).
 _FAMILY_WORDS: Final = {
@@ -181,6 +195,7 @@ def _rules_in(passages: list[str], skip: frozenset[str]) -> list[list[str]]:
     """The rules that fire in each passage. The passages are normalised and joined (a separator no
     phrasing crosses, as in the index-time scan) so each phrasing runs once over them all, and each
     match is traced back to its passage."""
+    normalise, rules = _phrase_rules()
     norms = [normalise(p) for p in passages]
     starts: list[int] = []
     offset = 0
@@ -189,7 +204,7 @@ def _rules_in(passages: list[str], skip: frozenset[str]) -> list[list[str]]:
         offset += len(norm) + len(_SEP)
     joined = _SEP.join(norms)
     fired: list[list[str]] = [[] for _ in passages]
-    for rule, patterns in _RULES.items():
+    for rule, patterns in rules.items():
         if rule in skip or not any(word in joined for word in _FAMILY_WORDS[rule]):
             continue
         for pattern in patterns:
