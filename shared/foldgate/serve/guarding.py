@@ -4,9 +4,10 @@ result pager's ``read_cache`` store, a code run — guarded per the tenant's ``g
 (:mod:`foldgate.guard.result`), with the findings' counts by rule on the request's activity event.
 
 Structured content is guarded field by field and must still fit the tool's ``outputSchema``: where a
-placeholder or a mark breaks a constrained field (a ``pattern``, a ``format``, a length), the answer
-is withheld as a ``result_blocked`` tool error naming the field, never served with the credential nor
-with content the client would reject.
+placeholder or a mark breaks a constrained field (a ``pattern``, an ``enum``, a length: the schema is
+validated; a ``format``, which validators treat as an annotation but some clients assert: any changed
+string under one), the answer is withheld as a ``result_blocked`` tool error naming the field, never
+served with the credential nor with content the client would reject.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
     from foldgate.model.catalog import IndexedTool
     from foldgate.serve.validation import ValidatorCache
 
-__all__ = ["guard_for", "guard_prompt", "guard_resource", "guard_tool_result"]
+__all__ = ["formatted_change", "guard_for", "guard_prompt", "guard_resource", "guard_tool_result"]
 
 
 def guard_for(config: TenantConfig, server: str, name: str, source: str) -> TextGuard | None:
@@ -75,9 +76,17 @@ async def guard_tool_result(
     reason = guard.blocked()
     schema = tool.tool.output_schema
     structured = guarded.get("structuredContent")
-    if reason is None and schema is not None and structured is not result.get("structuredContent"):
+    original = result.get("structuredContent")
+    if reason is None and schema is not None and structured is not original:
+        # A format is an annotation to jsonschema but asserted by some clients: checked here, by path.
+        formatted = formatted_change(original, structured, schema)
         # Output schemas are compiled like input ones, under a key of their own.
-        errors = await validators.errors_async(f"{tool.tool.content_hash}:output", schema, structured)
+        errors = [f"{formatted}: a placeholder breaks its format"] if formatted is not None else []
+        errors = (
+            errors
+            or await validators.errors_async(f"{tool.tool.content_hash}:output", schema, structured)
+            or []
+        )
         if errors:
             reason = (
                 f"the result of {tool.published} was withheld by the gateway's guard: its guarded "
@@ -86,6 +95,29 @@ async def guard_tool_result(
     if reason is not None:
         return error_result(ResultBlockedError(reason), tool=tool.published, rules=sorted(guard.counts)), True
     return guarded, False
+
+
+def formatted_change(before: Any, after: Any, schema: Any, path: str = "$", depth: int = 0) -> str | None:
+    """The path of a string the guard changed where the schema gives it a ``format`` (followed through
+    ``properties``, ``additionalProperties`` and ``items``; only changed branches are walked), else None."""
+    if before is after or not isinstance(schema, dict) or depth > 64:
+        return None
+    if isinstance(after, str):
+        return path if "format" in schema else None
+    if isinstance(after, dict) and isinstance(before, dict):
+        properties = schema.get("properties")
+        for key, value in after.items():
+            node = properties.get(key) if isinstance(properties, dict) else None
+            node = node if node is not None else schema.get("additionalProperties")
+            found = formatted_change(before.get(key), value, node, f"{path}.{key}", depth + 1)
+            if found is not None:
+                return found
+    if isinstance(after, list) and isinstance(before, list):
+        for i, (old, new) in enumerate(zip(before, after, strict=False)):
+            found = formatted_change(old, new, schema.get("items"), f"{path}[{i}]", depth + 1)
+            if found is not None:
+                return found
+    return None
 
 
 def guard_resource(config: TenantConfig, server: str, result: dict[str, Any]) -> dict[str, Any]:
