@@ -144,3 +144,10 @@ class SandboxUnavailableError(FoldgateError):
     """Agent code cannot run safely in this process (its hardening did not take effect)."""
 
     code = "sandbox_unavailable"
+
+
+class ResultBlockedError(FoldgateError):
+    """An upstream's answer was withheld by the tenant's result guard (``guard: block``); the message
+    names the rules that fired, never the text that fired them."""
+
+    code = "result_blocked"

@@ -145,6 +145,16 @@ def _cmd_bench_context(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_bench_guard(args: argparse.Namespace) -> int:
+    # Loaded per command: the CLI starts fast and each command pays only for what it uses.
+    from foldgate.dev.bench.guard import CORPORA, DATA, format_guard_report, run_guard_bench
+
+    data, corpora = Path(args.data) if args.data else DATA, Path(args.corpora) if args.corpora else CORPORA
+    report = run_guard_bench(data, repeats=args.repeats, corpora=corpora)
+    print(json.dumps(report, ensure_ascii=False) if args.json else format_guard_report(report))
+    return 0
+
+
 def _cmd_bench_scan(args: argparse.Namespace) -> int:
     # Loaded per command: the CLI starts fast and each command pays only for what it uses.
     from foldgate.dev.bench.scan import format_scan_report, run_scan_bench
@@ -318,6 +328,15 @@ def add_bench_commands(sub: Any) -> None:
     scan.add_argument("--labels", help="labelled descriptions shaped like security_corpus_v1.json")
     scan.add_argument("--json", action="store_true", help="print one JSON object")
     scan.set_defaults(func=_cmd_bench_scan)
+
+    guard = bench_sub.add_parser(
+        "guard", help="result guard: secrets recall, false redactions on real results, injections, latency"
+    )
+    guard.add_argument("--data", help="folder of planted.jsonl, fleet_results.jsonl, injections.jsonl")
+    guard.add_argument("--corpora", help="folder of real catalogs (*/tools.jsonl); default ../shared/corpora")
+    guard.add_argument("--repeats", type=int, default=400, help="timed runs at 1 KB (fewer for larger)")
+    guard.add_argument("--json", action="store_true", help="print one JSON object")
+    guard.set_defaults(func=_cmd_bench_guard)
 
     act = bench_sub.add_parser("activity", help="activity recording: enqueue cost, batched writes per call")
     act.add_argument("--records", type=int, default=100_000, help="events timed for the enqueue cost")

@@ -19,10 +19,13 @@ from foldgate.model.naming import RESERVED_NAMES, is_valid_name
 __all__ = [
     "ActivityConfig",
     "ArgumentsPolicy",
+    "GuardConfig",
+    "InjectionPolicy",
     "PublishMode",
     "RequestLimits",
     "ResponseMode",
     "RoutingMode",
+    "SecretsPolicy",
     "ServerConfig",
     "TenantConfig",
     "ToolLoading",
@@ -37,6 +40,8 @@ RoutingMode = Literal["retrieve_tools", "direct", "code_execution"]
 ToolLoading = Literal["eager", "deferred", "auto"]
 ArgumentsPolicy = Literal["none", "hashed", "redacted"]
 PublishMode = Literal["prefixed", "bare"]
+SecretsPolicy = Literal["redact", "block", "off"]
+InjectionPolicy = Literal["mark", "block", "off"]
 
 # Published tool names are `server__tool`; clients commonly cap names at 64 characters of
 # [A-Za-z0-9_-], so a server name keeps to that alphabet and leaves room for the tool part.
@@ -156,6 +161,52 @@ class ActivityConfig(Strict):
     )
 
 
+# A guard allowance's key: a published `server__name` (a tool, or a prompt by its published name), or
+# `server__*` for everything the server returns (its resources too). Rule ids are what findings name.
+_ALLOW_KEY_RE = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]|_(?!_))*__(?:\*|[^\s]{1,128})$")
+_RULE_ID_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
+
+
+class GuardConfig(Strict):
+    """What the result guard does with what comes back from upstreams (tool results, resource reads,
+    prompts) before the agent sees it."""
+
+    secrets: SecretsPolicy = Field(
+        default="redact",
+        description="Credentials in results: redact (a typed placeholder such as [redacted:aws_access_key]), "
+        "block (the result becomes a tool error naming the kinds) or off.",
+    )
+    injection: InjectionPolicy = Field(
+        default="mark",
+        description="Text in results that addresses the model with instructions: mark (wrapped in a note "
+        "saying which tool it came from and that it is data, not instructions), block (a tool error naming "
+        "the rule) or off.",
+    )
+    allow: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description="Known false positives the operator released: `server__tool` (or `server__*` for "
+        "everything the server returns) -> the rule ids findings name (e.g. generic_secret, "
+        "instruction-override) that are not applied to its results.",
+    )
+
+    @field_validator("allow")
+    @classmethod
+    def _check_allow(cls, value: dict[str, list[str]]) -> dict[str, list[str]]:
+        for key, rules in value.items():
+            if not _ALLOW_KEY_RE.match(key):
+                raise ValueError(f"guard.allow key {key!r} must be `server__tool` or `server__*`")
+            for rule in rules:
+                if not _RULE_ID_RE.match(rule):
+                    raise ValueError(f"guard.allow[{key!r}]: {rule!r} is not a rule id")
+        return value
+
+    def allowed(self, server: str, name: str) -> frozenset[str]:
+        """The rule ids released for what ``server``'s ``name`` (tool, prompt or resource) returns."""
+        if not self.allow:
+            return frozenset()
+        return frozenset((*self.allow.get(f"{server}__{name}", ()), *self.allow.get(f"{server}__*", ())))
+
+
 class RequestLimits(Strict):
     """Request quotas that hold across every serving instance (edge/quota.py); unset = unlimited beyond
     the per-instance rate limit. Whole numbers only: a quota given as "100" or 1.5 is refused, not read."""
@@ -202,6 +253,10 @@ class TenantConfig(Strict):
     activity: ActivityConfig = Field(default_factory=ActivityConfig)
     limits: RequestLimits = Field(
         default_factory=RequestLimits, description="Request quotas across instances (none: unlimited)."
+    )
+    guard: GuardConfig = Field(
+        default_factory=GuardConfig,
+        description="The result guard: secrets redacted, injections marked by default (see GuardConfig).",
     )
 
     @field_validator("routing_mode", mode="before")

@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from foldgate.auth.secrets import verify_operator
 from foldgate.edge.access import source_address
 from foldgate.edge.admin_activity import add_activity_routes
+from foldgate.edge.admin_guard import add_guard_routes
 from foldgate.edge.connect import add_connect_routes, auth_states
 from foldgate.edge.operator_audit import DEPLOYMENT, audit, operator_actor
 from foldgate.errors import ConflictError, FoldgateError, NotFoundError
@@ -321,6 +322,7 @@ def admin_router(
         return await decide(body, reject_reviewed, "rejected", request)
 
     add_activity_routes(router, activity)
+    add_guard_routes(router, activity, view_of)
     if oauth is not None:
         add_connect_routes(router, gateway, oauth, operator_secret)
     return router

@@ -8,7 +8,8 @@ call it describes.
 
 Events never carry a secret: the principal is a token id or an OAuth issuer + subject, and argument or
 result values are absent unless the tenant chose ``activity.arguments: hashed | redacted`` (then
-``arguments`` holds the digest or the value-free shape, never the values).
+``arguments`` holds the digest or the value-free shape, never the values); ``guard`` counts what the
+result guard found by rule, never what it found.
 """
 
 from __future__ import annotations
@@ -103,6 +104,9 @@ class ActivityEvent:
     trace_id: str = ""
     detail: str = ""  # a short reason for an outcome other than ok, never a value from the arguments
     arguments: Any = None  # absent by default; a digest or a value-free shape when the tenant chose
+    # What the result guard found in the answer: counts by rule id (a secret's kind such as
+    # ``aws_access_key``, an injection rule such as ``instruction-override``), never a value.
+    guard: dict[str, int] | None = None
     event_id: str = ""
 
     def with_id(self) -> ActivityEvent:

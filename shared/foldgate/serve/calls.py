@@ -24,6 +24,7 @@ from foldgate.model.caller import calling_as
 from foldgate.model.catalog import IndexedTool
 from foldgate.model.lru import MemoryBudget
 from foldgate.serve.consent import note_consent_link
+from foldgate.serve.guarding import guard_tool_result
 from foldgate.serve.recording import activity_arguments, current, upstream_timer
 from foldgate.serve.results import error_result, json_result
 from foldgate.serve.validation import ValidatorCache
@@ -158,9 +159,15 @@ class ToolCaller:
                 # The bound that ended the wait and what to do: set by foldgate, never by the upstream.
                 extra = {k: exc.details[k] for k in ("timeout_s", "hint") if k in exc.details}
             return error_result(exc, tool=tool.published, **extra)
+        upstream_error = isinstance(result, dict) and bool(result.get("isError"))
+        if isinstance(result, dict):
+            # Guarded here, before any surface, the result pager or a code run sees the answer.
+            result, blocked = await guard_tool_result(view.config, tool, result, self.validators)
+            if observed is not None and blocked:
+                observed.ended("denied", "result_blocked")
         if observed is not None:
             # The upstream's own answer: its isError decides, never what its text says.
-            observed.ended("tool_error" if isinstance(result, dict) and result.get("isError") else "ok")
+            observed.ended("tool_error" if upstream_error else "ok")
         return result
 
 

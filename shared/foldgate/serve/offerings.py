@@ -26,6 +26,7 @@ from foldgate.errors import FoldgateError, NotFoundError, UpstreamError
 from foldgate.model.caller import UpstreamCaller, calling_as
 from foldgate.model.offerings import IndexedItem, Kind
 from foldgate.model.uris import SCHEME, origin_uri, publish_uri
+from foldgate.serve.guarding import guard_prompt, guard_resource
 from foldgate.serve.recording import current, upstream_timer
 from foldgate.serve.views import TenantView
 
@@ -119,7 +120,8 @@ class Offered:
         contents = result.get("contents")
         if isinstance(contents, list):
             result["contents"] = [self._republish(server.name, c) for c in contents]
-        return result
+        # Guarded before the agent sees it (ResultBlockedError under a block policy).
+        return guard_resource(self.view.config, server.name, result)
 
     def _republish(self, server: str, content: Any) -> Any:
         """A content entry with its upstream ``uri`` replaced by the published one."""
@@ -165,7 +167,8 @@ class Offered:
                         content["resource"] = self._republish(item.server, content.get("resource"))
                     elif content.get("type") == "resource_link":
                         message["content"] = self._republish(item.server, content)
-        return result
+        # Guarded before the agent sees it (ResultBlockedError under a block policy).
+        return guard_prompt(self.view.config, item.server, item.upstream_id, name, result)
 
     async def complete(self, upstream: Any, ref: Mapping[str, Any], argument: Mapping[str, Any],
                        context: Mapping[str, Any] | None) -> dict[str, Any]:  # fmt: skip

@@ -80,6 +80,8 @@ _OUTCOME_OF_CODE: Final[dict[str, Outcome]] = {
     # The server's max_concurrency was full for its whole queue timeout: foldgate's own limit.
     "upstream_busy": "rate_limited",
     "upstream_error": "upstream_error",
+    # The tenant's result guard withheld the upstream's answer (guard: block).
+    "result_blocked": "denied",
 }
 
 
@@ -176,6 +178,7 @@ class Observation:
         "cut",
         "detail",
         "emitted",
+        "guard",
         "method",
         "outcome",
         "principal",
@@ -223,6 +226,8 @@ class Observation:
         self.upstream_ms: float | None = None
         self.cut = False
         self.arguments: Any = None
+        # The result guard's findings: counts by rule id, never a value (None: nothing fired).
+        self.guard: dict[str, int] | None = None
         self.suppressed = False
         self.emitted = False
 
@@ -313,6 +318,7 @@ class Observation:
             trace_id=current_trace_id(),
             detail=self.detail,
             arguments=self.arguments,
+            guard=self.guard,
         )
 
     def emit(self) -> None:

@@ -30,6 +30,7 @@ from foldgate.edge.console.budget import budget_view, what_if_settings
 from foldgate.edge.console.connect_snippets import surface_snippets
 from foldgate.edge.console.fleet import Connector, ReindexJobs, fleet_view, start_connect
 from foldgate.edge.console.fleet_edit import add_fleet_edit_routes
+from foldgate.edge.console.guard import guard_view
 from foldgate.edge.console.login_limit import LoginLimit
 from foldgate.edge.console.playground import EngineScores, run_playground
 from foldgate.edge.console.session import COOKIE_NAME, Session, SessionSigner
@@ -444,6 +445,12 @@ def console_router(deps: ConsoleDeps) -> APIRouter:
         tenant_of=lambda request, value: _tenant(deps, request, value),
         start_reindex=lambda tenant: jobs.start(tenant, after_change=True), job_of=jobs.status,
     )  # fmt: skip
+
+    @router.get("/guard")
+    def guard_page(request: Request) -> Response:
+        tenant, tenants = _tenant(deps, request)
+        model = guard_view(deps.gateway, deps.activity, tenant, request.query_params)
+        return _page(request, "guard.html", tenant, tenants, guard=model)
 
     @router.get("/audit")
     def audit_page(request: Request) -> Response:

@@ -145,6 +145,12 @@ def _typed(name: str, value: Any, default: Any) -> Any:
     """``value`` when it has the type the field's default has (ints pass as floats), else the default."""
     if name == "arguments":
         return value
+    if name == "guard":
+        # Counts by rule id only: anything else a stored document holds there is dropped.
+        if not isinstance(value, dict):
+            return None
+        counts = {k: v for k, v in value.items() if isinstance(k, str) and type(v) is int}
+        return counts or None
     if isinstance(default, bool):
         return value if isinstance(value, bool) else default
     if isinstance(default, float) or name in ("at", "upstream_ms"):

@@ -214,3 +214,16 @@ def test_odd_events_are_stored_trimmed_and_never_fail_their_batch(store: Activit
     assert (trimmed.detail, trimmed.arguments, trimmed.outcome) == ("x" * 1000, None, "upstream_error")
     assert listed[mixed_keys.event_id].arguments is None  # type: ignore[union-attr]
     assert len(listed[long_name.event_id].client_name) <= 256  # type: ignore[union-attr]
+
+
+def test_the_guards_counts_come_back_and_nothing_else_stored_there(store: ActivityStore) -> None:
+    """An event's result-guard findings (counts by rule id) round-trip in every backend; a stored
+    document holding anything but counts there reads back without it."""
+    found = call(1, guard={"aws_access_key": 2, "instruction-override": 1})
+    odd = call(2, guard={"aws_access_key": "AKIA...", "ok": True, "n": 1})
+    junk = call(3, guard=["not", "counts"])
+    store.put_many(kept(found, odd, junk))
+    listed = {r.event_id: r for r in everything(store, ActivityQuery("acme"))}
+    assert listed[found.event_id].guard == {"aws_access_key": 2, "instruction-override": 1}  # type: ignore[union-attr]
+    assert listed[odd.event_id].guard == {"n": 1}  # type: ignore[union-attr]
+    assert listed[junk.event_id].guard is None  # type: ignore[union-attr]

@@ -1,0 +1,148 @@
+"""The result guard on the serving path: every answer an upstream gives (a tool result on any surface,
+a ``resources/read``, a ``prompts/get``) passes here before anything else sees it — the agent, the
+result pager's ``read_cache`` store, a code run — guarded per the tenant's ``guard`` policy
+(:mod:`foldgate.guard.result`), with the findings' counts by rule on the request's activity event.
+
+Structured content is guarded field by field and must still fit the tool's ``outputSchema``: where a
+placeholder or a mark breaks a constrained field (a ``pattern``, an ``enum``, a length: the schema is
+validated; a ``format``, which validators treat as an annotation but some clients assert: any changed
+string under one), the answer is withheld as a ``result_blocked`` tool error naming the field, never
+served with the credential nor with content the client would reject.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from foldgate.config.tenant import TenantConfig
+from foldgate.errors import ResultBlockedError
+from foldgate.guard.result import (
+    GuardPolicy,
+    TextGuard,
+    guard_call_result,
+    guard_prompt_result,
+    guard_read_result,
+)
+from foldgate.serve.recording import current
+from foldgate.serve.results import error_result
+
+if TYPE_CHECKING:
+    from foldgate.model.catalog import IndexedTool
+    from foldgate.serve.validation import ValidatorCache
+
+__all__ = ["formatted_change", "guard_for", "guard_prompt", "guard_resource", "guard_tool_result"]
+
+
+def guard_for(config: TenantConfig, server: str, name: str, source: str) -> TextGuard | None:
+    """The guard for one answer of ``server``'s ``name``, None when the tenant turned both sides off."""
+    settings = config.guard
+    policy = GuardPolicy(settings.secrets, settings.injection, settings.allowed(server, name))
+    if policy.off:
+        return None
+    # The learned scorer's module loads on the first guarded answer (it answers None until trained).
+    from foldgate.guard.scorer import load_scorer
+
+    return TextGuard(policy, source, load_scorer())
+
+
+def _record(guard: TextGuard) -> None:
+    """The findings' counts on the running request's event (a code run's call has its own)."""
+    counts = guard.counts
+    observed = current()
+    if counts and observed is not None:
+        merged = dict(observed.guard or {})
+        for rule, count in counts.items():
+            merged[rule] = merged.get(rule, 0) + count
+        observed.guard = merged
+
+
+async def guard_tool_result(
+    config: TenantConfig, tool: IndexedTool, result: dict[str, Any], validators: ValidatorCache
+) -> tuple[dict[str, Any], bool]:
+    """The upstream's CallToolResult as the agent may see it: guarded, or a ``result_blocked`` error
+    (then True)."""
+    guard = guard_for(config, tool.server, tool.tool.name, f"the tool {tool.published}")
+    if guard is None:
+        return result, False
+    try:
+        guarded = guard_call_result(result, guard)
+    except RecursionError:
+        # Structured content nested past what can be walked cannot be guarded: it is not served.
+        deep = (
+            f"the result of {tool.published} was withheld by the gateway's guard: nested too deeply to guard"
+        )
+        return error_result(ResultBlockedError(deep), tool=tool.published), True
+    _record(guard)
+    reason = guard.blocked()
+    schema = tool.tool.output_schema
+    structured = guarded.get("structuredContent")
+    original = result.get("structuredContent")
+    if reason is None and schema is not None and structured is not original:
+        # A format is an annotation to jsonschema but asserted by some clients: checked here, by path.
+        formatted = formatted_change(original, structured, schema)
+        # Output schemas are compiled like input ones, under a key of their own.
+        errors = [f"{formatted}: a placeholder breaks its format"] if formatted is not None else []
+        errors = (
+            errors
+            or await validators.errors_async(f"{tool.tool.content_hash}:output", schema, structured)
+            or []
+        )
+        if errors:
+            reason = (
+                f"the result of {tool.published} was withheld by the gateway's guard: its guarded "
+                f"structured content no longer fits the tool's output schema ({'; '.join(errors)})"
+            )
+    if reason is not None:
+        return error_result(ResultBlockedError(reason), tool=tool.published, rules=sorted(guard.counts)), True
+    return guarded, False
+
+
+def formatted_change(before: Any, after: Any, schema: Any, path: str = "$", depth: int = 0) -> str | None:
+    """The path of a string the guard changed where the schema gives it a ``format`` (followed through
+    ``properties``, ``additionalProperties`` and ``items``; only changed branches are walked), else None."""
+    if before is after or not isinstance(schema, dict) or depth > 64:
+        return None
+    if isinstance(after, str):
+        return path if "format" in schema else None
+    if isinstance(after, dict) and isinstance(before, dict):
+        properties = schema.get("properties")
+        for key, value in after.items():
+            node = properties.get(key) if isinstance(properties, dict) else None
+            node = node if node is not None else schema.get("additionalProperties")
+            found = formatted_change(before.get(key), value, node, f"{path}.{key}", depth + 1)
+            if found is not None:
+                return found
+    if isinstance(after, list) and isinstance(before, list):
+        for i, (old, new) in enumerate(zip(before, after, strict=False)):
+            found = formatted_change(old, new, schema.get("items"), f"{path}[{i}]", depth + 1)
+            if found is not None:
+                return found
+    return None
+
+
+def guard_resource(config: TenantConfig, server: str, result: dict[str, Any]) -> dict[str, Any]:
+    """A ``resources/read`` result guarded (allowances by ``server__*``); ResultBlockedError to refuse."""
+    guard = guard_for(config, server, "*", f"a resource of the server {server}")
+    if guard is None:
+        return result
+    guarded = guard_read_result(result, guard)
+    _record(guard)
+    reason = guard.blocked()
+    if reason is not None:
+        raise ResultBlockedError(reason)
+    return guarded
+
+
+def guard_prompt(
+    config: TenantConfig, server: str, name: str, published: str, result: dict[str, Any]
+) -> dict[str, Any]:
+    """A ``prompts/get`` result guarded (allowances by ``server__prompt``); ResultBlockedError to refuse."""
+    guard = guard_for(config, server, name, f"the prompt {published}")
+    if guard is None:
+        return result
+    guarded = guard_prompt_result(result, guard)
+    _record(guard)
+    reason = guard.blocked()
+    if reason is not None:
+        raise ResultBlockedError(reason)
+    return guarded
