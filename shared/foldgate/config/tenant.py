@@ -189,6 +189,12 @@ class GuardConfig(Strict):
         "instruction-override) that are not applied to its results.",
     )
 
+    @field_validator("secrets", "injection", mode="before")
+    @classmethod
+    def _yaml_off(cls, value: Any) -> Any:
+        # YAML 1.1 reads a bare `off` as false: the operator wrote the policy "off", not a boolean.
+        return "off" if value is False else value
+
     @field_validator("allow")
     @classmethod
     def _check_allow(cls, value: dict[str, list[str]]) -> dict[str, list[str]]:

@@ -5,6 +5,7 @@ naming rule ids."""
 from __future__ import annotations
 
 import pytest
+import yaml
 
 from foldgate.config.tenant import parse_tenant_config
 from foldgate.errors import ConfigError
@@ -48,3 +49,12 @@ def test_allowances_apply_to_the_tool_and_to_the_whole_server() -> None:
     assert guard.allowed("github", "get_file") == {"generic_secret"}
     assert guard.allowed("github", "list_issues") == frozenset()
     assert guard.allowed("docs", "anything") == {"instruction-override"}
+
+
+def test_a_yaml_bare_off_is_the_off_policy_but_true_is_refused() -> None:
+    """YAML 1.1 reads `injection: off` as false: that is the operator's "off", never an error; `true`
+    names no policy and is refused."""
+    config = parse_tenant_config(yaml.safe_load("guard:\n  secrets: off\n  injection: off\n"))
+    assert (config.guard.secrets, config.guard.injection) == ("off", "off")
+    with pytest.raises(ConfigError, match="guard"):
+        parse_tenant_config({"guard": {"secrets": True}})
