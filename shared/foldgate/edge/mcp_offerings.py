@@ -20,7 +20,13 @@ from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, ValidationError
 
 from foldgate.edge.protocol import MODERN_PROTOCOL_VERSIONS
-from foldgate.errors import FoldgateError, NotFoundError, UpstreamError, UpstreamTimeoutError
+from foldgate.errors import (
+    FoldgateError,
+    NotFoundError,
+    ResultBlockedError,
+    UpstreamError,
+    UpstreamTimeoutError,
+)
 from foldgate.model.offerings import Kind
 from foldgate.serve.gateway import Gateway
 from foldgate.serve.offerings import Offered
@@ -79,6 +85,10 @@ async def _proxied(run: Awaitable[dict[str, Any]], not_found: int) -> dict[str, 
         raise MCPError(UPSTREAM_FAILED, exc.message, data) from None
     except UpstreamError as exc:
         raise MCPError(UPSTREAM_FAILED, exc.message) from None
+    except ResultBlockedError as exc:
+        # The upstream answered and the tenant's guard withheld it: not the caller's fault, and never
+        # mistaken for a not-found (whose code is the same -32602 from 2026-07-28).
+        raise MCPError(UPSTREAM_FAILED, exc.message, {"error_type": exc.code}) from None
     except FoldgateError as exc:
         raise MCPError(types.INVALID_PARAMS, exc.message) from None
 
