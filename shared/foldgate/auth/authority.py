@@ -1,5 +1,9 @@
 """Agent tokens: issue, verify, list and revoke; the one place that turns a bearer string into a grant.
 
+A successful verification records the token's last use in the store at most once a minute per token
+and instance (:data:`TOUCH_SECONDS`): the console's *last used* column, for one small write a minute
+per active token, never one per request; a failed write is logged and the request goes on.
+
 Every verification failure (malformed, unknown, wrong digest, expired, revoked) raises the same
 :class:`~foldgate.errors.AuthError` with the same message, so a caller learns nothing about which
 tokens exist. Tokens and digests are never logged; token ids of known tokens are (they are public).
@@ -27,16 +31,18 @@ from foldgate.auth.model import (
     looks_like_token,
     new_token,
 )
-from foldgate.errors import AuthError, ConflictError, InvalidRequestError
+from foldgate.errors import AuthError, ConflictError, InvalidRequestError, StoreError
 from foldgate.store.tokens.base import TokenStore
 
-__all__ = ["INVALID_TOKEN", "TokenAuthority"]
+__all__ = ["INVALID_TOKEN", "TOUCH_SECONDS", "TokenAuthority"]
 
 log = logging.getLogger(__name__)
 
 INVALID_TOKEN: Final = "invalid, expired or revoked token"
 # A fresh id collides with a stored one with probability ~n/2^64; retrying is for correctness only.
 _ISSUE_ATTEMPTS: Final = 3
+# A token's last use is written at most this often per instance: "last used" is read by a person.
+TOUCH_SECONDS: Final = 60.0
 
 
 class TokenAuthority:
@@ -65,6 +71,8 @@ class TokenAuthority:
         self._lock = threading.Lock()
         # digest -> (grant, when it was read from the store). Keyed by digest so no token is kept.
         self._cache: dict[str, tuple[AgentToken, float]] = {}
+        # token id -> when this instance last recorded its use (bounded like the cache).
+        self._touched: dict[str, float] = {}
 
     def issue(
         self,
@@ -140,7 +148,24 @@ class TokenAuthority:
                 self._cache.pop(digest, None)
             log.info("rejected expired token %s", grant.token_id)
             raise AuthError(INVALID_TOKEN)
+        self._touch(grant.token_id, now)
         return grant
+
+    def _touch(self, token_id: str, now: float) -> None:
+        """Record the use in the store unless this instance did within :data:`TOUCH_SECONDS`."""
+        with self._lock:
+            last = self._touched.get(token_id)
+            # A clock that went backwards counts as due: the bound on staleness must hold either way.
+            if last is not None and 0 <= now - last < TOUCH_SECONDS:
+                return
+            if len(self._touched) >= self.max_cached:
+                self._touched.clear()
+            self._touched[token_id] = now
+        try:
+            self.store.touch(token_id, now)
+        except StoreError as exc:
+            # The request goes on: a missed "last used" is not worth refusing an agent over.
+            log.warning("could not record the use of token %s: %s", token_id, exc.message)
 
     def list(self, tenant: str | None = None) -> list[AgentToken]:
         """Stored tokens (of one tenant), oldest first; expired and revoked ones included."""
