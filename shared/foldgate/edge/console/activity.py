@@ -20,6 +20,7 @@ from urllib.parse import urlencode
 from foldgate.edge.operator_audit import DEPLOYMENT
 from foldgate.errors import FoldgateError, InvalidRequestError
 from foldgate.model.activity import OUTCOMES, ActivityEvent, ActivityRecord, AuditEvent
+from foldgate.model.naming import display_name
 from foldgate.store.activity.base import ActivityQuery, ActivityStore
 
 __all__ = [
@@ -207,7 +208,8 @@ def _row(record: ActivityRecord) -> dict[str, Any]:
             action=record.action,
             actor=" ".join(p for p in (record.actor.via, record.actor.who) if p),
             source=record.actor.source,
-            target=record.target,
+            # A tool is named as agents call it (server__tool), whoever recorded its key.
+            target=display_name(record.target) if record.action.startswith("approval.") else record.target,
             detail=record.detail,
         )
     return row
