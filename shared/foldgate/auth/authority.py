@@ -1,8 +1,9 @@
 """Agent tokens: issue, verify, list and revoke; the one place that turns a bearer string into a grant.
 
-A successful verification records the token's last use in the store at most once a minute per token
-and instance (:data:`TOUCH_SECONDS`): the console's *last used* column, for one small write a minute
-per active token, never one per request; a failed write is logged and the request goes on.
+A successful verification records the token's last use at most once a minute per token and instance
+(:data:`TOUCH_SECONDS`), for the console's *last used* column: one small store write a minute per
+active token, made by a writer thread beside requests (:mod:`foldgate.auth.last_use`), never in front
+of one; a failed write is logged and the request never notices.
 
 Every verification failure (malformed, unknown, wrong digest, expired, revoked) raises the same
 :class:`~foldgate.errors.AuthError` with the same message, so a caller learns nothing about which
@@ -22,6 +23,7 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Final
 
+from foldgate.auth.last_use import UseWriter
 from foldgate.auth.model import (
     AgentToken,
     Tier,
@@ -31,7 +33,7 @@ from foldgate.auth.model import (
     looks_like_token,
     new_token,
 )
-from foldgate.errors import AuthError, ConflictError, InvalidRequestError, StoreError
+from foldgate.errors import AuthError, ConflictError, InvalidRequestError
 from foldgate.store.tokens.base import TokenStore
 
 __all__ = ["INVALID_TOKEN", "TOUCH_SECONDS", "TokenAuthority"]
@@ -73,6 +75,7 @@ class TokenAuthority:
         self._cache: dict[str, tuple[AgentToken, float]] = {}
         # token id -> when this instance last recorded its use (bounded like the cache).
         self._touched: dict[str, float] = {}
+        self.uses = UseWriter(store, max_pending=self.max_cached)
 
     def issue(
         self,
@@ -152,7 +155,7 @@ class TokenAuthority:
         return grant
 
     def _touch(self, token_id: str, now: float) -> None:
-        """Record the use in the store unless this instance did within :data:`TOUCH_SECONDS`."""
+        """Queue the use for the store unless this instance did within :data:`TOUCH_SECONDS`."""
         with self._lock:
             last = self._touched.get(token_id)
             # A clock that went backwards counts as due: the bound on staleness must hold either way.
@@ -161,11 +164,7 @@ class TokenAuthority:
             if len(self._touched) >= self.max_cached:
                 self._touched.clear()
             self._touched[token_id] = now
-        try:
-            self.store.touch(token_id, now)
-        except StoreError as exc:
-            # The request goes on: a missed "last used" is not worth refusing an agent over.
-            log.warning("could not record the use of token %s: %s", token_id, exc.message)
+        self.uses.submit(token_id, now)
 
     def list(self, tenant: str | None = None) -> list[AgentToken]:
         """Stored tokens (of one tenant), oldest first; expired and revoked ones included."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import threading
 from pathlib import Path
 
 import pytest
@@ -86,7 +87,8 @@ def test_issue_then_verify(store: CountingStore, clock: Clock) -> None:
     assert grant.created_at == clock.now
     assert grant.token_id == TokenHasher(SECRET).token_id(TokenHasher(SECRET).digest(token))
     assert auth.verify(token) == grant
-    # Listed with the use the verification recorded.
+    # Listed with the use the verification recorded (written beside the request).
+    assert auth.uses.flush()
     assert auth.list("acme") == [dataclasses.replace(grant, last_used_at=clock.now)]
     assert auth.list("other") == []
 
@@ -246,13 +248,16 @@ def test_a_tokens_use_is_recorded_at_most_once_a_minute_per_instance(
     for _ in range(5):
         auth.verify(token)
         clock.now += 10
+    assert auth.uses.flush()
     assert store.touches == [(grant.token_id, first)]
     clock.now = first + TOUCH_SECONDS
     auth.verify(token)
+    assert auth.uses.flush()
     assert store.touches == [(grant.token_id, first), (grant.token_id, first + TOUCH_SECONDS)]
     assert [g.last_used_at for g in auth.list("acme")] == [first + TOUCH_SECONDS]
     # A refused token records nothing.
     rejected(auth, new_token())
+    assert auth.uses.flush()
     assert len(store.touches) == 2
 
 
@@ -266,7 +271,30 @@ def test_a_failed_write_of_the_last_use_does_not_refuse_the_token(
         raise StoreError("dynamodb: ProvisionedThroughputExceededException")
 
     monkeypatch.setattr(store.inner, "touch", down)
-    with caplog.at_level(logging.WARNING, logger="foldgate.auth.authority"):
+    with caplog.at_level(logging.WARNING, logger="foldgate.auth.last_use"):
         assert auth.verify(token) == grant
+        assert auth.uses.flush()
     assert "could not record the use of token" in caplog.text
     assert token not in caplog.text
+
+
+def test_a_verification_never_waits_for_the_write_of_its_use(store: CountingStore, clock: Clock) -> None:
+    auth = authority(store, clock)
+    token, grant = auth.issue("acme", expires_in=None)
+    release = threading.Event()
+    started = threading.Event()
+    inner_touch = store.inner.touch
+
+    def slow(token_id: str, at: float) -> None:
+        started.set()
+        assert release.wait(10)
+        inner_touch(token_id, at)
+
+    store.inner.touch = slow  # type: ignore[method-assign]
+    assert auth.verify(token) == grant  # returns while the write is held
+    assert started.wait(10)
+    assert not auth.uses.flush(timeout=0)
+    assert store.inner.list("acme")[0].last_used_at is None
+    release.set()
+    assert auth.uses.flush()
+    assert store.inner.list("acme")[0].last_used_at == clock.now

@@ -77,6 +77,7 @@ def test_authority_end_to_end(store: TokenStore) -> None:
     auth = TokenAuthority(store, TokenHasher(b"integration-secret-0123456789"), cache_seconds=0)
     token, issued = auth.issue("acme", servers=["github"], tier="write", expires_in=3600, label="x")
     assert auth.verify(token) == issued
+    assert auth.uses.flush()
     assert [t.token_id for t in auth.list("acme")] == [issued.token_id]
     assert auth.list("acme")[0].last_used_at is not None
     assert auth.revoke(issued.token_id)
