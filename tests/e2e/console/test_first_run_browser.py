@@ -295,6 +295,19 @@ def test_one_confirmation_approves_all_of_a_servers_pending_tools(page: Any, ser
     }
 
 
+def test_the_activity_page_names_a_called_tool_as_agents_call_it(page: Any, served: Served) -> None:
+    # A tool of the trusted server, served since the first index run.
+    params = {"name": "crm__create_contact", "arguments": {"name": "Ada", "email": "ada@example.com"}}
+    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
+    assert httpx2.post(f"{served.base}/mcp/all", json=call, headers=H, timeout=30).status_code == 200
+    tools = page.locator("#events li.event .c-tool")
+    # The gateway writes its events within a second or so (a buffered batch): read until it is there.
+    deadline = time.monotonic() + 15
+    while page.goto("/console/activity") and tools.count() == 0:
+        assert time.monotonic() < deadline, "the call was not recorded"
+    assert tools.first.inner_text() == "crm__create_contact"
+
+
 def test_a_token_is_created_post_redirect_get_scoped_by_picking_servers_and_its_last_use_shows(
     page: Any, served: Served
 ) -> None:

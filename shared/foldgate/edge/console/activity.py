@@ -195,9 +195,12 @@ def _row(record: ActivityRecord) -> dict[str, Any]:
     row: dict[str, Any] = {"id": record.event_id, "when": when(record.at), "fields": event_fields(record)}
     row["outcome"] = record.outcome
     if isinstance(record, ActivityEvent):
+        # A tool call names its tool as agents call it (server__tool); other methods keep their subject.
+        named = record.method == "tools/call" and record.server and record.tool
         row.update(
             server=record.server,
             tool=record.tool,
+            tool_name=display_name(f"{record.server}:{record.tool}") if named else record.tool,
             principal=record.principal,
             method=record.method,
             client=" ".join(p for p in (record.client_name, record.client_version) if p),
