@@ -12,6 +12,7 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -37,9 +38,9 @@ pytestmark = pytest.mark.e2e
 OPERATOR_KEY = "op-" + "s" * 40
 
 
-def two_tenants(tmp: Path) -> Any:
+def two_tenants(tmp: Path) -> tuple[Any, TokenAuthority]:
     """The console's app over tenants ``default`` (the demo's crm and tickets) and ``zeta`` (one
-    server, billing, listing the demo's tickets tools)."""
+    server, billing, listing the demo's tickets tools), and its token authority."""
     store = SqliteStore(tmp / "catalog.sqlite3")
     tools = demo_tools()
     billing = [dataclasses.replace(t, server="billing") for t in tools if t.server == "tickets"]
@@ -48,20 +49,27 @@ def two_tenants(tmp: Path) -> Any:
     zeta = parse_tenant_config({"servers": [{"name": "billing", "url": "http://127.0.0.1:9/billing/mcp"}]})
     configs = StaticConfigSource({"default": demo_config(), "zeta": zeta})
     gateway = Gateway(store, configs, RecordingUpstream(), catalog_ttl=0.0)
+    tokens = TokenAuthority(SqliteTokenStore(tmp / "tokens.sqlite3"), TokenHasher(b"t" * 32))
     deps = ConsoleDeps(
         gateway,
         OPERATOR_KEY.encode(),
         approvals=SqliteApprovalStore(tmp / "approvals.sqlite3"),
-        tokens=TokenAuthority(SqliteTokenStore(tmp / "tokens.sqlite3"), TokenHasher(b"t" * 32)),
+        tokens=tokens,
     )
-    return create_app(gateway, console=console_router(deps))
+    return create_app(gateway, console=console_router(deps)), tokens
+
+
+@dataclass
+class Served:
+    base: str
+    tokens: TokenAuthority
 
 
 @pytest.fixture(scope="module")
-def base(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     """The two-tenant gateway on a free loopback port, in a thread of this process."""
     need_chromium()
-    app = two_tenants(tmp_path_factory.mktemp("tenants"))
+    app, tokens = two_tenants(tmp_path_factory.mktemp("tenants"))
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     sock.listen(64)
@@ -74,11 +82,16 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         assert time.monotonic() < deadline, "the gateway did not start"
         time.sleep(0.02)
     try:
-        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+        yield Served(f"http://127.0.0.1:{sock.getsockname()[1]}", tokens)
     finally:
         server.should_exit = True
         thread.join(10)
         sock.close()
+
+
+@pytest.fixture(scope="module")
+def base(served: Served) -> str:
+    return served.base
 
 
 @pytest.fixture(scope="module")
@@ -153,6 +166,23 @@ def test_a_tenant_the_gateway_does_not_have_is_refused_and_never_becomes_the_cho
     page.goto("/console/fleet")
     assert (chosen(page), servers(page)) == ("default", ["crm", "tickets"])
     assert "nope" not in page.content()
+    page.context.close()
+
+
+def test_switching_from_a_forms_result_page_opens_that_page_for_the_other_tenant(
+    browser: Any, served: Served
+) -> None:
+    _, grant = served.tokens.issue("default", expires_in=None, label="switch")
+    page = signed_in(browser, served.base)
+    page.goto("/console/tokens")
+    # A revocation answers on the form's own URL (/console/tokens/revoke, POST only).
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.get_by_role("button", name=f"Revoke {grant.token_id}").click()
+    page.wait_for_url("**/console/tokens/revoke")
+    page.get_by_label("Tenant").select_option("zeta")
+    page.get_by_role("button", name="Switch").click()
+    page.wait_for_url("**/console/tokens?tenant=zeta")
+    assert page.get_by_role("heading", name="Tokens of zeta").is_visible()
     page.context.close()
 
 
