@@ -2,8 +2,9 @@
 headless chromium through Playwright) against `foldgate serve` over a replay upstream (crm trusted,
 tickets untrusted, and no embedding model): where the operator key is, sign-out saying so, a console 404
 page, the reindex outcome as a sentence with the page's facts following it, held counts linking to
-Approvals, one `server__tool` naming, a new tool's diff saying "new", changed words marked (escaped),
-the tier of each held tool, one confirmation for a server's pending tools, tokens created
+Approvals, one `server__tool` naming (approvals, a stale approval's refusal, audit, activity), a new
+tool's diff saying "new", changed words marked (escaped), the tier of each held tool, one confirmation
+for a server's pending tools, tokens created
 POST-redirect-GET with their scope picked from the tenant's servers, a last-used column, Revoke asking
 first, three-digit playground scores and the missing model said on the page. The tests run in order
 on one gateway (each builds on the catalog the one before left)."""
@@ -250,6 +251,32 @@ def test_a_changed_one_line_description_marks_the_changed_words_and_escapes_them
     page.screenshot(path=str(SHOTS / "approvals-word-diff.png"), full_page=True)
 
 
+def test_a_stale_approval_is_refused_naming_the_tool_as_agents_call_it(page: Any, served: Served) -> None:
+    page.goto("/console/approvals")
+    held = page.locator("section.held", has_text="crm__find_contact")
+    # The upstream changes again while the operator reviews: the hash on this page is no longer held.
+    served.relist(
+        "crm",
+        lambda tools: [
+            {**t, "description": RUG_PULLED + " v2"} if t["name"] == "find_contact" else t for t in tools
+        ],
+    )
+    other = page.context.new_page()
+    other.goto("/console/fleet")
+    before = other.locator("#reindex-status").text_content()
+    other.get_by_role("button", name="Reindex now").click()
+    other.wait_for_function(
+        "old => { const t = document.getElementById('reindex-status').textContent;"
+        " return /Reindex finished/.test(t) && t !== old; }",
+        arg=before,
+    )
+    other.close()
+    held.get_by_role("button", name="Approve crm__find_contact").click()
+    assert page.get_by_role("alert").inner_text() == (
+        "content changed since it was reviewed: crm__find_contact; review the current hash again"
+    )
+
+
 def test_one_confirmation_approves_all_of_a_servers_pending_tools(page: Any, served: Served) -> None:
     page.goto("/console/approvals")
     group = page.locator("#server-tickets")
@@ -277,7 +304,7 @@ def test_one_confirmation_approves_all_of_a_servers_pending_tools(page: Any, ser
     )
     assert page.locator("#server-tickets").count() == 0
     # Each was approved by its own hash, each an operator event.
-    approvals = page.locator("table.audit tbody tr", has_text="approval.approve")
+    approvals = page.locator("table.audit tbody tr", has_text="all pending tools of tickets")
     # The gateway writes its events within a second or so (a buffered batch): read until they are there.
     deadline = time.monotonic() + 15
     while page.goto("/console/audit") and approvals.count() < 3:
@@ -285,7 +312,7 @@ def test_one_confirmation_approves_all_of_a_servers_pending_tools(page: Any, ser
     # Time, then the action (the row's header), actor, from, target.
     targets = sorted(r.locator("td").nth(3).inner_text() for r in approvals.all())
     assert targets == ["tickets__close_ticket", "tickets__list_tickets", "tickets__update_ticket"]
-    assert all("all pending tools of tickets" in r.inner_text() for r in approvals.all())
+    assert all("approval.approve" in r.inner_text() for r in approvals.all())
     listing = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
     tools = httpx2.post(f"{served.base}/mcp/all", json=listing, headers=H, timeout=30).json()["result"][
         "tools"

@@ -381,7 +381,11 @@ def console_router(deps: ConsoleDeps) -> APIRouter:
             chosen = record(catalog, deps.approvals, tenant, [(t.id, t.hash) for t in body.tools])
         except (NotFoundError, ConflictError) as exc:
             audited(request, tenant, action, target=body.tools[0].id, outcome="refused", detail=exc.message)
-            refused = approvals_page(request, tenant, tenants, message=None, error=exc.message)
+            # The review names the keys the form sent; the page names tools as agents call them.
+            said = exc.message
+            for tool in body.tools:
+                said = said.replace(tool.id, display_name(tool.id))
+            refused = approvals_page(request, tenant, tenants, message=None, error=said)
             refused.status_code = 409
             return refused
         for tool in sorted(chosen):
