@@ -383,8 +383,8 @@ def console_router(deps: ConsoleDeps) -> APIRouter:
             audited(request, tenant, action, target=body.tools[0].id, outcome="refused", detail=exc.message)
             # The review names the keys the form sent; the page names tools as agents call them.
             said = exc.message
-            for tool in body.tools:
-                said = said.replace(tool.id, display_name(tool.id))
+            for asked in body.tools:
+                said = said.replace(asked.id, display_name(asked.id))
             refused = approvals_page(request, tenant, tenants, message=None, error=said)
             refused.status_code = 409
             return refused
