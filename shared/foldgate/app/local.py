@@ -32,6 +32,7 @@ from foldgate.app.wiring import (
     optional_secret,
 )
 from foldgate.auth.oauth.setup import tenant_oauth_configs
+from foldgate.auth.secrets import operator_key_location
 from foldgate.config.settings import Settings
 from foldgate.config.source import ConfigSource, FileConfigSource
 from foldgate.edge.admin import admin_router
@@ -182,6 +183,7 @@ def build_local(
             connector=console_connector(gateway, oauth) if oauth is not None else None,
             auth_states=lambda tenant: auth_states(oauth, gateway, tenant),
             config_file=str(configs.path) if isinstance(configs, FileConfigSource) else None,
+            operator_key_at=operator_key_location(settings),
             login_limit=operator_limit,
             signouts=open_signouts(settings),
             activity=activity,

@@ -504,6 +504,7 @@ def build_mcp_app(
         def build_console() -> APIRouter:
             """The console's routes, built on its first request (see foldgate.edge.console.lazy)."""
             # Loaded on the console's first request: an instance serving only agents never pays for it.
+            from foldgate.auth.secrets import operator_key_location
             from foldgate.edge.connect import auth_states, console_connector
             from foldgate.edge.console.routes import ConsoleDeps, console_router
 
@@ -516,6 +517,7 @@ def build_mcp_app(
                     tokens=access.authority,
                     connector=console_connector(gateway, oauth) if oauth is not None else None,
                     auth_states=lambda tenant: auth_states(oauth, gateway, tenant),
+                    operator_key_at=operator_key_location(settings),
                     login_limit=operator_limit,
                     signouts=open_signouts(settings),
                     activity=activity,

@@ -1,5 +1,10 @@
 """Agent tokens: issue, verify, list and revoke; the one place that turns a bearer string into a grant.
 
+A successful verification records the token's last use at most once a minute per token and instance
+(:data:`TOUCH_SECONDS`), for the console's *last used* column: one small store write a minute per
+active token, made by a writer thread beside requests (:mod:`foldgate.auth.last_use`), never in front
+of one; a failed write is logged and the request never notices.
+
 Every verification failure (malformed, unknown, wrong digest, expired, revoked) raises the same
 :class:`~foldgate.errors.AuthError` with the same message, so a caller learns nothing about which
 tokens exist. Tokens and digests are never logged; token ids of known tokens are (they are public).
@@ -18,6 +23,7 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Final
 
+from foldgate.auth.last_use import UseWriter
 from foldgate.auth.model import (
     AgentToken,
     Tier,
@@ -30,13 +36,15 @@ from foldgate.auth.model import (
 from foldgate.errors import AuthError, ConflictError, InvalidRequestError
 from foldgate.store.tokens.base import TokenStore
 
-__all__ = ["INVALID_TOKEN", "TokenAuthority"]
+__all__ = ["INVALID_TOKEN", "TOUCH_SECONDS", "TokenAuthority"]
 
 log = logging.getLogger(__name__)
 
 INVALID_TOKEN: Final = "invalid, expired or revoked token"
 # A fresh id collides with a stored one with probability ~n/2^64; retrying is for correctness only.
 _ISSUE_ATTEMPTS: Final = 3
+# A token's last use is written at most this often per instance: "last used" is read by a person.
+TOUCH_SECONDS: Final = 60.0
 
 
 class TokenAuthority:
@@ -65,6 +73,9 @@ class TokenAuthority:
         self._lock = threading.Lock()
         # digest -> (grant, when it was read from the store). Keyed by digest so no token is kept.
         self._cache: dict[str, tuple[AgentToken, float]] = {}
+        # token id -> when this instance last recorded its use (bounded like the cache).
+        self._touched: dict[str, float] = {}
+        self.uses = UseWriter(store, max_pending=self.max_cached)
 
     def issue(
         self,
@@ -140,7 +151,20 @@ class TokenAuthority:
                 self._cache.pop(digest, None)
             log.info("rejected expired token %s", grant.token_id)
             raise AuthError(INVALID_TOKEN)
+        self._touch(grant.token_id, now)
         return grant
+
+    def _touch(self, token_id: str, now: float) -> None:
+        """Queue the use for the store unless this instance did within :data:`TOUCH_SECONDS`."""
+        with self._lock:
+            last = self._touched.get(token_id)
+            # A clock that went backwards counts as due: the bound on staleness must hold either way.
+            if last is not None and 0 <= now - last < TOUCH_SECONDS:
+                return
+            if len(self._touched) >= self.max_cached:
+                self._touched.clear()
+            self._touched[token_id] = now
+        self.uses.submit(token_id, now)
 
     def list(self, tenant: str | None = None) -> list[AgentToken]:
         """Stored tokens (of one tenant), oldest first; expired and revoked ones included."""

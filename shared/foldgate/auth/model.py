@@ -103,7 +103,9 @@ class AgentToken:
     """What a token grants, without the token or its digest (safe to list, log and cache).
 
     ``servers`` None means every server of the tenant, now and added later; ``expires_at`` None means
-    the token never expires (it can still be revoked).
+    the token never expires (it can still be revoked). ``last_used_at`` is when it last verified, as
+    the store recorded it (at most once a minute: :class:`~foldgate.auth.authority.TokenAuthority`);
+    None when never.
     """
 
     token_id: str
@@ -114,6 +116,7 @@ class AgentToken:
     label: str | None = None
     created_at: float = field(default_factory=time.time)
     revoked: bool = False
+    last_used_at: float | None = None
 
     def allows_tier(self, tier: Tier) -> bool:
         """Whether a tool of ``tier`` is within this token's tier (read < write < destructive)."""
@@ -150,6 +153,7 @@ class AgentToken:
             "label": self.label,
             "created_at": self.created_at,
             "revoked": self.revoked,
+            "last_used_at": self.last_used_at,
         }
 
 

@@ -35,6 +35,7 @@ __all__ = [
     "checked_secret",
     "create_key",
     "load_secret",
+    "operator_key_location",
     "read_or_create_key",
     "read_secret_parameter",
     "secret_file",
@@ -60,6 +61,16 @@ def secret_parameter(settings: Settings, name: SecretName) -> str:
 def secret_file(settings: Settings, name: SecretName) -> Path:
     """The local key file of a secret: beside the SQLite file, so one state folder holds both."""
     return Path(settings.sqlite_path).parent / _FILES[name]
+
+
+def operator_key_location(settings: Settings) -> str:
+    """Where this instance reads its operator key from, in words (never the key): what the console's
+    sign-in form tells an operator to look for."""
+    if settings.operator_key:
+        return "the FOLDGATE_OPERATOR_KEY environment variable of this gateway"
+    if settings.secrets_in_ssm:
+        return f"the SecureString parameter {secret_parameter(settings, 'operator')} in Parameter Store"
+    return f"the file {secret_file(settings, 'operator').resolve()}"
 
 
 def load_secret(settings: Settings, name: SecretName, *, client: Any | None = None) -> bytes:

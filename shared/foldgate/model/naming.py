@@ -19,7 +19,7 @@ from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from typing import Final
 
-__all__ = ["MAX_NAME", "RESERVED_NAMES", "PublishedName", "assign_names", "is_valid_name"]
+__all__ = ["MAX_NAME", "RESERVED_NAMES", "PublishedName", "assign_names", "display_name", "is_valid_name"]
 
 MAX_NAME: Final = 64
 SEP: Final = "__"
@@ -131,3 +131,13 @@ def assign_names(tools: Iterable[tuple[str, str]], *, bare: Collection[str] = ()
         taken.add(name)
         out.append(PublishedName(server, tool, name, reason))
     return out
+
+
+def display_name(key: str) -> str:
+    """The ``server__tool`` name of a canonical key ``server:tool`` for people (the console): what the
+    tool is, or would be, published as without a collision. Server names never contain ``:`` (their
+    config pattern), so the first ``:`` ends the server; anything else is returned as it is."""
+    server, sep, tool = key.partition(":")
+    if not sep or not server:
+        return key
+    return assign_names([(server, tool)])[0].published

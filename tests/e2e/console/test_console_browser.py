@@ -222,20 +222,20 @@ def test_a_rug_pulled_tool_is_rejected_then_approved_through_the_diff_page_and_t
     assert RUG_PULLED not in (run(description(served, "crm__find_contact")) or "")
     page.goto("/console/approvals")
     held = page.locator("section.held", has_text="crm__find_contact")
-    assert "changed" in held.locator("h3").inner_text()
+    assert "changed" in held.locator(".tool-h").inner_text()
     diff = held.locator("table.diff").first
     assert RUG_PULLED in diff.locator("tr.changed td.r").first.inner_text()
     assert "Find contacts by name, e-mail or company." in diff.locator("tr.changed td.l").first.inner_text()
     page.screenshot(path=str(SHOTS / "approvals-diff.png"), full_page=True)
     # Rejected first: it stays withheld, listed under Rejected, and can still be approved from there.
     held.get_by_role("button", name=re.compile("Reject")).click()
-    assert "Rejected crm:find_contact" in page.get_by_role("status").first.inner_text()
+    assert "Rejected crm__find_contact" in page.get_by_role("status").first.inner_text()
     held = page.locator("section.held", has_text="crm__find_contact")
-    assert "rejected" in held.locator("h3").inner_text()
+    assert "rejected" in held.locator(".tool-h").inner_text()
     assert held.get_by_role("button", name=re.compile("Reject")).count() == 0
     assert RUG_PULLED not in (run(description(served, "crm__find_contact")) or "")
     held.get_by_role("button", name=re.compile("Approve")).click()
-    assert "Approved crm:find_contact" in page.get_by_role("status").first.inner_text()
+    assert "Approved crm__find_contact" in page.get_by_role("status").first.inner_text()
     # The gateway prefixes each description with its server's name.
     assert run(description(served, "crm__find_contact")) == f"[crm] {RUG_PULLED}"
 
@@ -260,6 +260,7 @@ def test_a_token_created_in_the_console_works_until_it_is_revoked_there(ui: Ui) 
     assert httpx2.post(f"{served.base}/mcp/all", json=listing, headers=auth, timeout=30).status_code == 200
     row = page.locator("tbody tr", has_text="browser test")
     token_id = row.locator("th").inner_text()
+    page.once("dialog", lambda dialog: dialog.accept())  # Revoke asks first
     row.get_by_role("button", name=f"Revoke {token_id}").click()
     assert f"Revoked {token_id}." in page.get_by_role("status").first.inner_text()
     assert "revoked" in page.locator("tbody tr", has_text="browser test").inner_text()
@@ -310,7 +311,7 @@ def test_sign_out_ends_the_session_so_a_cookie_copied_before_it_opens_nothing(ui
     page.wait_for_url("**/console/fleet")
     copied = signed.cookies()
     page.get_by_role("button", name="Sign out").click()
-    page.wait_for_url("**/console/login")
+    page.wait_for_url("**/console/login?signed_out=1")
     # Another browser given the copy (a stolen cookie) is sent to the login form.
     thief = browser.new_context(base_url=base)
     thief.add_cookies(copied)

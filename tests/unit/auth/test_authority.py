@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
+import threading
 from pathlib import Path
 
 import pytest
 
-from foldgate.auth.authority import INVALID_TOKEN, TokenAuthority
+from foldgate.auth.authority import INVALID_TOKEN, TOUCH_SECONDS, TokenAuthority
 from foldgate.auth.model import AgentToken, TokenHasher, new_token
 from foldgate.errors import AuthError, ConflictError, InvalidRequestError, StoreError
 from foldgate.store.tokens.base import TokenStore
@@ -33,6 +35,7 @@ class CountingStore(TokenStore):
         self.inner = inner
         self.gets = 0
         self.conflicts = 0
+        self.touches: list[tuple[str, float]] = []
 
     def put(self, token: AgentToken, digest: str) -> None:
         if self.conflicts:
@@ -49,6 +52,10 @@ class CountingStore(TokenStore):
 
     def revoke(self, token_id: str) -> bool:
         return self.inner.revoke(token_id)
+
+    def touch(self, token_id: str, at: float) -> None:
+        self.touches.append((token_id, at))
+        self.inner.touch(token_id, at)
 
 
 @pytest.fixture
@@ -80,7 +87,9 @@ def test_issue_then_verify(store: CountingStore, clock: Clock) -> None:
     assert grant.created_at == clock.now
     assert grant.token_id == TokenHasher(SECRET).token_id(TokenHasher(SECRET).digest(token))
     assert auth.verify(token) == grant
-    assert auth.list("acme") == [grant]
+    # Listed with the use the verification recorded (written beside the request).
+    assert auth.uses.flush()
+    assert auth.list("acme") == [dataclasses.replace(grant, last_used_at=clock.now)]
     assert auth.list("other") == []
 
 
@@ -228,3 +237,64 @@ def test_tokens_and_digests_are_never_logged(
     ):
         assert secret not in caplog.text
     assert grant.token_id in caplog.text  # the public id is what operators see
+
+
+def test_a_tokens_use_is_recorded_at_most_once_a_minute_per_instance(
+    store: CountingStore, clock: Clock
+) -> None:
+    auth = authority(store, clock)
+    token, grant = auth.issue("acme", expires_in=None)
+    first = clock.now
+    for _ in range(5):
+        auth.verify(token)
+        clock.now += 10
+    assert auth.uses.flush()
+    assert store.touches == [(grant.token_id, first)]
+    clock.now = first + TOUCH_SECONDS
+    auth.verify(token)
+    assert auth.uses.flush()
+    assert store.touches == [(grant.token_id, first), (grant.token_id, first + TOUCH_SECONDS)]
+    assert [g.last_used_at for g in auth.list("acme")] == [first + TOUCH_SECONDS]
+    # A refused token records nothing.
+    rejected(auth, new_token())
+    assert auth.uses.flush()
+    assert len(store.touches) == 2
+
+
+def test_a_failed_write_of_the_last_use_does_not_refuse_the_token(
+    store: CountingStore, clock: Clock, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    auth = authority(store, clock)
+    token, grant = auth.issue("acme", expires_in=None)
+
+    def down(token_id: str, at: float) -> None:
+        raise StoreError("dynamodb: ProvisionedThroughputExceededException")
+
+    monkeypatch.setattr(store.inner, "touch", down)
+    with caplog.at_level(logging.WARNING, logger="foldgate.auth.last_use"):
+        assert auth.verify(token) == grant
+        assert auth.uses.flush()
+    assert "could not record the use of token" in caplog.text
+    assert token not in caplog.text
+
+
+def test_a_verification_never_waits_for_the_write_of_its_use(store: CountingStore, clock: Clock) -> None:
+    auth = authority(store, clock)
+    token, grant = auth.issue("acme", expires_in=None)
+    release = threading.Event()
+    started = threading.Event()
+    inner_touch = store.inner.touch
+
+    def slow(token_id: str, at: float) -> None:
+        started.set()
+        assert release.wait(10)
+        inner_touch(token_id, at)
+
+    store.inner.touch = slow  # type: ignore[method-assign]
+    assert auth.verify(token) == grant  # returns while the write is held
+    assert started.wait(10)
+    assert not auth.uses.flush(timeout=0)
+    assert store.inner.list("acme")[0].last_used_at is None
+    release.set()
+    assert auth.uses.flush()
+    assert store.inner.list("acme")[0].last_used_at == clock.now

@@ -90,3 +90,15 @@ def test_verify_operator() -> None:
     assert not verify_operator(b"", "")
     assert not verify_operator(key, None)  # type: ignore[arg-type]
     assert not verify_operator(key, "\udcff")  # a lone surrogate from a lenient header decoder
+
+
+def test_the_operator_keys_location_is_named_as_this_instance_reads_it(tmp_path: Path) -> None:
+    from foldgate.auth.secrets import operator_key_location
+
+    key_file = (tmp_path / "state" / "operator.key").resolve()
+    assert operator_key_location(local(tmp_path)) == f"the file {key_file}"
+    assert "FOLDGATE_OPERATOR_KEY" in operator_key_location(local(tmp_path, operator_key="op" * 10))
+    cloud = Settings(config_source="ssm", config_prefix="/acme-prod/")
+    assert operator_key_location(cloud) == (
+        "the SecureString parameter /acme-prod/secrets/operator-key in Parameter Store"
+    )

@@ -45,6 +45,11 @@ class FlakyStore(TokenStore):
     def revoke(self, token_id: str) -> bool:
         return self.inner.revoke(token_id)
 
+    def touch(self, token_id: str, at: float) -> None:
+        if self.down:
+            raise StoreError("dynamodb: ProvisionedThroughputExceededException")
+        self.inner.touch(token_id, at)
+
 
 @pytest.fixture
 def store(tmp_path: Path) -> FlakyStore:

@@ -20,6 +20,7 @@ from urllib.parse import urlencode
 from foldgate.edge.operator_audit import DEPLOYMENT
 from foldgate.errors import FoldgateError, InvalidRequestError
 from foldgate.model.activity import OUTCOMES, ActivityEvent, ActivityRecord, AuditEvent
+from foldgate.model.naming import display_name
 from foldgate.store.activity.base import ActivityQuery, ActivityStore
 
 __all__ = [
@@ -194,9 +195,12 @@ def _row(record: ActivityRecord) -> dict[str, Any]:
     row: dict[str, Any] = {"id": record.event_id, "when": when(record.at), "fields": event_fields(record)}
     row["outcome"] = record.outcome
     if isinstance(record, ActivityEvent):
+        # A tool call names its tool as agents call it (server__tool); other methods keep their subject.
+        named = record.method == "tools/call" and record.server and record.tool
         row.update(
             server=record.server,
             tool=record.tool,
+            tool_name=display_name(f"{record.server}:{record.tool}") if named else record.tool,
             principal=record.principal,
             method=record.method,
             client=" ".join(p for p in (record.client_name, record.client_version) if p),
@@ -207,7 +211,8 @@ def _row(record: ActivityRecord) -> dict[str, Any]:
             action=record.action,
             actor=" ".join(p for p in (record.actor.via, record.actor.who) if p),
             source=record.actor.source,
-            target=record.target,
+            # A tool is named as agents call it (server__tool), whoever recorded its key.
+            target=display_name(record.target) if record.action.startswith("approval.") else record.target,
             detail=record.detail,
         )
     return row

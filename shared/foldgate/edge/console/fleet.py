@@ -17,7 +17,7 @@ from foldgate.errors import FoldgateError
 from foldgate.index.triggers import Reindexer
 from foldgate.serve.gateway import Gateway
 
-__all__ = ["SERVERS_PER_PAGE", "Connector", "ReindexJobs", "fleet_view", "start_connect"]
+__all__ = ["SERVERS_PER_PAGE", "Connector", "ReindexJobs", "fleet_view", "reindex_sentence", "start_connect"]
 
 log = logging.getLogger(__name__)
 
@@ -176,6 +176,43 @@ class ReindexJobs:
         if job.error is not None:
             return {"state": "failed", "detail": job.error, "elapsed": elapsed}
         return {"state": "done", "result": job.result or {}, "elapsed": elapsed}
+
+
+def _count(n: object, one: str, many: str) -> str:
+    number = n if isinstance(n, int) and not isinstance(n, bool) else 0
+    return f"{number:,} {one if number == 1 else many}"
+
+
+def reindex_sentence(job: Mapping[str, Any]) -> str:
+    """A reindex job's outcome in one sentence for the operator (the reindexers' result dicts:
+    :mod:`foldgate.index.triggers`), never the dict itself."""
+    state = job.get("state")
+    if state == "running":
+        return f"Reindexing… {job.get('elapsed', 0)} s so far."
+    if state in ("failed", "unavailable"):
+        return f"Reindex failed: {job.get('detail')}."
+    if state != "done":
+        return "No reindex started from this console."
+    result: Mapping[str, Any] = job.get("result") or {}
+    took = f"in {job.get('elapsed', 0)} s"
+    outcome = result.get("reindex")
+    if outcome == "requested":
+        return "Reindex requested: the indexer runs it now; reload this page in a minute for the result."
+    if outcome == "failed":
+        return f"Reindex failed {took}: {result.get('error') or 'no reason given'}."
+    held = _count(result.get("awaiting_approval"), "tool awaits", "tools await")
+    flagged = result.get("flagged")
+    held += f" approval ({flagged} flagged by the scan)" if flagged else " approval"
+    tools = _count(result.get("tools"), "tool", "tools")
+    if result.get("changed"):
+        head = f"Reindex finished {took}: new catalog version {result.get('version')} with {tools}; {held}."
+    else:
+        head = f"Reindex finished {took}: nothing changed ({tools}); {held}."
+    if result.get("error"):
+        head += f" Some servers could not be listed: {result.get('error')}."
+    if result.get("recovered"):
+        head += f" The previous version could not be read and was rebuilt ({result.get('recovered')})."
+    return head
 
 
 async def start_connect(connector: Connector, tenant: str, server: str) -> str | None:

@@ -1,6 +1,8 @@
 """The search playground: ``retrieve_tools`` run exactly as a chosen agent token would run it (its scope,
 its tier, the tenant's config), then each hit's score per engine (fused, lexical BM25F, dense cosine)
-for the operator. Scores stay here: agents get ranks only (a raw score carries corpus statistics)."""
+for the operator, to three digits. Scores stay here: agents get ranks only (a raw score carries corpus
+statistics). When the dense half is missing (no embedding model, or an index built without one) the
+page says the search is lexical only, why, and how to get the model."""
 
 from __future__ import annotations
 
@@ -15,9 +17,15 @@ from foldgate.model.principal import Principal
 from foldgate.serve.gateway import Gateway
 from foldgate.serve.views import TenantView
 
-__all__ = ["EngineScores", "run_playground", "tail_entry", "token_principal"]
+__all__ = ["EngineScores", "lexical_only", "run_playground", "tail_entry", "token_principal"]
 
 _MAX_QUERY: Final = 500
+# Digits a score is shown with: more is noise to a person comparing hits.
+_DIGITS: Final = 3
+
+
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(float(value), _DIGITS)
 
 
 class EngineScores:
@@ -67,9 +75,9 @@ class EngineScores:
         cosine = self._dense(dense, query, keys)
         return {
             k: {
-                "fused": fused.get(k),
-                "lexical": round(lex[k], 4) if k in lex else None,
-                "dense": cosine.get(k),
+                "fused": _rounded(fused.get(k)),
+                "lexical": _rounded(lex.get(k)),
+                "dense": _rounded(cosine.get(k)),
             }
             for k in keys
         }
@@ -99,9 +107,25 @@ class EngineScores:
             return {}
         rows = {k: i for i, k in enumerate(dense.keys)}
         matrix = dense.matrix
-        return {
-            k: round(float(matrix[rows[k]] @ qv), 4) for k in keys if k in rows and dense.present[rows[k]]
-        }
+        return {k: float(matrix[rows[k]] @ qv) for k in keys if k in rows and dense.present[rows[k]]}
+
+
+def lexical_only(gateway: Gateway, catalog: CatalogVersion | None) -> str | None:
+    """Why this tenant's search has no dense (semantic) half, or None when it has one."""
+    if gateway.searchers.embedder is None:
+        return "this gateway has no embedding provider"
+    provider = gateway.searchers.embedder()
+    reason = getattr(provider, "reason", None)
+    if provider.dim <= 0:
+        if reason == "configured":
+            return "the embedding provider is off (FOLDGATE_EMBEDDING_PROVIDER=none)"
+        return f"the embedding model could not be loaded ({reason or 'no model'})"
+    dense = catalog.dense if catalog is not None else None
+    if dense is None:
+        return "the catalog was indexed without embeddings; reindex now that the model loads"
+    if dense.get("model_id") not in (None, provider.model_id):
+        return "the catalog's embeddings are of another model; reindex to rebuild them"
+    return None
 
 
 def token_principal(authority: TokenAuthority | None, tenant: str, token_id: str) -> Principal | str:

@@ -25,21 +25,29 @@ from foldgate.config.fleet_write import ConfigWriter, config_writer
 from foldgate.edge.access import source_address
 from foldgate.edge.admin import ApprovalRequest, ReindexRequest, Verdict
 from foldgate.edge.console.activity import activity_view, newer_view
-from foldgate.edge.console.approvals import approvals_view
+from foldgate.edge.console.approvals import MAX_BULK, approvals_view, by_server
 from foldgate.edge.console.budget import budget_view, what_if_settings
 from foldgate.edge.console.connect_snippets import surface_snippets
-from foldgate.edge.console.fleet import Connector, ReindexJobs, fleet_view, start_connect
+from foldgate.edge.console.flash import FLASH_COOKIE, FlashSealer
+from foldgate.edge.console.fleet import (
+    Connector,
+    ReindexJobs,
+    fleet_view,
+    reindex_sentence,
+    start_connect,
+)
 from foldgate.edge.console.fleet_edit import add_fleet_edit_routes
 from foldgate.edge.console.guard import guard_view
 from foldgate.edge.console.login_limit import LoginLimit
-from foldgate.edge.console.playground import EngineScores, run_playground
+from foldgate.edge.console.playground import EngineScores, lexical_only, run_playground
 from foldgate.edge.console.session import COOKIE_NAME, Session, SessionSigner
-from foldgate.edge.console.tokens import issue_token, token_rows, token_scope
+from foldgate.edge.console.tokens import issue_token, scope_servers, token_rows, token_scope
 from foldgate.edge.console.tool_pages import add_tool_pages, connect_base
 from foldgate.edge.console.usage import UsageCache
 from foldgate.edge.console.web import (
     PREFIX,
     STATIC,
+    TENANT_COOKIE,
     console_route,
     cookie_is_secure,
     form_value,
@@ -49,6 +57,7 @@ from foldgate.edge.operator_audit import DEPLOYMENT, audit, console_actor, opera
 from foldgate.errors import ConfigError, ConflictError, FoldgateError, NotFoundError
 from foldgate.index.triggers import Reindexer
 from foldgate.model.activity import AuditAction
+from foldgate.model.naming import display_name
 from foldgate.serve.gateway import Gateway
 from foldgate.serve.review import approve_reviewed, reject_reviewed
 from foldgate.store.activity.base import ActivityStore
@@ -77,6 +86,9 @@ class ConsoleDeps:
     # Where fleet edits and the what-if are written (None: derived from the gateway's config source;
     # still None for a source the console cannot write, see foldgate.config.fleet_write).
     config_writer: ConfigWriter | None = None
+    # Where this instance's operator key is, in words (auth.secrets.operator_key_location): the sign-in
+    # form says so. None: the form names both usual places.
+    operator_key_at: str | None = None
     # Wrong operator keys the sign-in form takes (None: unlimited, e.g. benches).
     login_limit: LoginLimit | None = None
     # Signed-out sessions, shared by every instance (None: kept in this process only, e.g. benches).
@@ -102,16 +114,23 @@ class ConsoleDeps:
 
 
 def _tenant(deps: ConsoleDeps, request: Request, value: str | None = None) -> tuple[str, list[str]]:
-    """The tenant a page is about: one of the configured tenants (else 404), default the first."""
+    """The tenant a page is about: the one asked for (a form's or the query's ``tenant``), else the one
+    this session last chose (the header's selector), else the first. Whichever it is, it must be one of
+    the configured tenants, checked on every request as the admin API checks it (404 otherwise); one
+    asked for becomes the session's choice."""
     tenants = deps.gateway.configs.tenants()
-    chosen = value if value is not None else request.query_params.get("tenant")
-    if not chosen:
-        if not tenants:
-            raise HTTPException(404, "no tenant is configured")
-        return tenants[0], tenants
-    if chosen not in tenants:
-        raise HTTPException(404, "unknown tenant")
-    return chosen, tenants
+    asked = value if value is not None else request.query_params.get("tenant")
+    if asked:
+        if asked not in tenants:
+            raise HTTPException(404, "unknown tenant")
+        request.state.chosen_tenant = asked
+        return asked, tenants
+    kept = request.cookies.get(TENANT_COOKIE)
+    if kept in tenants:
+        return str(kept), tenants
+    if not tenants:
+        raise HTTPException(404, "no tenant is configured")
+    return tenants[0], tenants
 
 
 def _page(request: Request, name: str, tenant: str, tenants: list[str], **ctx: Any) -> HTMLResponse:
@@ -127,6 +146,7 @@ def console_router(deps: ConsoleDeps) -> APIRouter:
         include_in_schema=False,
     )
     jobs = ReindexJobs(deps.reindex)
+    flashes = FlashSealer(deps.operator_secret) if deps.operator_secret else None
     engines = EngineScores(deps.gateway)
     usage_cache = UsageCache(deps.activity, clock=deps.clock)
 
@@ -145,9 +165,14 @@ def console_router(deps: ConsoleDeps) -> APIRouter:
             raise HTTPException(404, "not found")
         return Response(found[0], media_type=found[1], headers={"cache-control": "public, max-age=3600"})
 
+    def login_page(request: Request, error: str | None, status: int = 200) -> HTMLResponse:
+        signed_out = error is None and request.query_params.get("signed_out") == "1"
+        ctx = {"error": error, "key_at": deps.operator_key_at, "signed_out": signed_out}
+        return render(request, "login.html", ctx, status)
+
     @router.get("/login")
     def login_form(request: Request) -> Response:
-        return render(request, "login.html", {"error": None})
+        return login_page(request, None)
 
     @router.post("/login")
     def login(request: Request) -> Response:
@@ -161,13 +186,13 @@ def console_router(deps: ConsoleDeps) -> APIRouter:
             # Not recorded: the wrong keys that brought the address here were, and a flood of limited
             # attempts must not become as many store writes.
             message = f"Too many failed sign-ins; try again in {wait} seconds."
-            limited = render(request, "login.html", {"error": message}, 429)
+            limited = login_page(request, message, 429)
             limited.headers["retry-after"] = str(wait)
             return limited
         # Only the operator key opens the console: an agent token (or anything else) is refused alike.
         if not verify_operator(deps.operator_secret, form_value(request, "operator_key")):
             audited(request, DEPLOYMENT, "console.sign_in_refused", outcome="refused", detail="wrong key")
-            return render(request, "login.html", {"error": "That is not the operator key."}, 401)
+            return login_page(request, "That is not the operator key.", 401)
         if deps.login_limit is not None:
             deps.login_limit.succeeded(address)
         value, session = deps.signer.issue()
@@ -202,28 +227,46 @@ def console_router(deps: ConsoleDeps) -> APIRouter:
         except FoldgateError:
             raise HTTPException(503, "the sign-out could not be recorded; try again") from None
         audited(request, DEPLOYMENT, "console.sign_out")
-        response = RedirectResponse(f"{PREFIX}/login", 303)
+        # The form says so: an operator must not wonder whether the click did anything.
+        response = RedirectResponse(f"{PREFIX}/login?signed_out=1", 303)
         response.delete_cookie(COOKIE_NAME, path=PREFIX)
+        response.delete_cookie(TENANT_COOKIE, path=PREFIX)
         return response
 
-    @router.get("/fleet")
-    def fleet(request: Request) -> Response:
-        tenant, tenants = _tenant(deps, request)
+    def fleet_model(request: Request, tenant: str) -> dict[str, Any]:
         try:
             page = int(request.query_params.get("page") or 1)
         except ValueError:
             page = 1
         states = deps.auth_states(tenant) if deps.auth_states is not None else None
-        model = fleet_view(
+        return fleet_view(
             deps.gateway, tenant, can_connect=deps.connector is not None, page=page, auth_states=states
         )
+
+    def reindex_fragment(request: Request, tenant: str, job: dict[str, Any]) -> HTMLResponse:
+        """The progress line; a finished job also tells the page to re-read its facts."""
+        fragment = render(request, "_reindex.html", {"tenant": tenant, "job": job,
+                                                     "sentence": reindex_sentence(job)})  # fmt: skip
+        if job["state"] in ("done", "failed"):
+            fragment.headers["hx-trigger"] = "fleet-changed"
+        return fragment
+
+    @router.get("/fleet")
+    def fleet(request: Request) -> Response:
+        tenant, tenants = _tenant(deps, request)
+        model = fleet_model(request, tenant)
         usage = usage_cache.get(tenant)
         rows = usage_cache.rows(usage, [s["name"] for s in model["servers"]])
         as_of = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(usage["as_of"]))
         usage = {**usage, "rows": rows, "as_of": as_of}
-        return _page(
-            request, "fleet.html", tenant, tenants, fleet=model, usage=usage, job=jobs.status(tenant)
-        )
+        job = jobs.status(tenant)
+        return _page(request, "fleet.html", tenant, tenants, fleet=model, usage=usage, job=job,
+                     sentence=reindex_sentence(job))  # fmt: skip
+
+    @router.get("/fleet/facts")
+    def fleet_facts(request: Request) -> Response:
+        tenant, _ = _tenant(deps, request)
+        return render(request, "_fleet_facts.html", {"tenant": tenant, "fleet": fleet_model(request, tenant)})
 
     @router.post("/fleet/reindex")
     async def reindex(request: Request) -> Response:
@@ -236,16 +279,19 @@ def console_router(deps: ConsoleDeps) -> APIRouter:
         refused = job["state"] == "unavailable"
         audited(request, tenant, "index.reindex", target=tenant, outcome="refused" if refused else "ok",
                 detail=str(job.get("detail") or job["state"]))  # fmt: skip
+        if job["state"] == "done":
+            deps.gateway.invalidate(tenant)
         if request.headers.get("hx-request") == "true":
-            return render(request, "_reindex.html", {"tenant": tenant, "job": job})
+            return reindex_fragment(request, tenant, job)
         return RedirectResponse(f"{PREFIX}/fleet?tenant={tenant}", 303)
 
     @router.get("/fleet/reindex")
     def reindex_status(request: Request) -> Response:
         tenant, _ = _tenant(deps, request)
-        if jobs.status(tenant)["state"] == "done":
+        job = jobs.status(tenant)
+        if job["state"] == "done":
             deps.gateway.invalidate(tenant)
-        return render(request, "_reindex.html", {"tenant": tenant, "job": jobs.status(tenant)})
+        return reindex_fragment(request, tenant, job)
 
     @router.post("/fleet/connect")
     async def connect(request: Request) -> Response:
@@ -322,21 +368,26 @@ def console_router(deps: ConsoleDeps) -> APIRouter:
         return refused
 
     def approvals_page(request: Request, tenant: str, tenants: list[str], **extra: Any) -> HTMLResponse:
-        held = approvals_view(deps.gateway.catalog(tenant))
-        return _page(request, "approvals.html", tenant, tenants, held=held, **extra)
+        try:
+            config = deps.gateway.config(tenant)
+        except FoldgateError:
+            config = None  # the tiers are then the declared ones (the config problem is the fleet's)
+        held = approvals_view(deps.gateway.catalog(tenant), config)
+        groups = by_server([t for t in held if t["state"] != "rejected"])
+        return _page(request, "approvals.html", tenant, tenants, held=held, groups=groups, **extra)
 
     @router.get("/approvals")
     def approvals(request: Request) -> Response:
         tenant, tenants = _tenant(deps, request)
         return approvals_page(request, tenant, tenants, message=None, error=None)
 
-    async def decide(request: Request, record: Verdict, verb: str) -> Response:
-        """Approve or reject (``record``) one reviewed tool from the page's form, as the admin API does."""
+    async def decide(
+        request: Request, record: Verdict, verb: str, tools: list[dict[str, str]], why: str = ""
+    ) -> Response:
+        """Approve or reject (``record``) reviewed tools, each by its own content hash, as the admin API
+        does; every tool is named ``server__tool`` on the page (:func:`display_name`)."""
         try:
-            body = ApprovalRequest.model_validate({
-                "tenant": form_value(request, "tenant"),
-                "tools": [{"id": form_value(request, "id"), "hash": form_value(request, "hash")}],
-            })  # fmt: skip
+            body = ApprovalRequest.model_validate({"tenant": form_value(request, "tenant"), "tools": tools})
         except ValidationError:
             raise HTTPException(400, "invalid approval: a tool id and its 64-hex content hash") from None
         tenant, tenants = _tenant(deps, request, body.tenant)
@@ -348,23 +399,45 @@ def console_router(deps: ConsoleDeps) -> APIRouter:
             chosen = record(catalog, deps.approvals, tenant, [(t.id, t.hash) for t in body.tools])
         except (NotFoundError, ConflictError) as exc:
             audited(request, tenant, action, target=body.tools[0].id, outcome="refused", detail=exc.message)
-            refused = approvals_page(request, tenant, tenants, message=None, error=exc.message)
+            # The review names the keys the form sent; the page names tools as agents call them.
+            said = exc.message
+            for asked in body.tools:
+                said = said.replace(asked.id, display_name(asked.id))
+            refused = approvals_page(request, tenant, tenants, message=None, error=said)
             refused.status_code = 409
             return refused
         for tool in sorted(chosen):
-            audited(request, tenant, action, target=tool, detail=f"content {chosen[tool][:12]}")
+            audited(request, tenant, action, target=tool, detail=f"content {chosen[tool][:12]}{why}")
         outcome = await deps.reindex(tenant) if deps.reindex is not None else {}
         deps.gateway.invalidate(tenant)
-        message = f"{verb} {', '.join(sorted(chosen))}; reindex: {outcome.get('reindex', 'not available')}"
+        names = ", ".join(sorted(display_name(key) for key in chosen))
+        message = f"{verb} {names}; reindex: {outcome.get('reindex', 'not available')}"
         return approvals_page(request, tenant, tenants, message=message, error=None)
+
+    def one_tool(request: Request) -> list[dict[str, str]]:
+        return [{"id": form_value(request, "id"), "hash": form_value(request, "hash")}]
 
     @router.post("/approvals")
     async def approve(request: Request) -> Response:
-        return await decide(request, approve_reviewed, "Approved")
+        return await decide(request, approve_reviewed, "Approved", one_tool(request))
+
+    @router.post("/approvals/server")
+    async def approve_server(request: Request) -> Response:
+        # One confirmation for one server's pending tools, each still approved by the hash shown for it:
+        # a tool whose content changed since the page was shown refuses the whole batch (nothing recorded).
+        server = form_value(request, "server")
+        tools = [
+            {"id": form_value(request, f"id_{n}"), "hash": form_value(request, f"hash_{n}")}
+            for n in range(MAX_BULK)
+            if form_value(request, f"id_{n}")
+        ]
+        if not tools or any(not t["id"].startswith(f"{server}:") for t in tools):
+            raise HTTPException(400, "invalid approval: the pending tools of one server, each with its hash")
+        return await decide(request, approve_reviewed, "Approved", tools, f"; all pending tools of {server}")
 
     @router.post("/approvals/reject")
     async def reject(request: Request) -> Response:
-        return await decide(request, reject_reviewed, "Rejected")
+        return await decide(request, reject_reviewed, "Rejected", one_tool(request))
 
     def tokens_page(request: Request, tenant: str, tenants: list[str], **extra: Any) -> HTMLResponse:
         rows = token_rows(deps.tokens, tenant) if deps.tokens is not None else None
@@ -377,21 +450,41 @@ def console_router(deps: ConsoleDeps) -> APIRouter:
     @router.get("/tokens")
     def tokens(request: Request) -> Response:
         tenant, tenants = _tenant(deps, request)
-        return tokens_page(request, tenant, tenants)
+        session: Session = request.state.session
+        flash = request.cookies.get(FLASH_COOKIE)
+        created = flashes.open(session.sid, flash, deps.clock()) if flashes is not None else None
+        if created is not None and created.get("tenant") != tenant:
+            created = None
+        page = tokens_page(request, tenant, tenants, created=created)
+        if flash is not None:
+            # Consumed by this view: a reload, or the back button, shows the secret no more.
+            page.delete_cookie(FLASH_COOKIE, path=PREFIX)
+        return page
 
     @router.post("/tokens")
     def create_token(request: Request) -> Response:
         form: dict[str, str] = request.state.form
         tenant, tenants = _tenant(deps, request, form.get("tenant", ""))
-        if deps.tokens is None:
+        if deps.tokens is None or flashes is None:
             return tokens_page(request, tenant, tenants, error="tokens are not available")
-        token, grant, error = issue_token(deps.tokens, form, tenants)
-        created = {"token": token, "id": grant.token_id} if token and grant else None
-        if grant is not None:
-            audited(request, grant.tenant, "token.create", target=grant.token_id, detail=token_scope(grant))
-        else:
+        known = [s.name for s in deps.gateway.config(tenant).servers]
+        # The scope is picked from the tenant's servers (checkboxes), never typed.
+        servers, error = scope_servers(form, known)
+        token, grant = None, None
+        if error is None:
+            token, grant, error = issue_token(deps.tokens, {**form, "servers": servers}, tenants)
+        if token is None or grant is None:
             audited(request, tenant, "token.create", outcome="refused", detail=str(error))
-        return tokens_page(request, tenant, tenants, created=created, error=error)
+            return tokens_page(request, tenant, tenants, error=error)
+        audited(request, grant.tenant, "token.create", target=grant.token_id, detail=token_scope(grant))
+        # POST-redirect-GET: a reload of the page that shows the secret never creates a second token.
+        session: Session = request.state.session
+        sealed = flashes.seal(session.sid, {"token": token, "id": grant.token_id, "tenant": grant.tenant},
+                              deps.clock())  # fmt: skip
+        done = RedirectResponse(f"{PREFIX}/tokens?{urlencode({'tenant': grant.tenant})}", 303)
+        done.set_cookie(FLASH_COOKIE, sealed, path=PREFIX, secure=cookie_is_secure(request), httponly=True,
+                        samesite="strict")  # fmt: skip
+        return done
 
     @router.post("/tokens/revoke")
     def revoke_token(request: Request) -> Response:
@@ -420,7 +513,10 @@ def console_router(deps: ConsoleDeps) -> APIRouter:
         choices = (
             [r for r in token_rows(deps.tokens, tenant) if r["state"] == "active"] if deps.tokens else []
         )
-        return _page(request, "search.html", tenant, tenants, result=result, choices=choices)
+        lexical = lexical_only(deps.gateway, deps.gateway.catalog(tenant))
+        return _page(
+            request, "search.html", tenant, tenants, result=result, choices=choices, lexical_only=lexical
+        )
 
     @router.get("/activity")
     def activity(request: Request) -> Response:
@@ -460,4 +556,11 @@ def console_router(deps: ConsoleDeps) -> APIRouter:
         return _page(request, "audit.html", tenant, tenants, audit=model)
 
     add_tool_pages(router, deps, lambda request, value: _tenant(deps, request, value), _page, audited)
+
+    # Keep this route the router's last: it answers every /console path no route above took, with the
+    # console's own 404 page (behind the same session check as every page) instead of raw JSON.
+    @router.api_route("/{rest:path}", methods=["GET", "POST"])
+    def not_found(request: Request) -> Response:
+        raise HTTPException(404, f"There is no console page {request.url.path}.")
+
     return router

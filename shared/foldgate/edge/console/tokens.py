@@ -15,7 +15,10 @@ from foldgate.auth.authority import TokenAuthority
 from foldgate.auth.model import AgentToken, parse_duration
 from foldgate.errors import FoldgateError
 
-__all__ = ["TokenRequest", "issue_token", "token_rows", "token_scope"]
+__all__ = ["SCOPE_FIELD", "TokenRequest", "issue_token", "scope_servers", "token_rows", "token_scope"]
+
+# The create form's checkbox of each of the tenant's servers is named this prefix and the server's name.
+SCOPE_FIELD = "scope__"
 
 
 class TokenRequest(BaseModel):
@@ -50,6 +53,8 @@ def token_rows(authority: TokenAuthority, tenant: str) -> list[dict[str, Any]]:
             "label": g.label or "",
             "created": _when(g.created_at),
             "expires": _when(g.expires_at),
+            # Recorded at most once a minute (foldgate.auth.authority.TOUCH_SECONDS).
+            "last_used": _when(g.last_used_at),
         }
         for g in authority.list(tenant)
     ]
@@ -61,6 +66,16 @@ def token_scope(grant: AgentToken) -> str:
     """What a token grants, in one line (never the token): tier, servers and expiry."""
     servers = "all servers" if grant.servers is None else ",".join(grant.servers)
     return f"tier {grant.tier}, {servers}, expires {_when(grant.expires_at)}"
+
+
+def scope_servers(form: dict[str, str], known: list[str]) -> tuple[str, str | None]:
+    """The servers the create form's checkboxes picked, comma-separated (empty: every server), or the
+    refusal when a checkbox names a server the tenant does not have (never read as "every server")."""
+    picked = [k[len(SCOPE_FIELD) :] for k in form if k.startswith(SCOPE_FIELD)]
+    unknown = sorted(name for name in picked if name not in known)
+    if unknown:
+        return "", f"servers: not servers of this tenant: {', '.join(unknown)[:200]}"
+    return ",".join(name for name in known if form.get(SCOPE_FIELD + name)), None
 
 
 def issue_token(

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 __all__ = [
     "PREFIX",
     "STATIC",
+    "TENANT_COOKIE",
     "console_route",
     "cookie_is_secure",
     "environment",
@@ -34,6 +35,9 @@ __all__ = [
 ]
 
 PREFIX: Final = "/console"
+# The tenant the operator last chose (the header's selector): every page is about it until another is
+# chosen. Not a credential (the operator key opens every tenant), so only the tenant's name is kept.
+TENANT_COOKIE: Final = "foldgate_console_tenant"
 _HERE = Path(__file__).resolve().parent
 # Strict: scripts only from this origin (the vendored htmx), no inline script or style anywhere, no
 # framing, forms post only here. The chart is inline SVG using presentation attributes, not style.
@@ -54,6 +58,7 @@ STATIC: Final[dict[str, tuple[bytes, str]]] = {
     "htmx.LICENSE.txt": ((_HERE / "static" / "htmx.LICENSE.txt").read_bytes(), "text/plain; charset=utf-8"),
     "console.css": ((_HERE / "static" / "console.css").read_bytes(), "text/css; charset=utf-8"),
     "copy.js": ((_HERE / "static" / "copy.js").read_bytes(), "text/javascript; charset=utf-8"),
+    "console.js": ((_HERE / "static" / "console.js").read_bytes(), "text/javascript; charset=utf-8"),
 }
 
 
@@ -143,6 +148,15 @@ def _live_session(keys: SessionSigner, signed_out: Callable[[str], bool], reques
     return session
 
 
+def _remember_tenant(request: Request, response: Response) -> None:
+    """Keep the tenant a page was about (see :data:`TENANT_COOKIE`) when the request chose another."""
+    chosen: str | None = getattr(request.state, "chosen_tenant", None)
+    if chosen is None or request.cookies.get(TENANT_COOKIE) == chosen:
+        return
+    response.set_cookie(TENANT_COOKIE, chosen, path=PREFIX, secure=cookie_is_secure(request), httponly=True,
+                        samesite="strict")  # fmt: skip
+
+
 def console_route(
     signer: Callable[[], SessionSigner | None], signed_out: Callable[[str], bool]
 ) -> type[APIRoute]:
@@ -182,9 +196,19 @@ def console_route(
                 elif session is None and not open_path:
                     return security_headers(RedirectResponse(f"{PREFIX}/login", 303))
                 try:
-                    return security_headers(await handler(request))
+                    response = await handler(request)
                 except HTTPException as exc:
-                    return _refuse(exc.status_code, str(exc.detail))
+                    if session is None or request.headers.get("hx-request") == "true":
+                        return _refuse(exc.status_code, str(exc.detail))
+                    # A signed-in browser gets the refusal as a console page, inside the layout.
+                    response = render(
+                        request,
+                        "error.html",
+                        {"status": exc.status_code, "message": str(exc.detail)},
+                        exc.status_code,
+                    )
+                _remember_tenant(request, response)
+                return security_headers(response)
 
             return guarded
 

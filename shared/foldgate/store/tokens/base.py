@@ -38,6 +38,11 @@ class TokenStore(ABC):
     def revoke(self, token_id: str) -> bool:
         """Mark the token revoked; True if it exists (revoking twice is fine), False if unknown."""
 
+    @abstractmethod
+    def touch(self, token_id: str, at: float) -> None:
+        """Record that the token was used at ``at`` (epoch seconds); a later time only ever replaces an
+        earlier one, and an unknown id is left unknown (no stub is created)."""
+
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release resources."""
 

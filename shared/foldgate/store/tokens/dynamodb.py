@@ -2,10 +2,11 @@
 
 One item per token: ``pk = TOKEN#{token_id}``, ``sk = TOKEN``, with ``digest``, ``tenant``,
 ``servers`` (a list; absent = every server), ``tier``, ``valid_until`` (absent = never), ``label``,
-``created_at``, ``revoked`` and ``revoked_at``. A token with an expiry also carries the table's TTL
-attribute ``expires_at`` one day after it, so DynamoDB deletes dead tokens by itself; the day of grace
-keeps an expired token listable for a while (and TTL deletion lags anyway, which is why the expiry that
-counts is ``valid_until``, checked on every verification, never the TTL).
+``created_at``, ``revoked``, ``revoked_at`` and ``last_used_at`` (absent: never used; written at most
+once a minute per instance, see foldgate.auth.authority). A token with an expiry also carries the
+table's TTL attribute ``expires_at`` one day after it, so DynamoDB deletes dead tokens by itself; the
+day of grace keeps an expired token listable for a while (and TTL deletion lags anyway, which is why
+the expiry that counts is ``valid_until``, checked on every verification, never the TTL).
 """
 
 from __future__ import annotations
@@ -24,7 +25,9 @@ __all__ = ["DynamoTokenStore"]
 _SK: Final = "TOKEN"
 _TTL_GRACE_SECONDS: Final = 86400
 # Every attribute but the digest: listing never moves digests over the wire.
-_PUBLIC = ("token_id", "tenant", "servers", "tier", "valid_until", "label", "created_at", "revoked")
+_PUBLIC = (
+    "token_id", "tenant", "servers", "tier", "valid_until", "label", "created_at", "revoked", "last_used_at",
+)  # fmt: skip
 
 
 def _key(token_id: str) -> dict[str, Any]:
@@ -49,7 +52,7 @@ def _describe(exc: Exception) -> str:
 def _item_token(item: dict[str, Any]) -> AgentToken:
     try:
         servers = item.get("servers")
-        until, label = item.get("valid_until"), item.get("label")
+        until, label, used = item.get("valid_until"), item.get("label"), item.get("last_used_at")
         return AgentToken(
             token_id=str(item["token_id"]["S"]),
             tenant=str(item["tenant"]["S"]),
@@ -59,6 +62,7 @@ def _item_token(item: dict[str, Any]) -> AgentToken:
             label=None if label is None else str(label["S"]),
             created_at=float(item["created_at"]["N"]),
             revoked=bool(item["revoked"]["BOOL"]),
+            last_used_at=None if used is None else float(used["N"]),
         )
     except (KeyError, ValueError, TypeError) as exc:
         raise StoreError(f"stored token is corrupt: bad attribute {exc}") from exc
@@ -90,6 +94,8 @@ class DynamoTokenStore(TokenStore):
             item["expires_at"] = {"N": str(math.ceil(token.expires_at) + _TTL_GRACE_SECONDS)}
         if token.label is not None:
             item["label"] = {"S": token.label}
+        if token.last_used_at is not None:
+            item["last_used_at"] = _num(token.last_used_at)
         try:
             self.client.put_item(
                 TableName=self.table_name, Item=item, ConditionExpression="attribute_not_exists(pk)"
@@ -157,3 +163,20 @@ class DynamoTokenStore(TokenStore):
                 return False
             raise StoreError(f"cannot revoke token {token_id}: {_describe(exc)}") from exc
         return True
+
+    def touch(self, token_id: str, at: float) -> None:
+        """One conditional UpdateItem: the item must exist and not record a later use already (two
+        instances touching at once keep the later time); a failed condition is not an error."""
+        try:
+            self.client.update_item(
+                TableName=self.table_name,
+                Key=_key(token_id),
+                UpdateExpression="SET #u = :at",
+                ConditionExpression="attribute_exists(pk) AND (attribute_not_exists(#u) OR #u < :at)",
+                ExpressionAttributeNames={"#u": "last_used_at"},
+                ExpressionAttributeValues={":at": _num(at)},
+            )
+        except self._errors as exc:
+            if _code(exc) == "ConditionalCheckFailedException":
+                return
+            raise StoreError(f"cannot record the use of token {token_id}: {_describe(exc)}") from exc

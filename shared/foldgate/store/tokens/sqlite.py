@@ -20,14 +20,14 @@ _SCHEMA = """
 CREATE TABLE IF NOT EXISTS tokens (
     token_id TEXT PRIMARY KEY, digest TEXT NOT NULL, tenant TEXT NOT NULL, servers TEXT,
     tier TEXT NOT NULL, expires_at REAL, label TEXT, created_at REAL NOT NULL,
-    revoked INTEGER NOT NULL DEFAULT 0, revoked_at REAL);
+    revoked INTEGER NOT NULL DEFAULT 0, revoked_at REAL, last_used_at REAL);
 CREATE INDEX IF NOT EXISTS tokens_by_tenant ON tokens (tenant, created_at);
 """
-_COLUMNS = "token_id, tenant, servers, tier, expires_at, label, created_at, revoked"
+_COLUMNS = "token_id, tenant, servers, tier, expires_at, label, created_at, revoked, last_used_at"
 
 
 def _row_token(row: tuple[Any, ...]) -> AgentToken:
-    token_id, tenant, servers, tier, expires_at, label, created_at, revoked = row
+    token_id, tenant, servers, tier, expires_at, label, created_at, revoked, last_used_at = row
     return AgentToken(
         token_id=str(token_id),
         tenant=str(tenant),
@@ -37,6 +37,7 @@ def _row_token(row: tuple[Any, ...]) -> AgentToken:
         label=None if label is None else str(label),
         created_at=float(created_at),
         revoked=bool(revoked),
+        last_used_at=None if last_used_at is None else float(last_used_at),
     )
 
 
@@ -46,6 +47,16 @@ class SqliteTokenStore(TokenStore):
     def __init__(self, path: str | Path) -> None:
         self._lock = threading.Lock()
         self._db = connect_sqlite(path, _SCHEMA, what="token store")
+        self._add_last_used()
+
+    def _add_last_used(self) -> None:
+        """Give a token table made before ``last_used_at`` existed that column (NULL: never seen used)."""
+        try:
+            columns = {str(r[1]) for r in self._db.execute("PRAGMA table_info(tokens)").fetchall()}
+            if "last_used_at" not in columns:
+                self._db.execute("ALTER TABLE tokens ADD COLUMN last_used_at REAL")
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot add last_used_at to the token store: {exc}") from exc
 
     def put(self, token: AgentToken, digest: str) -> None:
         """Insert the token; ConflictError if the id exists."""
@@ -59,12 +70,13 @@ class SqliteTokenStore(TokenStore):
             token.label,
             token.created_at,
             int(token.revoked),
+            token.last_used_at,
             digest,
         )
         with self._lock:
             try:
                 self._db.execute(
-                    f"INSERT INTO tokens ({_COLUMNS}, digest) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", row
+                    f"INSERT INTO tokens ({_COLUMNS}, digest) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", row
                 )
             except sqlite3.IntegrityError as exc:
                 raise ConflictError(f"token id {token.token_id} is already taken") from exc
@@ -109,6 +121,18 @@ class SqliteTokenStore(TokenStore):
             except sqlite3.Error as exc:
                 raise StoreError(f"cannot revoke token {token_id}: {exc}") from exc
         return cur.rowcount > 0
+
+    def touch(self, token_id: str, at: float) -> None:
+        """One UPDATE, kept only when later than what is recorded."""
+        with self._lock:
+            try:
+                self._db.execute(
+                    "UPDATE tokens SET last_used_at = ? WHERE token_id = ? "
+                    "AND (last_used_at IS NULL OR last_used_at < ?)",
+                    (at, token_id, at),
+                )
+            except sqlite3.Error as exc:
+                raise StoreError(f"cannot record the use of token {token_id}: {exc}") from exc
 
     def close(self) -> None:
         """Close the database."""

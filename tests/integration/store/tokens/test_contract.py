@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -76,8 +77,46 @@ def test_authority_end_to_end(store: TokenStore) -> None:
     auth = TokenAuthority(store, TokenHasher(b"integration-secret-0123456789"), cache_seconds=0)
     token, issued = auth.issue("acme", servers=["github"], tier="write", expires_in=3600, label="x")
     assert auth.verify(token) == issued
-    assert auth.list("acme") == [issued]
+    assert auth.uses.flush()
+    assert [t.token_id for t in auth.list("acme")] == [issued.token_id]
+    assert auth.list("acme")[0].last_used_at is not None
     assert auth.revoke(issued.token_id)
     with pytest.raises(AuthError) as info:
         auth.verify(token)
     assert info.value.message == INVALID_TOKEN
+
+
+def test_touch_keeps_the_latest_use_and_creates_nothing_for_an_unknown_id(store: TokenStore) -> None:
+    store.put(grant("00000000000000e1"), "a" * 64)
+    assert store.list()[0].last_used_at is None
+    store.touch("00000000000000e1", 2000.5)
+    store.touch("00000000000000e1", 1500.0)  # an instance with an older use loses
+    found = store.get("00000000000000e1")
+    assert found is not None
+    assert found[0].last_used_at == 2000.5
+    assert [t.last_used_at for t in store.list("acme")] == [2000.5]
+    store.touch("00000000000000e1", 2100.0)
+    assert [t.last_used_at for t in store.list()] == [2100.0]
+    store.touch("00000000000000e2", 2000.0)
+    assert store.get("00000000000000e2") is None
+
+
+def test_a_sqlite_token_table_made_before_last_use_existed_gets_the_column(tmp_path: Path) -> None:
+    path = tmp_path / "old.sqlite3"
+    old = sqlite3.connect(path)
+    old.execute(
+        "CREATE TABLE tokens (token_id TEXT PRIMARY KEY, digest TEXT NOT NULL, tenant TEXT NOT NULL, "
+        "servers TEXT, tier TEXT NOT NULL, expires_at REAL, label TEXT, created_at REAL NOT NULL, "
+        "revoked INTEGER NOT NULL DEFAULT 0, revoked_at REAL)"
+    )
+    old.execute(
+        "INSERT INTO tokens (token_id, digest, tenant, tier, created_at) "
+        "VALUES ('00000000000000f1', 'd', 'acme', 'read', 1.0)"
+    )
+    old.commit()
+    old.close()
+    store = SqliteTokenStore(path)
+    assert [t.last_used_at for t in store.list()] == [None]
+    store.touch("00000000000000f1", 5.0)
+    assert [t.last_used_at for t in store.list()] == [5.0]
+    store.close()

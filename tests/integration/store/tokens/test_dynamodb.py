@@ -100,3 +100,31 @@ def test_aws_errors_become_store_errors(moto_endpoint: str) -> None:
         store.list()
     with pytest.raises(StoreError):
         store.revoke(token.token_id)
+
+
+def test_touch_names_only_the_attributes_the_serving_functions_may_write(
+    client: Any, dynamo_table: str
+) -> None:
+    from tests.unit.test_template_token_use import LAST_USE_ATTRIBUTES
+
+    sent: list[dict[str, Any]] = []
+
+    class Recording:
+        """The real moto_server client, keeping what each UpdateItem named."""
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(client, name)
+
+        def update_item(self, **kwargs: Any) -> Any:
+            sent.append(kwargs)
+            return client.update_item(**kwargs)
+
+    store = DynamoTokenStore(dynamo_table, client=Recording())
+    store.put(AgentToken("00000000000000e7", "acme", None, "read", None, None, 1000.0), "c" * 64)
+    store.touch("00000000000000e7", 2000.0)
+    store.touch("00000000000000e7", 1500.0)  # refused by its condition, not an error
+    [first, _] = sent
+    named = set(first["Key"]) | set(first["ExpressionAttributeNames"].values())
+    assert named <= set(LAST_USE_ATTRIBUTES)
+    assert first.get("ReturnValues", "NONE") == "NONE"
+    assert raw(client, dynamo_table, "00000000000000e7")["last_used_at"] == {"N": "2000.0"}

@@ -32,7 +32,7 @@ async def test_a_cookie_copied_before_sign_out_is_refused_afterwards(make_consol
         cookie, csrf = await _copied(c)
         out = await c.client.post("/console/logout", data={"csrf": csrf})
         assert out.status_code == 303
-        assert out.headers["location"] == "/console/login"
+        assert out.headers["location"] == "/console/login?signed_out=1"
         # The copy still verifies as a signed, unexpired cookie; only the server's record refuses it.
         assert c.deps.signer is not None
         assert c.deps.signer.verify(cookie) is not None
