@@ -92,8 +92,19 @@ def test_admin_function_may_write_config_documents_and_the_registry_on_those_key
 
 def test_the_functions_serving_agents_cannot_write_configs_or_operator_items() -> None:
     for function in ("McpFunction", "CodeFunction"):
-        for key in (CONFIG_PK, REGISTRY_PK, "APPROVAL#acme", "TOKEN#tok_1", "SIGNOUT#s"):
+        for key in (CONFIG_PK, REGISTRY_PK, "APPROVAL#acme", "SIGNOUT#s"):
             assert not _may_write(function, key), (function, key)
+        # A token item only through TokenLastUse: its last_used_at attribute, never a grant or digest.
+        token_writes = [
+            s
+            for s in _statements(function)
+            if _actions(s) & WRITES and any(_matches(k, "TOKEN#tok_1") for k in (_leading_keys(s) or ["*"]))
+        ]
+        assert [s.get("Sid") for s in token_writes] == ["TokenLastUse"], function
+        (last_use,) = token_writes
+        assert _actions(last_use) == {"dynamodb:UpdateItem"}
+        attributes = last_use["Condition"]["ForAllValues:StringEquals"]["dynamodb:Attributes"]
+        assert sorted(attributes) == ["last_used_at", "pk", "sk"]
         # They still read the table (configs included) and Parameter Store.
         sids = {s.get("Sid") for s in _statements(function)}
         assert {"CatalogRead", "TenantConfigRead"} <= sids

@@ -200,7 +200,11 @@ async def test_connect_shows_a_placeholder_and_a_new_tokens_page_its_snippets(ma
         assert html.escape(PLACEHOLDER) in connect
         assert "claude mcp add --transport http foldgate https://gw.example.com/mcp/all" in connect
         assert "fgt_" not in connect
-        r = await c.client.post("/console/tokens", data={"csrf": csrf, "tenant": "default", "tier": "read"})
+        created = await c.client.post(
+            "/console/tokens", data={"csrf": csrf, "tenant": "default", "tier": "read"}
+        )
+        assert created.status_code == 303  # post-redirect-get: the secret is shown by the GET it names
+        r = await c.client.get(created.headers["location"])
         token = re.search(r'id="new-token" class="mono wide" readonly value="([^"]+)"', r.text)
         assert token is not None
         assert f"Authorization: Bearer {token.group(1)}" in html.unescape(r.text)
