@@ -62,6 +62,12 @@ class UpstreamError(FoldgateError):
     code = "upstream_error"
 
 
+class TaskCancelledError(FoldgateError):
+    """A durable task's call was cancelled before it ended (tasks/cancel)."""
+
+    code = "cancelled"
+
+
 class UpstreamTimeoutError(UpstreamError):
     """An upstream did not answer within its deadline."""
 
