@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import threading
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any, Literal
@@ -22,12 +21,7 @@ import pytest
 from mcp.client import Client
 from mcp.client.extension import ClaimContext, ClientExtension, ResultClaim
 from mcp.client.streamable_http import streamable_http_client
-from mcp.server.lowlevel import Server
-from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
-from mcp.server.transport_security import TransportSecuritySettings
 from pydantic import TypeAdapter
-from starlette.applications import Starlette
-from starlette.routing import Mount
 
 from foldgate.config.source import StaticConfigSource
 from foldgate.config.tenant import parse_tenant_config
@@ -35,7 +29,6 @@ from foldgate.edge.app import create_app
 from foldgate.errors import NotFoundError
 from foldgate.index.indexer import catalog_from_tools
 from foldgate.model.principal import Principal
-from foldgate.model.tool import Tool
 from foldgate.serve.gateway import Gateway
 from foldgate.serve.paging import ResultPager
 from foldgate.serve.tasks import TaskService
@@ -44,58 +37,9 @@ from foldgate.store.results.sqlite import SqliteResultStore
 from foldgate.store.tasks.sqlite import SqliteTaskStore
 from foldgate.upstream.client import UpstreamClient
 from tests.integration.telemetry.conftest import serving
+from tests.slow_upstream import TOOLS, SlowUpstream
 
-SLEEP_SCHEMA = {
-    "type": "object",
-    "properties": {"seconds": {"type": "number"}},
-    "required": ["seconds"],
-}
-TOOLS = [
-    Tool("slow", "sleep", "Sleeps, then says so.", SLEEP_SCHEMA, annotations={"readOnlyHint": True}),
-    Tool("slow", "export", "Sleeps, then says so (pinned to start as a task).", SLEEP_SCHEMA),
-]
 ANY = TypeAdapter(dict[str, Any])
-
-
-class SlowUpstream:
-    """The upstream's log: calls started, calls cancelled (and an event per cancellation)."""
-
-    def __init__(self) -> None:
-        self.started: list[float] = []
-        self.cancelled = threading.Event()
-        self.finished: list[float] = []
-
-    def app(self) -> Starlette:
-        async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
-            return types.ListToolsResult(
-                tools=[
-                    types.Tool(name=t.name, description=t.description, input_schema=t.input_schema)
-                    for t in TOOLS
-                ]
-            )
-
-        async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
-            seconds = float((params.arguments or {})["seconds"])
-            self.started.append(seconds)
-            try:
-                await anyio.sleep(seconds)  # the tool's work: a long call is what is under test
-            except anyio.get_cancelled_exc_class():
-                self.cancelled.set()
-                raise
-            self.finished.append(seconds)
-            return types.CallToolResult(content=[types.TextContent(type="text", text=f"slept {seconds}")])
-
-        server: Server[Any] = Server("slow", on_list_tools=list_tools, on_call_tool=call_tool)
-        security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
-        # Stateful: a notifications/cancelled reaches the request it names on the same session.
-        manager = StreamableHTTPSessionManager(app=server, security_settings=security)
-
-        @contextlib.asynccontextmanager
-        async def lifespan(app: Starlette) -> AsyncIterator[None]:
-            async with manager.run():
-                yield
-
-        return Starlette(routes=[Mount("/mcp", app=manager.handle_request)], lifespan=lifespan)
 
 
 @pytest.fixture
