@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
 import threading
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -30,6 +31,7 @@ from tests.integration.serve.test_tasks import Tasks
 from tests.integration.telemetry.conftest import serving
 from tests.lambda_http import lambda_http
 from tests.lambdas import LambdaContext, load_function
+from tests.node_clients import CONFORMANCE_DIR, need_node_clients
 from tests.slow_upstream import SlowUpstream
 
 Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
@@ -163,3 +165,23 @@ async def test_a_call_that_may_not_be_sent_twice_keeps_its_request(stack: Stack)
         result = (await rpc(http, stack.url, "tools/call", params))["result"]
     assert result["content"][0]["text"] == "slept 1.5"
     assert len(stack.invocations) == before
+
+
+def test_the_typescript_sdk_client_completes_a_task_through_the_lambda_path(stack: Stack) -> None:
+    """The TS SDK's own task API (2025-11-25: params.task, then its tasks/get polling and tasks/result)."""
+    node = need_node_clients()
+    proc = subprocess.run(
+        [str(node), str(CONFORMANCE_DIR / "ts_task_client.mjs"), f"{stack.url}/mcp/all", "slow__export",
+         json.dumps({"seconds": 2})],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    messages = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
+    kinds = [m["type"] for m in messages]
+    assert kinds[0] == "taskCreated"
+    assert kinds[-1] == "result", messages[-1]
+    assert messages[-1]["result"]["content"] == [{"type": "text", "text": "slept 2.0"}]
+    assert (
+        messages[0]["task"]["taskId"]
+        == messages[-1]["result"]["_meta"]["io.modelcontextprotocol/related-task"]["taskId"]
+    )
