@@ -66,6 +66,9 @@ _MISSING_CAPABILITY: Final = -32021
 # tasks/result waits at most this long where the request has no deadline of its own (local serve).
 _RESULT_WAIT_S: Final = 900.0
 _LIST_PAGE: Final = 50
+# The methods this module looks at, as they appear in a body (a JSON string may escape them, which
+# only sends such a request down the usual path, where tasks/* is then unknown: never a wrong answer).
+_MENTIONS: Final = (b'"tasks/', b'"tools/call"', b'"initialize"', b'"server/discover"')
 
 
 class Parsed:
@@ -246,16 +249,20 @@ async def _task_result(tasks: TaskService, principal: Principal, task_id: str) -
 Rewrite = Callable[[dict[str, Any]], dict[str, Any] | None]
 
 
-def answer_handles(send: Send, rewrite: Rewrite) -> Send:
+def answer_handles(send: Send, rewrite: Rewrite, wanted: Callable[[], bool] = lambda: True) -> Send:
     """A ``send`` whose JSON answer ``rewrite`` may replace (it returns the new message, or None to
     keep it): the call path's placeholder becomes the task handle, and ``initialize`` / ``server/discover``
-    gain the task capabilities, whichever path (plain or SDK) answered."""
+    gain the task capabilities, whichever path (plain or SDK) answered. The answer is parsed only when
+    ``wanted()`` says a rewrite may apply (an ordinary tools/call answer passes unread)."""
     start: Message | None = None
     chunks: list[bytes] = []
 
     async def wrapped(message: Message) -> None:
         nonlocal start
         if message["type"] == "http.response.start":
+            if not wanted():
+                await send(message)
+                return
             start = message
             return
         if message["type"] != "http.response.body" or start is None:
@@ -337,7 +344,8 @@ async def task_scope(
     """Around one request on a gateway with tasks: answers tasks/* itself (yields None), else yields
     the ``send`` the usual path answers on, with this call's :class:`TaskRequest` set for the call path."""
     assert gateway.tasks is not None
-    parsed = parse(body, request)
+    # Most requests are none of these: a substring test spares them a second parse of the body.
+    parsed = parse(body, request) if any(m in body for m in _MENTIONS) else None
     if parsed is None:
         yield send
         return
@@ -358,7 +366,7 @@ async def task_scope(
     req = task_request_of(parsed)
     token = task_request.set(req)
     try:
-        yield answer_handles(send, handle_rewrite(req, parsed.modern))
+        yield answer_handles(send, handle_rewrite(req, parsed.modern), lambda: req.created is not None)
     finally:
         task_request.reset(token)
 

@@ -23,6 +23,10 @@ from mcp.client.extension import ClaimContext, ClientExtension, ResultClaim
 from mcp.client.streamable_http import streamable_http_client
 from pydantic import TypeAdapter
 
+from foldgate.app.local import build_local
+from foldgate.auth.authority import TokenAuthority
+from foldgate.auth.model import TokenHasher
+from foldgate.config.settings import Settings
 from foldgate.config.source import StaticConfigSource
 from foldgate.config.tenant import parse_tenant_config
 from foldgate.edge.app import create_app
@@ -35,6 +39,7 @@ from foldgate.serve.tasks import TaskService
 from foldgate.store.catalog.sqlite import SqliteStore
 from foldgate.store.results.sqlite import SqliteResultStore
 from foldgate.store.tasks.sqlite import SqliteTaskStore
+from foldgate.store.tokens.sqlite import SqliteTokenStore
 from foldgate.upstream.client import UpstreamClient
 from tests.integration.telemetry.conftest import serving
 from tests.slow_upstream import TOOLS, SlowUpstream
@@ -330,3 +335,121 @@ async def test_a_client_without_tasks_gets_a_key_and_fetches_the_result(
             await anyio.sleep(waiting["poll_after_s"])  # the hint the answer carries
         other = await c.call_tool("task_result", {"key": "no-such-key"})
         assert other.is_error
+
+
+# -- foldgate serve's wiring, with agent tokens ----------------------------------------------------
+
+TOKEN_SECRET = "t" * 32
+HEADERS_2026 = {
+    "accept": "application/json, text/event-stream",
+    "content-type": "application/json",
+    "mcp-protocol-version": "2026-07-28",
+}
+
+
+def modern_params(method: str, params: dict[str, Any], *, declares: bool = True) -> dict[str, Any]:
+    caps: dict[str, Any] = {"extensions": {"io.modelcontextprotocol/tasks": {}}} if declares else {}
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "test", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": caps,
+    }
+    return {**params, "_meta": meta}
+
+
+@contextlib.asynccontextmanager
+async def served(url: str, tmp_path: Path) -> AsyncIterator[tuple[httpx2.AsyncClient, dict[str, str]]]:
+    """`foldgate serve`'s wiring (build_local) with auth on, and two agent tokens of one tenant."""
+    settings = Settings(
+        sqlite_path=str(tmp_path / "fg.sqlite3"), auth_required=True, token_secret=TOKEN_SECRET
+    )
+    local = build_local(StaticConfigSource({"default": config(url)}), settings)
+    await local.index_all()
+    authority = TokenAuthority(SqliteTokenStore(settings.sqlite_path), TokenHasher(TOKEN_SECRET.encode()))
+    tokens = {
+        who: authority.issue("default", tier="destructive", expires_in=3600)[0] for who in ("mine", "theirs")
+    }
+    async with local.app.router.lifespan_context(local.app):
+        transport = httpx2.ASGITransport(app=local.app)
+        async with httpx2.AsyncClient(transport=transport, base_url="http://127.0.0.1", timeout=60) as http:
+            yield http, tokens
+
+
+async def test_another_tokens_tasks_are_answered_as_tasks_that_do_not_exist(
+    upstream: tuple[SlowUpstream, str], tmp_path: Path
+) -> None:
+    _, url = upstream
+    async with served(url, tmp_path) as (http, tokens):
+        params = {"name": "slow__sleep", "arguments": {"seconds": 30}, "task": {"ttl": 60_000}}
+        task = (await rpc(http, "tools/call", params, token=tokens["mine"]))["result"]["task"]
+        mine = await rpc(http, "tasks/get", {"taskId": task["taskId"]}, token=tokens["mine"])
+        assert mine["result"]["status"] == "working"
+        for method in ("tasks/get", "tasks/result", "tasks/cancel"):
+            theirs = await rpc(http, method, {"taskId": task["taskId"]}, token=tokens["theirs"])
+            missing = await rpc(http, method, {"taskId": "no-such-task"}, token=tokens["theirs"])
+            assert theirs == missing, method
+            assert theirs["error"]["code"] == -32602, method
+        assert (await rpc(http, "tasks/list", {}, token=tokens["theirs"]))["result"] == {"tasks": []}
+        listed = (await rpc(http, "tasks/list", {}, token=tokens["mine"]))["result"]["tasks"]
+        assert [t["taskId"] for t in listed] == [task["taskId"]]
+        # still the owner's to cancel (their cancel above changed nothing)
+        assert (await rpc(http, "tasks/cancel", {"taskId": task["taskId"]}, token=tokens["mine"]))["result"][
+            "status"
+        ] == "cancelled"
+
+
+async def modern(http: httpx2.AsyncClient, method: str, params: dict[str, Any], **kw: Any) -> dict[str, Any]:
+    headers = {**HEADERS_2026, "mcp-method": method}
+    if "taskId" in params:
+        headers["mcp-name"] = params["taskId"]
+    if "name" in params:
+        headers["mcp-name"] = params["name"]
+    msg = {"jsonrpc": "2.0", "id": 7, "method": method, "params": modern_params(method, params, **kw)}
+    r = await http.post("/mcp/all", json=msg, headers=headers)
+    assert r.status_code == 200, r.text
+    answer: dict[str, Any] = r.json()
+    return answer
+
+
+async def test_the_2026_extension_methods_need_the_declared_capability(
+    upstream: tuple[SlowUpstream, str], tmp_path: Path
+) -> None:
+    _, url = upstream
+    async with instance(url, tmp_path / "tasks.db") as (http, _):
+        discovered = await modern(http, "server/discover", {})
+        assert discovered["result"]["capabilities"]["extensions"]["io.modelcontextprotocol/tasks"] == {}
+        handle = (await modern(http, "tools/call", {"name": "slow__export", "arguments": {"seconds": 0.2}}))[
+            "result"
+        ]
+        assert handle["resultType"] == "task"
+        assert handle["status"] == "working"
+        assert handle["pollIntervalMs"] == 100
+        assert "ttlMs" in handle
+        undeclared = await modern(http, "tasks/get", {"taskId": handle["taskId"]}, declares=False)
+        assert undeclared["error"]["code"] == -32021
+        assert undeclared["error"]["data"] == {
+            "requiredCapabilities": {"extensions": {"io.modelcontextprotocol/tasks": {}}}
+        }
+        acked = await modern(http, "tasks/update", {"taskId": handle["taskId"], "inputResponses": {}})
+        assert acked["result"] == {"resultType": "complete"}
+        assert (await modern(http, "tasks/update", {"taskId": "nope", "inputResponses": {}}))["error"][
+            "code"
+        ] == -32602
+        assert (await modern(http, "tasks/result", {"taskId": handle["taskId"]}))["error"]["code"] == -32601
+        while True:
+            got = (await modern(http, "tasks/get", {"taskId": handle["taskId"]}))["result"]
+            assert got["resultType"] == "complete"
+            if got["status"] != "working":
+                break
+            await anyio.sleep(got["pollIntervalMs"] / 1000)  # the server's own polling hint
+        assert got["status"] == "completed"
+        assert got["result"]["content"] == [{"type": "text", "text": "slept 0.2"}]
+        cancelled = await modern(http, "tasks/cancel", {"taskId": handle["taskId"]})
+        assert cancelled["result"] == {"resultType": "complete"}  # an ack, even when it had ended
+        # Without the extension declared, never a handle: a pinned call answers in its request.
+        plain = (
+            await modern(
+                http, "tools/call", {"name": "slow__export", "arguments": {"seconds": 0.1}}, declares=False
+            )
+        )["result"]
+        assert plain["content"] == [{"type": "text", "text": "slept 0.1"}]
