@@ -197,7 +197,9 @@ class TaskService:
             if not _rerunnable(tool):
                 # Sent again by a worker it could act twice: it keeps its request (module doc).
                 return await work
-            work.cancel()  # the upstream request is abandoned with notifications/cancelled
+            work.cancel()  # the upstream request is abandoned (cancelled upstream, see the module doc)
+            # Let the abandonment reach the upstream before this instance answers and is frozen.
+            await asyncio.wait({work}, timeout=_ABANDON_S)
             record = self._create(principal, tool, payload, req.ttl_ms)
             self._hand_off(record)
         else:
@@ -418,6 +420,8 @@ class TaskService:
 
 
 _DEFAULT_LIMIT: Final = 50_000
+# How long an abandoned in-process call may take to unwind (its cancellation sent) before the handle.
+_ABANDON_S: Final = 2.0
 
 
 def _rerunnable(tool: IndexedTool) -> bool:

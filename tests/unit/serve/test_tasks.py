@@ -1,0 +1,118 @@
+"""Durable tasks' decisions (issue 28) without the wire: which pin applies, what the tenant config
+accepts, how a task's outcome is kept (a result over tool_response_limit is cut and kept for
+read_cache under the owner's stamp, as on every call path; one too large for a task item becomes an
+error result), and that a task's outcome written after a cancel never replaces it."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import pytest
+
+from foldgate.config.tenant import parse_tenant_config
+from foldgate.errors import ConfigError
+from foldgate.model.principal import Principal
+from foldgate.serve.paging import ResultPager
+from foldgate.serve.tasks import TaskService, task_mode
+from foldgate.store.results.sqlite import SqliteResultStore
+from foldgate.store.tasks.base import TaskRecord
+from foldgate.store.tasks.sqlite import SqliteTaskStore
+
+OWNER = Principal("acme", key="tok1")
+
+
+def server_doc(**extra: Any) -> dict[str, Any]:
+    return {"servers": [{"name": "crm", "url": "https://crm.example/mcp", **extra}]}
+
+
+def test_a_tools_pin_wins_over_its_servers_and_auto_is_the_default() -> None:
+    config = parse_tenant_config(server_doc(task="always", tools={"quick": {"task": "never"}, "other": {}}))
+    server = config.servers[0]
+    assert task_mode(config, server, "quick") == "never"
+    assert task_mode(config, server, "other") == "always"
+    assert task_mode(config, server, "unlisted") == "always"
+    plain = parse_tenant_config(server_doc())
+    assert task_mode(plain, plain.servers[0], "x") == "auto"
+
+
+@pytest.mark.parametrize(
+    "doc",
+    [
+        server_doc(task="sometimes"),
+        server_doc(sync_window_s=0),
+        server_doc(sync_window_s=901),
+        {**server_doc(), "sync_window_s": -1},
+        server_doc(tools={"x": {"task": "maybe"}}),
+    ],
+)
+def test_the_config_refuses_task_settings_out_of_range(doc: dict[str, Any]) -> None:
+    with pytest.raises(ConfigError):
+        parse_tenant_config(doc)
+
+
+def service() -> TaskService:
+    return TaskService(SqliteTaskStore(":memory:"), results=ResultPager(SqliteResultStore(":memory:")))
+
+
+def record(tasks: TaskService, limit: int = 1_000) -> TaskRecord:
+    now = time.time()
+    payload = json.dumps({"principal": {}, "tool": "crm__export", "arguments": {}, "limit": limit})
+    task = TaskRecord(
+        "t1", OWNER.stamp, "acme", "crm__export", "working", now, now, now + 600, 2000, call=payload
+    )
+    tasks.store.create(task)
+    return task
+
+
+def test_a_long_result_is_cut_and_kept_for_read_cache_under_the_owners_stamp() -> None:
+    tasks = service()
+    task = record(tasks, limit=1_000)
+    text = "x" * 5_000
+    assert tasks.settle(
+        task, "completed", result={"content": [{"type": "text", "text": text}], "isError": False}
+    )
+    stored = json.loads(tasks.get(OWNER, "t1").result or "{}")
+    kept = stored["content"][0]["text"]
+    assert kept.startswith("x" * 1_000)
+    assert "Call read_cache with key" in kept
+    key = kept.split('key "')[1].split('"')[0]
+    assert tasks.results is not None
+    page = tasks.results.read(key, 1_000, 10_000, stamp=OWNER.stamp)
+    assert page["text"] == "x" * 4_000
+
+
+def test_a_result_too_large_for_a_task_item_becomes_an_error_result() -> None:
+    tasks = service()
+    task = record(tasks)
+    huge = {"content": [], "structuredContent": {"rows": ["y" * 1_000] * 400}, "isError": False}
+    assert tasks.settle(task, "completed", result=huge)
+    stored = json.loads(tasks.get(OWNER, "t1").result or "{}")
+    assert stored["isError"] is True
+    assert "too large to keep" in stored["content"][0]["text"]
+
+
+def test_an_outcome_after_a_cancel_is_not_kept() -> None:
+    tasks = service()
+    task = record(tasks)
+    cancelled, won = tasks.cancel(OWNER, "t1")
+    assert won
+    assert cancelled.status == "cancelled"
+    assert not tasks.settle(task, "completed", result={"content": [], "isError": False})
+    assert tasks.get(OWNER, "t1").status == "cancelled"
+    again, won = tasks.cancel(OWNER, "t1")
+    assert (again.status, won) == ("cancelled", False)
+
+
+def test_task_result_answers_a_running_a_cancelled_and_a_foreign_task() -> None:
+    tasks = service()
+    record(tasks)
+    running = tasks.result_of(OWNER, {"key": "t1"})
+    assert json.loads(running["content"][0]["text"])["status"] == "working"
+    tasks.cancel(OWNER, "t1")
+    cancelled = tasks.result_of(OWNER, {"key": "t1"})
+    assert cancelled["isError"] is True
+    assert json.loads(cancelled["content"][0]["text"])["error_type"] == "cancelled"
+    with pytest.raises(Exception, match="no task for this key"):
+        tasks.result_of(Principal("acme", key="tok2"), {"key": "t1"})
