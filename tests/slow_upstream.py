@@ -37,6 +37,7 @@ class SlowUpstream:
 
     def __init__(self) -> None:
         self.started: list[float] = []
+        self.began = threading.Event()
         self.cancelled = threading.Event()
         self.finished: list[float] = []
 
@@ -59,6 +60,7 @@ class SlowUpstream:
         async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
             seconds = float((params.arguments or {})["seconds"])
             self.started.append(seconds)
+            self.began.set()
             try:
                 await anyio.sleep(seconds)  # the tool's work: a long call is what is under test
             except anyio.get_cancelled_exc_class():

@@ -214,9 +214,8 @@ async def test_cancel_stops_the_upstream(upstream: tuple[SlowUpstream, str], tmp
     slow, url = upstream
     async with instance(url, tmp_path / "tasks.db") as (http, _):
         task = await call_as_task(http, "slow__sleep", 60)
-        with anyio.fail_after(10):
-            while not slow.started:  # the upstream call is under way before it is cancelled
-                await anyio.sleep(0.05)
+        # The upstream call is under way before it is cancelled.
+        assert await anyio.to_thread.run_sync(slow.began.wait, 10)
         cancelled = (await rpc(http, "tasks/cancel", {"taskId": task["taskId"]}))["result"]
         assert cancelled["status"] == "cancelled"
         assert await anyio.to_thread.run_sync(slow.cancelled.wait, 10)
@@ -235,9 +234,8 @@ async def test_a_cancel_from_another_instance_stops_the_upstream(
         instance(url, tmp_path / "tasks.db") as (two, _),
     ):
         task = await call_as_task(one, "slow__sleep", 60)
-        with anyio.fail_after(10):
-            while not slow.started:  # the upstream call is under way before it is cancelled
-                await anyio.sleep(0.05)
+        # The upstream call is under way before it is cancelled.
+        assert await anyio.to_thread.run_sync(slow.began.wait, 10)
         assert (await rpc(two, "tasks/cancel", {"taskId": task["taskId"]}))["result"]["status"] == "cancelled"
         # The instance running the call sees the cancel on its next poll of the store.
         assert await anyio.to_thread.run_sync(slow.cancelled.wait, 10)
