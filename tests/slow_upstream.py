@@ -29,6 +29,13 @@ SLEEP_SCHEMA = {
 TOOLS = [
     Tool("slow", "sleep", "Sleeps, then says so.", SLEEP_SCHEMA, annotations={"readOnlyHint": True}),
     Tool("slow", "export", "Sleeps, then says so (pinned to start as a task).", SLEEP_SCHEMA),
+    Tool(
+        "slow",
+        "report",
+        "Sleeps, then says so (declares task support).",
+        SLEEP_SCHEMA,
+        execution={"taskSupport": "optional"},
+    ),
 ]
 
 
@@ -52,6 +59,7 @@ class SlowUpstream:
                         annotations=types.ToolAnnotations.model_validate(t.annotations)
                         if t.annotations
                         else None,
+                        execution=types.ToolExecution.model_validate(t.execution) if t.execution else None,
                     )
                     for t in TOOLS
                 ]

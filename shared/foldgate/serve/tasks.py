@@ -3,8 +3,9 @@
 Protocol-free: the edge (:mod:`foldgate.edge.tasks`) tells, per request, whether and how the client
 takes task handles (:class:`TaskRequest`, a context variable) and renders records on the wire.
 
-A call becomes a task when the client takes tasks and the operator pinned ``task: always`` for the
-server or tool (or, on 2025-11-25, the client asked with ``params.task``): then it starts as a task.
+A call becomes a task when the client takes tasks and the tool declares task support
+(``execution.taskSupport`` optional or required) or the operator pinned ``task: always`` for the server
+or tool (or, on 2025-11-25, the client asked with ``params.task``): then it starts as a task.
 Otherwise it runs in the request for at most the sync window (``sync_window_s``: tool's server, else
 tenant, else the deployment's default); a call still running then continues as a task, and a client
 that takes no tasks gets a tool result naming the key ``task_result`` fetches the outcome with.
@@ -178,7 +179,8 @@ class TaskService:
             return await call()
         takes = req.era is not None
         payload = self._payload(principal, config, tool, arguments)
-        if takes and payload is not None and (req.requested or mode == "always"):
+        declared = mode == "auto" and tool.tool.declares_tasks
+        if takes and payload is not None and (req.requested or mode == "always" or declared):
             record = self._create(principal, tool, payload, req.ttl_ms)
             if self.worker is not None:
                 self._hand_off(record)

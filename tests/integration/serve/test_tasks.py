@@ -295,6 +295,20 @@ async def test_a_pinned_tool_answers_a_task_handle_at_2026(
     assert [h.status for h in tasks.handles] == ["working"]
 
 
+async def test_a_tool_that_declares_task_support_answers_a_task_handle_at_2026(
+    upstream: tuple[SlowUpstream, str], tmp_path: Path
+) -> None:
+    _, url = upstream
+    tasks = Tasks()
+    async with instance(url, tmp_path / "tasks.db") as (http, _), client(http, extensions=[tasks]) as c:
+        listed = {t.name: t for t in (await c.list_tools()).tools}
+        assert listed["slow__report"].execution is not None
+        assert listed["slow__report"].execution.task_support == "optional"
+        result = await c.call_tool("slow__report", {"seconds": 0.2})
+        assert result.content[0].text == "slept 0.2"  # type: ignore[union-attr]
+    assert [h.status for h in tasks.handles] == ["working"]
+
+
 async def test_a_call_past_its_window_continues_as_a_task_at_2026(
     upstream: tuple[SlowUpstream, str], tmp_path: Path
 ) -> None:
