@@ -302,8 +302,11 @@ class TaskService:
                     log.warning("task %s: cannot poll for a cancel: %s", record.task_id[:6], exc.message)
                     continue
                 if stored is None or stored.terminal:
-                    work.cancel()  # cancelled (or expired): the upstream hears notifications/cancelled
-                    break
+                    # Cancelled (or expired): the upstream request is abandoned, and unwound here, so
+                    # its cancellation is sent before a worker's invocation ends and freezes it.
+                    work.cancel()
+                    await asyncio.wait({work}, timeout=_ABANDON_S)
+                    return
             if work.cancelled():
                 return
             try:

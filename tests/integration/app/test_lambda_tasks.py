@@ -185,3 +185,19 @@ def test_the_typescript_sdk_client_completes_a_task_through_the_lambda_path(stac
         messages[0]["task"]["taskId"]
         == messages[-1]["result"]["_meta"]["io.modelcontextprotocol/related-task"]["taskId"]
     )
+
+
+async def test_a_cancel_reaches_the_call_running_in_the_worker(stack: Stack) -> None:
+    """tasks/cancel answered by McpFunction marks the task; the worker, polling the record at the
+    hinted interval, abandons the upstream request, which the upstream sees as a cancellation."""
+    async with httpx2.AsyncClient(timeout=60) as http:
+        params = {"name": "slow__export", "arguments": {"seconds": 60}, "task": {"ttl": 60_000}}
+        task = (await rpc(http, stack.url, "tools/call", params))["result"]["task"]
+        assert await anyio.to_thread.run_sync(stack.slow.began.wait, 10)  # under way in the worker
+        cancelled = (await rpc(http, stack.url, "tasks/cancel", {"taskId": task["taskId"]}))["result"]
+        assert cancelled["status"] == "cancelled"
+        assert await anyio.to_thread.run_sync(stack.slow.cancelled.wait, 15)
+        got = (await rpc(http, stack.url, "tasks/get", {"taskId": task["taskId"]}))["result"]
+        assert got["status"] == "cancelled"
+    stack.join()
+    assert {"task": "cancelled"} in stack.outcomes
