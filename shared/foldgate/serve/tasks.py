@@ -181,36 +181,52 @@ class TaskService:
         payload = self._payload(principal, config, tool, arguments)
         declared = mode == "auto" and tool.tool.declares_tasks
         if takes and payload is not None and (req.requested or mode == "always" or declared):
-            record = self._create(principal, tool, payload, req.ttl_ms)
-            if self.worker is not None:
-                self._hand_off(record)
-            else:
-                self._supervise(record, asyncio.ensure_future(call()))
-            req.created = record
-            return _handle_result(record)
+            record = self._try_create(principal, tool, payload, req.ttl_ms)
+            if record is not None:
+                if self.worker is not None:
+                    self._hand_off(record)
+                else:
+                    self._supervise(record, asyncio.ensure_future(call()))
+                req.created = record
+                return _handle_result(record)
         window = server.sync_window_s or config.sync_window_s or self.default_window_s
         if window is None or payload is None:
             return await call()
         work = asyncio.ensure_future(call())
-        done, _ = await asyncio.wait({work}, timeout=window)
+        try:
+            done, _ = await asyncio.wait({work}, timeout=window)
+        except asyncio.CancelledError:
+            work.cancel()  # the request itself was abandoned: so is its call
+            raise
         if done:
             return work.result()
+        if self.worker is not None and not _rerunnable(tool):
+            # Sent again by a worker it could act twice: it keeps its request (module doc).
+            return await work
+        record = self._try_create(principal, tool, payload, req.ttl_ms)
+        if record is None:
+            return await work  # no task could be kept: the call keeps its request
         if self.worker is not None:
-            if not _rerunnable(tool):
-                # Sent again by a worker it could act twice: it keeps its request (module doc).
-                return await work
             work.cancel()  # the upstream request is abandoned (cancelled upstream, see the module doc)
             # Let the abandonment reach the upstream before this instance answers and is frozen.
             await asyncio.wait({work}, timeout=_ABANDON_S)
-            record = self._create(principal, tool, payload, req.ttl_ms)
             self._hand_off(record)
         else:
-            record = self._create(principal, tool, payload, req.ttl_ms)
             self._supervise(record, work)
         if takes:
             req.created = record
             return _handle_result(record)
         return self._continues(record, window)
+
+    def _try_create(
+        self, principal: Principal, tool: IndexedTool, payload: str, ttl_ms: int | None
+    ) -> TaskRecord | None:
+        """A new task, or None when the store cannot keep one (the call then answers in its request)."""
+        try:
+            return self._create(principal, tool, payload, ttl_ms)
+        except StoreError as exc:
+            log.warning("cannot create a task for %s: %s", tool.published, exc.message)
+            return None
 
     def windowed(self, config: TenantConfig) -> bool:
         """Whether any call of this tenant has a sync window (so may continue past it)."""

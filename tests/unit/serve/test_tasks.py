@@ -5,6 +5,7 @@ error result), and that a task's outcome written after a cancel never replaces i
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from typing import Any
@@ -12,10 +13,12 @@ from typing import Any
 import pytest
 
 from foldgate.config.tenant import parse_tenant_config
-from foldgate.errors import ConfigError
+from foldgate.errors import ConfigError, StoreError
+from foldgate.index.indexer import catalog_from_tools
 from foldgate.model.principal import Principal
+from foldgate.model.tool import Tool
 from foldgate.serve.paging import ResultPager
-from foldgate.serve.tasks import TaskService, task_mode
+from foldgate.serve.tasks import TaskRequest, TaskService, task_mode, task_request
 from foldgate.store.results.sqlite import SqliteResultStore
 from foldgate.store.tasks.base import TaskRecord
 from foldgate.store.tasks.sqlite import SqliteTaskStore
@@ -116,3 +119,71 @@ def test_task_result_answers_a_running_a_cancelled_and_a_foreign_task() -> None:
     assert json.loads(cancelled["content"][0]["text"])["error_type"] == "cancelled"
     with pytest.raises(Exception, match="no task for this key"):
         tasks.result_of(Principal("acme", key="tok2"), {"key": "t1"})
+
+
+class DownStore(SqliteTaskStore):
+    """A task store that cannot create tasks (DynamoDB throttling, an outage); ``tried`` is set when a
+    create was attempted."""
+
+    def __init__(self) -> None:
+        super().__init__(":memory:")
+        self.tried = asyncio.Event()
+
+    def create(self, record: TaskRecord) -> None:
+        self.tried.set()
+        raise StoreError("the table is unavailable")
+
+
+def crm_tool(**execution: Any) -> Any:
+    tool = Tool("crm", "export", "Exports.", {"type": "object"}, execution=execution or None)
+    return catalog_from_tools("acme", [tool]).tools[0]
+
+
+async def quick_result() -> dict[str, Any]:
+    return {"content": [{"type": "text", "text": "done"}], "isError": False}
+
+
+@pytest.mark.parametrize("pin", ["auto", "always"])
+async def test_without_a_task_store_a_call_answers_in_its_request(pin: str) -> None:
+    """The window passes (the call ends only once a task was tried), the store refuses the task: the
+    call keeps its request and answers there, pinned or not."""
+    config = parse_tenant_config({**server_doc(task=pin), "sync_window_s": 0.01})
+    store = DownStore()
+    tasks = TaskService(store)
+
+    async def slow() -> dict[str, Any]:
+        await store.tried.wait()
+        return await quick_result()
+
+    token = task_request.set(TaskRequest(era="2026-07-28"))
+    try:
+        result = await tasks.run(OWNER, config, config.servers[0], crm_tool(), {}, slow)
+    finally:
+        task_request.reset(token)
+    assert result["content"][0]["text"] == "done"
+
+
+async def test_an_abandoned_request_abandons_its_call() -> None:
+    config = parse_tenant_config({**server_doc(), "sync_window_s": 60})
+    tasks = service()
+    started, cancelled = asyncio.Event(), asyncio.Event()
+
+    async def hangs() -> dict[str, Any]:
+        started.set()
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+        return {}
+
+    token = task_request.set(TaskRequest())
+    try:
+        request = asyncio.ensure_future(tasks.run(OWNER, config, config.servers[0], crm_tool(), {}, hangs))
+        await started.wait()
+        request.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await request
+    finally:
+        task_request.reset(token)
+    await asyncio.wait_for(cancelled.wait(), 5)
