@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal
 
 from foldgate.config.tenant import ServerConfig, TaskMode, TenantConfig
-from foldgate.errors import NotFoundError, StoreError, TaskCancelledError, UpstreamError
+from foldgate.errors import FoldgateError, NotFoundError, StoreError, TaskCancelledError, UpstreamError
 from foldgate.model.catalog import IndexedTool
 from foldgate.model.jsonutil import compact
 from foldgate.model.principal import Principal
@@ -330,12 +330,7 @@ class TaskService:
             except asyncio.CancelledError:
                 return
             except Exception as exc:
-                log.exception("task %s: the call failed", record.task_id[:6])
-                self.settle(
-                    record,
-                    "failed",
-                    error={"code": -32603, "message": f"the call failed: {type(exc).__name__}"},
-                )
+                self.settle(record, "failed", error=_rpc_error(exc))
                 return
             self.settle(record, "completed", result=result)
         finally:
@@ -443,6 +438,20 @@ class TaskService:
 _DEFAULT_LIMIT: Final = 50_000
 # How long an abandoned in-process call may take to unwind (its cancellation sent) before the handle.
 _ABANDON_S: Final = 2.0
+
+
+def _rpc_error(exc: Exception) -> dict[str, Any]:
+    """The JSON-RPC error a failed task carries: an upstream's own protocol error as it came (an error
+    with ``rpc_code``, e.g. -32021 with its data), anything else an internal error naming its kind."""
+    code = getattr(exc, "rpc_code", None)
+    if isinstance(exc, FoldgateError) and isinstance(code, int) and not isinstance(code, bool):
+        error: dict[str, Any] = {"code": code, "message": exc.message}
+        data = getattr(exc, "rpc_data", None)
+        if data is not None:
+            error["data"] = data
+        return error
+    log.error("a task's call failed: %s", type(exc).__name__, exc_info=exc)
+    return {"code": -32603, "message": f"the call failed: {type(exc).__name__}"}
 
 
 def _rerunnable(tool: IndexedTool) -> bool:

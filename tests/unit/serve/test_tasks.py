@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from foldgate.config.tenant import parse_tenant_config
-from foldgate.errors import ConfigError, StoreError
+from foldgate.errors import ConfigError, StoreError, UpstreamError
 from foldgate.index.indexer import catalog_from_tools
 from foldgate.model.principal import Principal
 from foldgate.model.tool import Tool
@@ -187,3 +187,41 @@ async def test_an_abandoned_request_abandons_its_call() -> None:
     finally:
         task_request.reset(token)
     await asyncio.wait_for(cancelled.wait(), 5)
+
+
+class CapabilityMissing(UpstreamError):
+    """What an upstream's protocol error that its client must see looks like (a code and data)."""
+
+    def __init__(self) -> None:
+        super().__init__("the upstream requires a client capability")
+        self.rpc_code = -32021
+        self.rpc_data = {"requiredCapabilities": {"elicitation": {}}}
+
+
+@pytest.mark.parametrize(
+    ("error", "expected"),
+    [
+        (
+            CapabilityMissing(),
+            {
+                "code": -32021,
+                "message": "the upstream requires a client capability",
+                "data": {"requiredCapabilities": {"elicitation": {}}},
+            },
+        ),
+        (RuntimeError("boom"), {"code": -32603, "message": "the call failed: RuntimeError"}),
+    ],
+)
+async def test_a_call_that_raises_fails_its_task_with_the_json_rpc_error(
+    error: Exception, expected: dict[str, Any]
+) -> None:
+    tasks = service()
+    task = record(tasks)
+
+    async def raises() -> dict[str, Any]:
+        raise error
+
+    await tasks.drive(task, asyncio.ensure_future(raises()))
+    failed = tasks.get(OWNER, "t1")
+    assert failed.status == "failed"
+    assert json.loads(failed.error or "{}") == expected
