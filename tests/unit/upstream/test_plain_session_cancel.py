@@ -47,7 +47,9 @@ async def abandon(up: Hanging, era: tuple[str, Any]) -> None:
 async def test_a_handshake_era_call_abandoned_is_cancelled_by_notice() -> None:
     up = Hanging()
     await abandon(up, ("legacy", None))
-    notes = [(m, h) for verb, m, h in up.seen if m is not None and m.get("method") == "notifications/cancelled"]
+    notes = [
+        (m, h) for verb, m, h in up.seen if m is not None and m.get("method") == "notifications/cancelled"
+    ]
     calls = [m for _, m, _ in up.seen if m is not None and m.get("method") == "tools/call"]
     assert len(notes) == 1
     assert notes[0][0]["params"] == {"requestId": calls[0]["id"]}
