@@ -75,6 +75,12 @@ class UpstreamProtocolError(UpstreamError):
         self.rpc_data = rpc_data
 
 
+class TaskCancelledError(FoldgateError):
+    """A durable task's call was cancelled before it ended (tasks/cancel)."""
+
+    code = "cancelled"
+
+
 class UpstreamTimeoutError(UpstreamError):
     """An upstream did not answer within its deadline."""
 

@@ -13,7 +13,7 @@ from foldgate.dev.bench.moto import TEMPLATE, _CfnLoader, template_resource
 from foldgate.store.grants.dynamodb import GRANT_PREFIX, PENDING_PREFIX
 from foldgate.store.grants.kms import CONTEXT_KEY
 
-FUNCTIONS = ("McpFunction", "CodeFunction", "IndexerFunction", "AdminFunction")
+FUNCTIONS = ("McpFunction", "CodeFunction", "IndexerFunction", "AdminFunction", "TaskWorkerFunction")
 USE = {"kms:GenerateDataKey", "kms:Decrypt"}
 
 

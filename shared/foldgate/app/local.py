@@ -31,6 +31,7 @@ from foldgate.app.wiring import (
     operator_login_limit,
     optional_secret,
 )
+from foldgate.app.wiring_tasks import open_tasks
 from foldgate.auth.oauth.setup import tenant_oauth_configs
 from foldgate.auth.secrets import operator_key_location
 from foldgate.config.settings import Settings
@@ -143,12 +144,15 @@ def build_local(
     )
     approvals = open_approvals(settings)
     indexer = Indexer(store, upstream, approvals=approvals, embedder=open_embedder(settings))
+    results = open_results(settings)
     gateway = Gateway(
         store,
         configs,
         upstream,
         catalog_ttl=1.0,
-        results=open_results(settings),
+        results=results,
+        # Durable tasks: a long call continues in this process, its record in the SQLite store.
+        tasks=open_tasks(settings, results),
         embedder=lazy_embedder(settings),
         hybrid_weight=settings.hybrid_weight,
         sandbox=open_sandbox(settings),

@@ -467,11 +467,16 @@ def build_mcp_app(
     activity = open_activity_store(settings)
     recorder = open_activity(settings, configs, store=activity)
     oauth = open_upstream_oauth(settings, memory)
+    results = open_results(settings)
+    # Kept with the other task wiring (wiring_tasks.py); loaded by the serving apps only.
+    from foldgate.app.wiring_tasks import open_tasks
+
     gateway = Gateway(
         catalogs,
         configs,
         open_upstream(settings, oauth, memory=memory),
-        results=open_results(settings),
+        results=results,
+        tasks=open_tasks(settings, results),
         embedder=lazy_embedder(settings),
         hybrid_weight=settings.hybrid_weight,
         sandbox=open_sandbox(settings),

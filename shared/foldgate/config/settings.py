@@ -95,6 +95,13 @@ class Settings(Strict):
     # Whether this process runs agent code (/mcp/code). The cloud serves it from its own function.
     serve_code: bool = True
     indexer_function: str | None = None
+    # Durable tasks (issue 28): the function that runs a task's call (the cloud's TaskWorkerFunction;
+    # None: calls continue in this process), the seconds a call may answer in its request before it
+    # continues as a task when the tenant sets none (None: unbounded; the template sets 20 on Lambda),
+    # and how long a task and its result are kept.
+    task_worker_function: str | None = None
+    task_sync_window_s: float | None = Field(default=None, gt=0, le=900)
+    task_ttl_seconds: int = Field(default=3600, ge=60, le=7 * 86400)
     # The timeout of the functions that serve agents (McpFunction, CodeFunction; template.yaml sets it
     # to theirs). Server timeouts above what it leaves for a request are reported by the indexer
     # (foldgate.config.limits); None (local): no such limit. Requests read their own deadline from the

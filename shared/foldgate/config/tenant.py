@@ -27,6 +27,7 @@ __all__ = [
     "RoutingMode",
     "SecretsPolicy",
     "ServerConfig",
+    "TaskMode",
     "TenantConfig",
     "ToolLoading",
     "ToolOverride",
@@ -42,6 +43,10 @@ ArgumentsPolicy = Literal["none", "hashed", "redacted"]
 PublishMode = Literal["prefixed", "bare"]
 SecretsPolicy = Literal["redact", "block", "off"]
 InjectionPolicy = Literal["mark", "block", "off"]
+# When a call becomes a durable task (for clients that take tasks): auto = when the tool declares task
+# support or the call is still running when the sync window ends; always = from the start; never = not
+# at all (the call answers within the request, however long it takes).
+TaskMode = Literal["auto", "always", "never"]
 
 # Published tool names are `server__tool`; clients commonly cap names at 64 characters of
 # [A-Za-z0-9_-], so a server name keeps to that alphabet and leaves room for the tool part.
@@ -63,6 +68,9 @@ class ToolOverride(Strict):
     tier: Literal["read", "write", "destructive"] | None = Field(
         default=None,
         description="Pin the tool's permission tier, overriding its annotations and the spec's defaults.",
+    )
+    task: TaskMode | None = Field(
+        default=None, description="When this tool's calls become tasks (default: the server's setting)."
     )
 
 
@@ -103,6 +111,17 @@ class ServerConfig(Strict):
     )
     queue_timeout_s: float = Field(
         default=5.0, gt=0, le=60, description="Wait for a free slot before failing with upstream_busy."
+    )
+    task: TaskMode = Field(
+        default="auto",
+        description="When calls become durable tasks: auto (the tool declares it, or the sync window "
+        "passes), always (from the start) or never.",
+    )
+    sync_window_s: float | None = Field(
+        default=None,
+        gt=0,
+        le=900,
+        description="Seconds a call may answer in its request (default: the tenant's).",
     )
 
     @field_validator("name")
@@ -263,6 +282,13 @@ class TenantConfig(Strict):
     guard: GuardConfig = Field(
         default_factory=GuardConfig,
         description="The result guard: secrets redacted, injections marked by default (see GuardConfig).",
+    )
+    sync_window_s: float | None = Field(
+        default=None,
+        gt=0,
+        le=900,
+        description="Seconds a call may answer in its request before it continues as a task (default: "
+        "the deployment's, 20 s on Lambda, unbounded locally).",
     )
 
     @field_validator("routing_mode", mode="before")

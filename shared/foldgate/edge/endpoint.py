@@ -165,6 +165,21 @@ class McpEndpoint:
         # A handshake-era initialize declares the client's capabilities once; the stateless edge keeps
         # whether they include URL elicitation for this credential (edge/elicitation.py).
         note_initialize(body, principal)
+        gateway: Gateway = self.app.state.gateway
+        if gateway.tasks is not None and body:
+            # Durable tasks (edge/tasks.py): tasks/* answered here, handles and capabilities added.
+            from foldgate.edge.tasks import task_scope
+
+            async with task_scope(request, body, gateway, principal, self.surface, send) as send_on:
+                if send_on is not None:
+                    await self._dispatch(request, body, principal, send_on, traced)
+            return
+        await self._dispatch(request, body, principal, send, traced)
+
+    async def _dispatch(
+        self, request: Request, body: bytes, principal: Principal, send: Send, traced: Span
+    ) -> None:
+        """The plain path, else the SDK."""
         if await self._plain(request, body, principal, send, traced):
             return
         unserved = unserved_request(body)
@@ -174,7 +189,7 @@ class McpEndpoint:
             modern = request.headers.get("mcp-protocol-version") in MODERN_PROTOCOL_VERSIONS
             status = modern_error_status(-32601) if modern else 200
             unserved_answer = JSONResponse({"jsonrpc": "2.0", "id": unserved[0], "error": error}, status)
-            await unserved_answer(scope, receive, send)
+            await unserved_answer(request.scope, request.receive, send)
             return
         sdk = self._sdk()
         # The scope variable lives with the SDK server glue, loaded with it.
@@ -182,7 +197,7 @@ class McpEndpoint:
 
         token = current_scope.set(RequestScope(principal, self.surface))
         try:
-            await sdk.handle(scope, _replay(body), send)
+            await sdk.handle(request.scope, _replay(body), send)
         finally:
             current_scope.reset(token)
 

@@ -63,6 +63,9 @@ def _tail(entry: dict[str, Any], tool: Tool) -> dict[str, Any]:
         entry["annotations"] = tool.annotations
     if tool.meta is not None:
         entry["_meta"] = tool.meta
+    if tool.execution is not None:
+        # The gateway serves such calls as its own durable tasks (foldgate.serve.tasks).
+        entry["execution"] = tool.execution
     return entry
 
 

@@ -34,6 +34,9 @@ class Tool:
     output_schema: Any = None
     annotations: dict[str, Any] | None = None
     meta: dict[str, Any] | None = None
+    # 2025-11-25 ``execution``: only a valid ``taskSupport`` is kept (see tool_from_wire). Not part of
+    # the content hash: how a call may run is no change to what the tool does (approvals stand).
+    execution: dict[str, Any] | None = None
 
     @property
     def key(self) -> str:
@@ -92,7 +95,14 @@ class Tool:
             out["annotations"] = self.annotations
         if self.meta is not None:
             out["_meta"] = self.meta
+        if self.execution is not None:
+            out["execution"] = self.execution
         return out
+
+    @property
+    def declares_tasks(self) -> bool:
+        """Whether the upstream declared the tool may (or must) run as a task (2025-11-25)."""
+        return self.execution is not None and self.execution.get("taskSupport") in ("optional", "required")
 
 
 def _opt_dict(value: Any) -> dict[str, Any] | None:
@@ -120,4 +130,12 @@ def tool_from_wire(server: str, entry: dict[str, Any]) -> Tool:
         output_schema=entry.get("outputSchema", entry.get("output_schema")),
         annotations=_opt_dict(entry.get("annotations")),
         meta=_opt_dict(entry.get("_meta")),
+        execution=_execution(entry.get("execution")),
     )
+
+
+def _execution(value: Any) -> dict[str, Any] | None:
+    """A listing's ``execution`` reduced to what foldgate acts on: a known ``taskSupport`` value (the
+    rest of a hostile object is dropped, never passed on)."""
+    support = value.get("taskSupport") if isinstance(value, dict) else None
+    return {"taskSupport": support} if support in ("forbidden", "optional", "required") else None

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from foldgate.config.tenant import ServerConfig
 from foldgate.errors import (
@@ -25,11 +25,14 @@ from foldgate.model.catalog import IndexedTool
 from foldgate.model.lru import MemoryBudget
 from foldgate.serve.consent import note_consent_link
 from foldgate.serve.guarding import guard_tool_result
-from foldgate.serve.recording import activity_arguments, current, upstream_timer
+from foldgate.serve.recording import Observation, activity_arguments, current, upstream_timer
 from foldgate.serve.results import error_result, json_result
 from foldgate.serve.validation import ValidatorCache
 from foldgate.serve.views import TenantView
 from foldgate.telemetry.tracing import span
+
+if TYPE_CHECKING:
+    from foldgate.serve.tasks import TaskService
 
 __all__ = ["HINT", "ToolCaller", "Upstream"]
 
@@ -65,6 +68,8 @@ class ToolCaller:
         memory: MemoryBudget | None = None,
     ) -> None:
         self.upstream = upstream
+        # Durable tasks (issue 28): set by the wiring where a task store exists; None: calls only.
+        self.tasks: TaskService | None = None
         self.validators = ValidatorCache(memory=memory)
         # The key a tenant's hashed arguments are digested with (None: arguments are never kept).
         self.arguments_key = arguments_key
@@ -133,6 +138,23 @@ class ToolCaller:
         server = view.config.server(tool.server)
         if server is None:  # visibility already requires a configured server
             return error_result(NotFoundError(f"unknown tool: {tool.published}"))
+        if self.tasks is not None:
+            # Long calls may continue as durable tasks (serve/tasks.py decides; the edge renders).
+            return await self.tasks.run(
+                view.principal, view.config, server, tool, arguments or {},
+                lambda: self.dispatch(view, tool, server, arguments, observed),
+            )  # fmt: skip
+        return await self.dispatch(view, tool, server, arguments, observed)
+
+    async def dispatch(
+        self,
+        view: TenantView,
+        tool: IndexedTool,
+        server: ServerConfig,
+        arguments: Any,
+        observed: Observation | None = None,
+    ) -> dict[str, Any]:
+        """Proxy a validated, approved call upstream; upstream errors become error results."""
         try:
             # OAuth upstreams use the grant of this tenant and (per_user servers) this end user.
             with calling_as(view.catalog.tenant, view.principal.upstream_subject), upstream_timer():

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from foldgate.config.source import ConfigSource
 from foldgate.config.tenant import TenantConfig
+from foldgate.errors import FoldgateError
 from foldgate.model.activity import NullRecorder, Recorder
 from foldgate.model.catalog import CatalogVersion
 from foldgate.model.listing import instructions_text
@@ -22,10 +23,12 @@ from foldgate.serve.catalogs import CatalogCache
 from foldgate.serve.offerings import Offered, offered
 from foldgate.serve.paging import ResultPager
 from foldgate.serve.recording import current
+from foldgate.serve.results import error_result
 from foldgate.serve.searchers import SearcherCache
 from foldgate.serve.surfaces.base import CallContext, Surface
 from foldgate.serve.surfaces.code import CodeSurface
 from foldgate.serve.surfaces.registry import ROUTED, build_surfaces
+from foldgate.serve.tasks import TASK_RESULT_FRAGMENT, TASK_RESULT_NAME, TaskService
 from foldgate.serve.views import TenantView, build_view
 from foldgate.store.catalog.base import CatalogStore
 from foldgate.telemetry.tracing import span
@@ -34,13 +37,18 @@ if TYPE_CHECKING:
     from foldgate.code.sandbox import Sandbox
     from foldgate.search.embed import Embedder
 
-__all__ = ["Gateway", "view_bytes"]
+__all__ = ["Gateway", "principal_tenant", "view_bytes"]
 
 # A view's own memory (the catalog is counted with the catalog): per visible tool its plan decision,
 # tier and index entries, plus the listings surfaces render into its memo (at most about every
 # visible tool's full entry once per surface a caller lists).
 _VIEW_BYTES_PER_TOOL = 600
 _VIEW_LISTINGS = 2
+
+
+def principal_tenant(who: str | Principal) -> str:
+    """The tenant of a caller given either way."""
+    return who.tenant if isinstance(who, Principal) else who
 
 
 def view_bytes(view: TenantView) -> int:
@@ -66,6 +74,7 @@ class Gateway:
         recorder: Recorder | None = None,
         arguments_key: Callable[[], bytes] | None = None,
         memory: MemoryBudget | None = None,
+        tasks: TaskService | None = None,
     ) -> None:
         if isinstance(catalogs, CatalogCache):
             self.catalogs = catalogs
@@ -77,6 +86,10 @@ class Gateway:
         self.caller = ToolCaller(upstream, arguments_key=arguments_key, memory=self.memory)
         self.searchers = SearcherCache(embedder, hybrid_weight=hybrid_weight, memory=self.memory)
         self.results = results
+        # Durable tasks (serve/tasks.py): long calls continue in the background; None: they do not.
+        self.tasks = tasks
+        self.caller.tasks = tasks
+        self._task_listings: dict[str, str] = {}
         self.surfaces: dict[str, Surface] = build_surfaces(sandbox)
         # By caller scope: (catalog version, config fingerprint, view); the newest per scope only.
         self._views = self.memory.shelf("view")
@@ -146,8 +159,29 @@ class Gateway:
         return "call" if mode == "retrieve_tools" else "direct"
 
     def listing_json(self, who: str | Principal, surface: str) -> str:
-        """The surface's ``tools`` array as JSON text (pre-rendered; cached per view)."""
-        return self.surfaces[self.surface_of(who, surface)].listing_json(self.view(who))
+        """The surface's ``tools`` array as JSON text (pre-rendered; cached per view), with
+        ``task_result`` last on the direct and search surfaces where a sync window applies (a call
+        past it continues in the background and answers a key that tool fetches the result with)."""
+        concrete = self.surface_of(who, surface)
+        listing = self.surfaces[concrete].listing_json(self.view(who))
+        if (
+            self.tasks is None
+            or concrete == "code"
+            or not self.tasks.windowed(self.config(principal_tenant(who)))
+        ):
+            return listing
+        return self._with_task_result(listing)
+
+    def _with_task_result(self, listing: str) -> str:
+        extended = self._task_listings.get(listing)
+        if extended is None:
+            extended = (
+                f"{listing[:-1]},{TASK_RESULT_FRAGMENT}]" if listing != "[]" else f"[{TASK_RESULT_FRAGMENT}]"
+            )
+            if len(self._task_listings) > 64:  # old views' listings are garbage
+                self._task_listings.clear()
+            self._task_listings[listing] = extended
+        return extended
 
     def instructions(self, who: str | Principal, surface: str) -> str:
         """``initialize`` instructions: the operator's text, else the surface's default, then the legend."""
@@ -181,15 +215,29 @@ class Gateway:
 
         The running request's observation (:mod:`foldgate.serve.recording`) learns how the call
         ended, on whichever surface and whatever answered it."""
-        handler = self.surfaces[self.surface_of(who, surface)]
-        context = CallContext(self.view(who), self.caller, self.searchers, self.results)
-        result = await handler.call(context, name, arguments)
+        concrete = self.surface_of(who, surface)
+        if self.tasks is not None and concrete != "code" and name == TASK_RESULT_NAME:
+            result = self._task_result(who, arguments)
+        else:
+            context = CallContext(self.view(who), self.caller, self.searchers, self.results)
+            result = await self.surfaces[concrete].call(context, name, arguments)
         observed = current()
         if observed is not None:
             observed.answered(result)
         return result
 
+    def _task_result(self, who: str | Principal, arguments: Any) -> dict[str, Any]:
+        """``task_result``: a call that continued in the background, for the caller that made it."""
+        assert self.tasks is not None
+        principal = who if isinstance(who, Principal) else Principal(who)
+        try:
+            return self.tasks.result_of(principal, arguments)
+        except FoldgateError as exc:
+            return error_result(exc)
+
     async def aclose(self) -> None:
-        """Release what the surfaces hold (the agent-code worker)."""
+        """Release what the surfaces hold (the agent-code worker) and stop calls still running here."""
+        if self.tasks is not None:
+            await self.tasks.aclose()
         for surface in self.surfaces.values():
             await surface.aclose()

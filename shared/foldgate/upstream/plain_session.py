@@ -81,6 +81,10 @@ _ERROR_BODY_BYTES = 64 * 1024
 _REDIRECTS = 5  # the last answer is used as it is (a redirect past the budget is reported)
 
 
+# How long a notifications/cancelled for an abandoned request may take to send.
+_CANCEL_NOTE_S: Final = 2.0
+
+
 class RpcError(Exception):
     """The upstream answered a request with a JSON-RPC error (it may have run: never "lost")."""
 
@@ -272,9 +276,26 @@ class PlainSession:
         message = {"jsonrpc": "2.0", "id": rid, "method": method, "params": params}
         # initialize is the negotiation itself: no session and no version header yet.
         headers = dict(_ACCEPT) if method == "initialize" else {**self._headers(), **headers}
-        answer = await self._post(message, headers, rid)
+        try:
+            answer = await self._post(message, headers, rid)
+        except asyncio.CancelledError:
+            # Abandoned (a cancelled task, a call handed to a worker): the upstream may stop the work.
+            await self._cancelled(rid)
+            raise
         assert answer is not None  # a request always gets an answer or an exception
         return answer
+
+    async def _cancelled(self, rid: int) -> None:
+        """Tell a handshake-era upstream an abandoned request's answer is no longer wanted (best effort,
+        bounded, shielded from the cancellation that abandons it). At 2026-07-28 the closed response
+        stream is the cancellation, and no notice is expected (basic/patterns/cancellation); and an
+        abandoned era probe has no session to cancel in."""
+        if self.modern or self.version is None:
+            return
+        note = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": rid}}
+        with contextlib.suppress(Exception):
+            async with asyncio.timeout(_CANCEL_NOTE_S):
+                await asyncio.shield(asyncio.ensure_future(self._post(note, self._headers(), None)))
 
     @contextlib.asynccontextmanager
     async def _send(

@@ -1,0 +1,1 @@
+"""Durable MCP tasks (issue 28): interface, SQLite and DynamoDB backends."""
