@@ -116,7 +116,10 @@ def test_no_function_writes_parameter_store_and_only_admin_function_invokes_the_
             assert not any(a.startswith("ssm:Put") or a == "ssm:*" for a in _actions(statement)), function
     invokers = {
         f for f in ("McpFunction", "CodeFunction", "AdminFunction")
-        if any(isinstance(p, dict) and "LambdaInvokePolicy" in p for p in _policies(f))
+        if any(
+            isinstance(p, dict) and p.get("LambdaInvokePolicy", {}).get("FunctionName") == "IndexerFunction"
+            for p in _policies(f)
+        )
     }  # fmt: skip
     assert invokers == {"AdminFunction"}
     env = template_resource("AdminFunction")["Properties"]["Environment"]["Variables"]

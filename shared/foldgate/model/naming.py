@@ -36,6 +36,7 @@ RESERVED_NAMES: Final = frozenset(
         "call_tool_write",
         "call_tool_destructive",
         "read_cache",
+        "task_result",
         "code_execution",
     }
 )
