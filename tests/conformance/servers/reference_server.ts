@@ -36,183 +36,21 @@ import {
   isInitializeRequest,
 } from "@modelcontextprotocol/sdk/types.js";
 
-// A 1x1 red PNG, and a 10 ms silent 8 kHz mono 8-bit WAV built here (RIFF header + 80 samples).
-const PNG =
-  "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
-const WAV = (() => {
-  const samples = Buffer.alloc(80, 0x80);
-  const header = Buffer.alloc(44);
-  header.write("RIFF", 0);
-  header.writeUInt32LE(36 + samples.length, 4);
-  header.write("WAVEfmt ", 8);
-  header.writeUInt32LE(16, 16); // fmt chunk size
-  header.writeUInt16LE(1, 20); // PCM
-  header.writeUInt16LE(1, 22); // mono
-  header.writeUInt32LE(8000, 24); // sample rate
-  header.writeUInt32LE(8000, 28); // byte rate
-  header.writeUInt16LE(1, 32); // block align
-  header.writeUInt16LE(8, 34); // bits per sample
-  header.write("data", 36);
-  header.writeUInt32LE(samples.length, 40);
-  return Buffer.concat([header, samples]).toString("base64");
-})();
-
-const NO_ARGS = { type: "object", properties: {} };
-const text = (t: string) => ({ type: "text", text: t });
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-const TOOLS = [
-  { name: "test_simple_text", description: "Returns one text block", inputSchema: NO_ARGS },
-  { name: "test_image_content", description: "Returns one PNG image block", inputSchema: NO_ARGS },
-  { name: "test_audio_content", description: "Returns one WAV audio block", inputSchema: NO_ARGS },
-  { name: "test_embedded_resource", description: "Returns an embedded text resource", inputSchema: NO_ARGS },
-  {
-    name: "test_multiple_content_types",
-    description: "Returns text, image and embedded resource blocks",
-    inputSchema: NO_ARGS,
-  },
-  { name: "test_tool_with_logging", description: "Sends three info log messages while it runs", inputSchema: NO_ARGS },
-  { name: "test_tool_with_progress", description: "Reports progress 0, 50 and 100 of 100", inputSchema: NO_ARGS },
-  { name: "test_error_handling", description: "Always fails with isError", inputSchema: NO_ARGS },
-  {
-    name: "test_sampling",
-    description: "Asks the client's LLM (sampling/createMessage) and returns its answer",
-    inputSchema: {
-      type: "object",
-      properties: { prompt: { type: "string", description: "The prompt to send to the LLM" } },
-      required: ["prompt"],
-    },
-  },
-  {
-    name: "test_elicitation",
-    description: "Asks the user (elicitation/create) for a username and email",
-    inputSchema: {
-      type: "object",
-      properties: { message: { type: "string", description: "The message to show the user" } },
-      required: ["message"],
-    },
-  },
-  {
-    name: "test_elicitation_sep1034_defaults",
-    description: "Elicits a form whose fields all carry defaults (SEP-1034)",
-    inputSchema: NO_ARGS,
-  },
-  {
-    name: "test_elicitation_sep1330_enums",
-    description: "Elicits a form with the five enum variants (SEP-1330)",
-    inputSchema: NO_ARGS,
-  },
-  {
-    name: "json_schema_2020_12_tool",
-    description: "Tool with JSON Schema 2020-12 features",
-    inputSchema: {
-      $schema: "https://json-schema.org/draft/2020-12/schema",
-      type: "object",
-      $defs: {
-        address: {
-          type: "object",
-          properties: { street: { type: "string" }, city: { type: "string" } },
-        },
-      },
-      properties: { name: { type: "string" }, address: { $ref: "#/$defs/address" } },
-      additionalProperties: false,
-    },
-  },
-  {
-    name: "test_reconnection",
-    description: "Closes its SSE stream mid-call; the result comes after the client resumes",
-    inputSchema: NO_ARGS,
-  },
-];
-
-const ELICIT_DEFAULTS = {
-  type: "object",
-  properties: {
-    name: { type: "string", description: "User name", default: "John Doe" },
-    age: { type: "integer", description: "User age", default: 30 },
-    score: { type: "number", description: "User score", default: 95.5 },
-    status: {
-      type: "string",
-      description: "User status",
-      enum: ["active", "inactive", "pending"],
-      default: "active",
-    },
-    verified: { type: "boolean", description: "Verification status", default: true },
-  },
-};
-
-const ELICIT_ENUMS = {
-  type: "object",
-  properties: {
-    untitledSingle: { type: "string", enum: ["option1", "option2", "option3"] },
-    titledSingle: {
-      type: "string",
-      oneOf: [
-        { const: "value1", title: "First Option" },
-        { const: "value2", title: "Second Option" },
-        { const: "value3", title: "Third Option" },
-      ],
-    },
-    legacyEnum: {
-      type: "string",
-      enum: ["opt1", "opt2", "opt3"],
-      enumNames: ["Option One", "Option Two", "Option Three"],
-    },
-    untitledMulti: { type: "array", items: { type: "string", enum: ["option1", "option2", "option3"] } },
-    titledMulti: {
-      type: "array",
-      items: {
-        anyOf: [
-          { const: "value1", title: "First Choice" },
-          { const: "value2", title: "Second Choice" },
-          { const: "value3", title: "Third Choice" },
-        ],
-      },
-    },
-  },
-};
-
-const RESOURCES = [
-  {
-    uri: "test://static-text",
-    name: "static-text",
-    description: "A static text resource",
-    mimeType: "text/plain",
-  },
-  {
-    uri: "test://static-binary",
-    name: "static-binary",
-    description: "A static binary resource (a PNG)",
-    mimeType: "image/png",
-  },
-  {
-    uri: "test://watched-resource",
-    name: "watched-resource",
-    description: "A resource clients may subscribe to",
-    mimeType: "text/plain",
-  },
-];
-const TEMPLATE = /^test:\/\/template\/([^/]+)\/data$/;
-
-const PROMPTS = [
-  { name: "test_simple_prompt", description: "A prompt without arguments" },
-  {
-    name: "test_prompt_with_arguments",
-    description: "A prompt with two required arguments",
-    arguments: [
-      { name: "arg1", description: "First test argument", required: true },
-      { name: "arg2", description: "Second test argument", required: true },
-    ],
-  },
-  {
-    name: "test_prompt_with_embedded_resource",
-    description: "A prompt that embeds a resource",
-    arguments: [{ name: "resourceUri", description: "URI of the resource to embed", required: true }],
-  },
-  { name: "test_prompt_with_image", description: "A prompt with an image" },
-];
-
-const COMPLETIONS = ["paris", "park", "party", "test", "testing"];
+import {
+  ELICIT_DEFAULTS,
+  ELICIT_ENUMS,
+  PROMPTS,
+  RESOURCES,
+  RESOURCE_TEMPLATES,
+  TOOLS,
+  complete,
+  getPrompt,
+  plainToolResult,
+  readResource,
+  sleep,
+  text,
+} from "./fixtures.ts";
+import { answer, isStateless } from "./stateless.ts";
 
 // Extra the SDK passes to a request handler (typed loosely: this file is not type-checked).
 type Extra = {
@@ -243,36 +81,8 @@ function newServer(): Server {
   );
 
   server.setRequestHandler(ListResourcesRequestSchema, async () => ({ resources: RESOURCES }));
-  server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({
-    resourceTemplates: [
-      {
-        uriTemplate: "test://template/{id}/data",
-        name: "template-data",
-        description: "Data for one id",
-        mimeType: "application/json",
-      },
-    ],
-  }));
-  server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
-    const uri = request.params.uri;
-    if (uri === "test://static-text") {
-      return { contents: [{ uri, mimeType: "text/plain", text: "This is the content of the static text resource." }] };
-    }
-    if (uri === "test://static-binary") {
-      return { contents: [{ uri, mimeType: "image/png", blob: PNG }] };
-    }
-    if (uri === "test://watched-resource") {
-      return { contents: [{ uri, mimeType: "text/plain", text: "Watched resource content." }] };
-    }
-    const match = TEMPLATE.exec(uri);
-    if (match) {
-      const id = match[1];
-      const body = JSON.stringify({ id, templateTest: true, data: `Data for ID: ${id}` });
-      return { contents: [{ uri, mimeType: "application/json", text: body }] };
-    }
-    // The spec's error for an unknown resource (SEP-2164 names it): -32002 with the uri.
-    throw new McpError(-32002, "Resource not found", { uri });
-  });
+  server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({ resourceTemplates: RESOURCE_TEMPLATES }));
+  server.setRequestHandler(ReadResourceRequestSchema, async (request) => readResource(request.params.uri));
   server.setRequestHandler(SubscribeRequestSchema, async (request) => {
     subscriptions.add(request.params.uri);
     return {};
@@ -285,46 +95,14 @@ function newServer(): Server {
   server.setRequestHandler(ListPromptsRequestSchema, async () => ({ prompts: PROMPTS }));
   server.setRequestHandler(GetPromptRequestSchema, async (request) => getPrompt(request.params.name, request.params.arguments ?? {}));
 
-  server.setRequestHandler(CompleteRequestSchema, async (request) => {
-    const prefix = String(request.params.argument.value ?? "");
-    const values = COMPLETIONS.filter((v) => v.startsWith(prefix));
-    return { completion: { values, total: values.length, hasMore: false } };
-  });
+  server.setRequestHandler(CompleteRequestSchema, async (request) => complete(String(request.params.argument.value ?? "")));
   return server;
 }
 
 async function callTool(server: Server, name: string, args: Record<string, unknown>, extra: Extra) {
+  const plain = plainToolResult(name, args);
+  if (plain) return plain;
   switch (name) {
-    case "test_simple_text":
-      return { content: [text("This is a simple text response for testing.")] };
-    case "test_image_content":
-      return { content: [{ type: "image", data: PNG, mimeType: "image/png" }] };
-    case "test_audio_content":
-      return { content: [{ type: "audio", data: WAV, mimeType: "audio/wav" }] };
-    case "test_embedded_resource":
-      return {
-        content: [
-          {
-            type: "resource",
-            resource: { uri: "test://embedded-resource", mimeType: "text/plain", text: "This is an embedded resource content." },
-          },
-        ],
-      };
-    case "test_multiple_content_types":
-      return {
-        content: [
-          text("Multiple content types test:"),
-          { type: "image", data: PNG, mimeType: "image/png" },
-          {
-            type: "resource",
-            resource: {
-              uri: "test://mixed-content-resource",
-              mimeType: "application/json",
-              text: JSON.stringify({ test: "data", value: 123 }),
-            },
-          },
-        ],
-      };
     case "test_tool_with_logging": {
       const log = (data: string) =>
         extra.sendNotification({ method: "notifications/message", params: { level: "info", data } });
@@ -345,8 +123,6 @@ async function callTool(server: Server, name: string, args: Record<string, unkno
       }
       return { content: [text("Tool with progress executed successfully")] };
     }
-    case "test_error_handling":
-      return { isError: true, content: [text("This tool intentionally returns an error for testing")] };
     case "test_sampling": {
       needClientCapability(server, "sampling");
       const result = await extra.sendRequest(
@@ -383,8 +159,6 @@ async function callTool(server: Server, name: string, args: Record<string, unkno
         content: [text(`Elicitation completed: action=${result.action}, content=${JSON.stringify(result.content ?? {})}`)],
       };
     }
-    case "json_schema_2020_12_tool":
-      return { content: [text(`Received: ${JSON.stringify(args)}`)] };
     case "test_reconnection": {
       // Close this request's SSE stream (the priming event already gave the client an event id and a
       // retry interval), then answer: the result is stored and replayed when the client resumes.
@@ -406,39 +180,6 @@ function needClientCapability(server: Server, capability: "sampling" | "elicitat
 
 function elicit(extra: Extra, message: string, requestedSchema: object) {
   return extra.sendRequest({ method: "elicitation/create", params: { message, requestedSchema } }, ElicitResultSchema);
-}
-
-function getPrompt(name: string, args: Record<string, string>) {
-  switch (name) {
-    case "test_simple_prompt":
-      return { messages: [{ role: "user", content: text("This is a simple prompt for testing.") }] };
-    case "test_prompt_with_arguments":
-      return {
-        messages: [{ role: "user", content: text(`Prompt with arguments: arg1='${args.arg1}', arg2='${args.arg2}'`) }],
-      };
-    case "test_prompt_with_embedded_resource":
-      return {
-        messages: [
-          {
-            role: "user",
-            content: {
-              type: "resource",
-              resource: { uri: args.resourceUri, mimeType: "text/plain", text: "Embedded resource content for testing." },
-            },
-          },
-          { role: "user", content: text("Please process the embedded resource above.") },
-        ],
-      };
-    case "test_prompt_with_image":
-      return {
-        messages: [
-          { role: "user", content: { type: "image", data: PNG, mimeType: "image/png" } },
-          { role: "user", content: text("Please analyze the image above.") },
-        ],
-      };
-    default:
-      throw new McpError(ErrorCode.InvalidParams, `Unknown prompt: ${name}`);
-  }
 }
 
 // DNS rebinding: a loopback server answers only requests whose Host (and Origin, when sent) name a
@@ -486,6 +227,7 @@ async function handle(req: http.IncomingMessage, res: http.ServerResponse) {
       return fail(res, 400, -32700, "Parse error");
     }
   }
+  if (req.method === "POST" && isStateless(req.headers, body)) return serveStateless(req, res, body);
   let transport = sessionId ? sessions.get(sessionId) : undefined;
   if (!transport) {
     if (sessionId) return fail(res, 404, -32001, "Session not found");
@@ -507,6 +249,26 @@ async function handle(req: http.IncomingMessage, res: http.ServerResponse) {
     transport = created;
   }
   await transport.handleRequest(req, res, body);
+}
+
+// A 2026-07-28 request: one JSON answer, or for subscriptions/listen an SSE stream held open until the
+// client goes.
+async function serveStateless(req: http.IncomingMessage, res: http.ServerResponse, body: unknown) {
+  const reply = await answer(req.headers, body);
+  if ("listen" in reply) {
+    res.writeHead(200, { "Content-Type": "text/event-stream", "Cache-Control": "no-cache" });
+    reply.listen(
+      (frame) => res.write(`event: message\ndata: ${JSON.stringify(frame)}\n\n`),
+      (cleanup) => res.on("close", cleanup),
+    );
+    return;
+  }
+  if (reply.body === undefined) {
+    res.writeHead(reply.status).end();
+    return;
+  }
+  res.writeHead(reply.status, { "Content-Type": "application/json" });
+  res.end(JSON.stringify(reply.body));
 }
 
 const port = Number(process.env.PORT ?? 3000);
