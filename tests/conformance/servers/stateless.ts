@@ -18,6 +18,7 @@ import {
   text,
 } from "./fixtures.ts";
 import { INPUT_PROMPTS, INPUT_TOOLS, inputPrompt, inputTool } from "./mrtr.ts";
+import { TASKS_EXTENSION, TASK_TOOLS, taskMethod, taskToolCall } from "./tasks.ts";
 
 export const STATELESS_VERSION = "2026-07-28";
 const META = "io.modelcontextprotocol/";
@@ -45,7 +46,7 @@ const DIAGNOSTIC_TOOLS = [
   { name: "test_trigger_prompt_change", description: "Announces a prompts/list change to listeners", inputSchema: { type: "object", properties: {} } },
 ];
 
-export const STATELESS_TOOLS = [...TOOLS, ...INPUT_TOOLS, HEADER_TOOL, ...DIAGNOSTIC_TOOLS];
+export const STATELESS_TOOLS = [...TOOLS, ...INPUT_TOOLS, HEADER_TOOL, ...DIAGNOSTIC_TOOLS, ...TASK_TOOLS];
 const STATELESS_PROMPTS = [...PROMPTS, ...INPUT_PROMPTS];
 
 export const CAPABILITIES = {
@@ -53,7 +54,26 @@ export const CAPABILITIES = {
   prompts: { listChanged: true },
   resources: {},
   completions: {},
+  extensions: { [TASKS_EXTENSION]: {} },
 };
+
+// Every method served here; any other (the 2025 handshake's initialize, ping, logging/setLevel,
+// resources/(un)subscribe, the tasks v1 tasks/result and tasks/list) is not found, before any check.
+const METHODS = new Set([
+  "server/discover",
+  "subscriptions/listen",
+  "tools/list",
+  "tools/call",
+  "prompts/list",
+  "prompts/get",
+  "resources/list",
+  "resources/templates/list",
+  "resources/read",
+  "completion/complete",
+  "tasks/get",
+  "tasks/update",
+  "tasks/cancel",
+]);
 
 /** A JSON-RPC error with the HTTP status the 2026-07-28 transport gives it. */
 class Reply extends Error {
@@ -93,6 +113,7 @@ export async function answer(headers: Record<string, string | string[] | undefin
   if (body.id === undefined) return { status: 202 };
   try {
     const params = body.params ?? {};
+    if (!METHODS.has(body.method)) throw new Reply(404, -32601, `Method not found: ${body.method}`);
     checkHeaders(headers, body.method, params);
     const meta = checkMeta(headers, params);
     if (body.method === "subscriptions/listen") return listen(body.id, params);
@@ -100,7 +121,11 @@ export async function answer(headers: Record<string, string | string[] | undefin
     return { status: 200, body: { jsonrpc: "2.0", id: body.id, result } };
   } catch (thrown) {
     if (thrown instanceof Reply) return { status: thrown.status, body: error(body.id, thrown.code, thrown.message, thrown.data) };
-    if (thrown instanceof McpError) return { status: 200, body: error(body.id, thrown.code, thrown.message, thrown.data) };
+    if (thrown instanceof McpError) {
+      // The transport's own errors keep their HTTP status (a missing capability is 400).
+      const status = thrown.code === -32021 ? 400 : 200;
+      return { status, body: error(body.id, thrown.code, thrown.message, thrown.data) };
+    }
     return { status: 500, body: error(body.id, -32603, `Internal error: ${thrown}`) };
   }
 }
@@ -159,7 +184,7 @@ function decodeParam(value: string): string | null {
   return Buffer.from(encoded, "base64").toString("utf8");
 }
 
-type Meta = { version: string; capabilities: Record<string, unknown>; logLevel?: string };
+type Meta = { version: string; capabilities: Record<string, any>; logLevel?: string };
 
 // SEP-2575: every request names its protocol version and the client's capabilities in _meta; the
 // version must equal the MCP-Protocol-Version header and be one this server speaks.
@@ -208,6 +233,10 @@ async function dispatch(method: string, params: any, meta: Meta): Promise<object
       return complete_(inputPrompt(params, meta.capabilities) ?? getPrompt(String(params.name), params.arguments ?? {}));
     case "tools/call":
       return callTool(String(params.name), params, meta);
+    case "tasks/get":
+    case "tasks/update":
+    case "tasks/cancel":
+      return taskMethod(method, params, meta.capabilities) as object;
     default:
       // initialize, ping, logging/setLevel and resources/(un)subscribe are gone in 2026-07-28.
       throw new Reply(404, -32601, `Method not found: ${method}`);
@@ -222,12 +251,14 @@ function needCapability(meta: Meta, capability: string) {
   }
 }
 
-function callTool(name: string, params: any, meta: Meta): object {
+async function callTool(name: string, params: any, meta: Meta): Promise<object> {
   const args = params.arguments ?? {};
   const plain = plainToolResult(name, args);
   if (plain) return complete_(plain);
   const input = inputTool(name, params, meta.capabilities);
   if (input) return input;
+  const task = await taskToolCall(name, params, meta.capabilities);
+  if (task) return task;
   switch (name) {
     case "test_header_param":
       return complete_({ content: [text(`Region: ${args.region}`)] });
