@@ -294,3 +294,59 @@ export function plainToolResult(name: string, args: Record<string, unknown>) {
       return undefined;
   }
 }
+
+type Ask = { method: string; params: object };
+type Interactive = {
+  capability: "sampling" | "elicitation";
+  ask: (args: Record<string, unknown>) => Ask;
+  finish: (response: any) => object;
+};
+const elicitForm = (message: string, requestedSchema: object): Ask => ({
+  method: "elicitation/create",
+  params: { message, requestedSchema },
+});
+const formResult = (prefix: string) => (response: any) => ({
+  content: [text(`${prefix} action=${response?.action}, content=${JSON.stringify(response?.content ?? {})}`)],
+});
+
+/** The tools that need the client's input: what each asks, and its result from the answer. A 2025
+ * session asks with a server-to-client request; a 2026-07-28 request gets an InputRequiredResult. */
+export const INTERACTIVE: Record<string, Interactive> = {
+  test_sampling: {
+    capability: "sampling",
+    ask: (args) => ({
+      method: "sampling/createMessage",
+      params: { messages: [{ role: "user", content: text(String(args.prompt ?? "")) }], maxTokens: 100 },
+    }),
+    finish: (response) => {
+      const content = response?.content;
+      return { content: [text(`LLM response: ${content?.type === "text" ? content.text : JSON.stringify(content)}`)] };
+    },
+  },
+  test_elicitation: {
+    capability: "elicitation",
+    ask: (args) =>
+      elicitForm(String(args.message ?? ""), {
+        type: "object",
+        properties: {
+          username: { type: "string", description: "User's response" },
+          email: { type: "string", description: "User's email address" },
+        },
+        required: ["username", "email"],
+      }),
+    finish: formResult("User response:"),
+  },
+  test_elicitation_sep1034_defaults: {
+    capability: "elicitation",
+    ask: () => elicitForm("Please review and submit the form", ELICIT_DEFAULTS),
+    finish: formResult("Elicitation completed:"),
+  },
+  test_elicitation_sep1330_enums: {
+    capability: "elicitation",
+    ask: () => elicitForm("Please review and submit the form", ELICIT_ENUMS),
+    finish: formResult("Elicitation completed:"),
+  },
+};
+
+export const LOG_LINES = ["Tool execution started", "Tool processing data", "Tool execution completed"];
+export const PROGRESS_STEPS = [0, 50, 100];

@@ -37,20 +37,18 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 
 import {
-  ELICIT_DEFAULTS,
-  ELICIT_ENUMS,
-  PROMPTS,
+  INTERACTIVE,
+  LOG_LINES,
+  PROGRESS_STEPS,
   RESOURCES,
   RESOURCE_TEMPLATES,
-  TOOLS,
   complete,
-  getPrompt,
   plainToolResult,
   readResource,
   sleep,
   text,
 } from "./fixtures.ts";
-import { answer, isStateless } from "./stateless.ts";
+import { ALL_PROMPTS, ALL_TOOLS, answer, draftPrompt, draftToolCall, isStateless } from "./stateless.ts";
 
 // Extra the SDK passes to a request handler (typed loosely: this file is not type-checked).
 type Extra = {
@@ -75,9 +73,9 @@ function newServer(): Server {
   );
   const subscriptions = new Set<string>();
 
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: TOOLS }));
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: ALL_TOOLS }));
   server.setRequestHandler(CallToolRequestSchema, async (request, extra: any) =>
-    callTool(server, request.params.name, request.params.arguments ?? {}, extra as Extra),
+    callTool(server, request.params, extra as Extra),
   );
 
   server.setRequestHandler(ListResourcesRequestSchema, async () => ({ resources: RESOURCES }));
@@ -92,72 +90,46 @@ function newServer(): Server {
     return {};
   });
 
-  server.setRequestHandler(ListPromptsRequestSchema, async () => ({ prompts: PROMPTS }));
-  server.setRequestHandler(GetPromptRequestSchema, async (request) => getPrompt(request.params.name, request.params.arguments ?? {}));
+  server.setRequestHandler(ListPromptsRequestSchema, async () => ({ prompts: ALL_PROMPTS }));
+  server.setRequestHandler(GetPromptRequestSchema, async (request) =>
+    draftPrompt(request.params, server.getClientCapabilities() ?? {}),
+  );
 
   server.setRequestHandler(CompleteRequestSchema, async (request) => complete(String(request.params.argument.value ?? "")));
   return server;
 }
 
-async function callTool(server: Server, name: string, args: Record<string, unknown>, extra: Extra) {
+async function callTool(server: Server, params: any, extra: Extra) {
+  const name: string = params.name;
+  const args: Record<string, unknown> = params.arguments ?? {};
   const plain = plainToolResult(name, args);
   if (plain) return plain;
+  const interactive = INTERACTIVE[name];
+  if (interactive) {
+    needClientCapability(server, interactive.capability);
+    const ask = interactive.ask(args);
+    const schema = ask.method === "sampling/createMessage" ? CreateMessageResultSchema : ElicitResultSchema;
+    return interactive.finish(await extra.sendRequest(ask, schema));
+  }
   switch (name) {
     case "test_tool_with_logging": {
       const log = (data: string) =>
         extra.sendNotification({ method: "notifications/message", params: { level: "info", data } });
-      await log("Tool execution started");
-      await sleep(50);
-      await log("Tool processing data");
-      await sleep(50);
-      await log("Tool execution completed");
+      for (const [i, line] of LOG_LINES.entries()) {
+        if (i > 0) await sleep(50);
+        await log(line);
+      }
       return { content: [text("Tool with logging executed successfully")] };
     }
     case "test_tool_with_progress": {
       const token = extra._meta?.progressToken;
-      for (const progress of [0, 50, 100]) {
+      for (const progress of PROGRESS_STEPS) {
         if (token !== undefined) {
           await extra.sendNotification({ method: "notifications/progress", params: { progressToken: token, progress, total: 100 } });
         }
         if (progress < 100) await sleep(50);
       }
       return { content: [text("Tool with progress executed successfully")] };
-    }
-    case "test_sampling": {
-      needClientCapability(server, "sampling");
-      const result = await extra.sendRequest(
-        {
-          method: "sampling/createMessage",
-          params: {
-            messages: [{ role: "user", content: text(String(args.prompt ?? "")) }],
-            maxTokens: 100,
-          },
-        },
-        CreateMessageResultSchema,
-      );
-      const answer = result.content?.type === "text" ? result.content.text : JSON.stringify(result.content);
-      return { content: [text(`LLM response: ${answer}`)] };
-    }
-    case "test_elicitation": {
-      needClientCapability(server, "elicitation");
-      const result = await elicit(extra, String(args.message ?? ""), {
-        type: "object",
-        properties: {
-          username: { type: "string", description: "User's response" },
-          email: { type: "string", description: "User's email address" },
-        },
-        required: ["username", "email"],
-      });
-      return { content: [text(`User response: action=${result.action}, content=${JSON.stringify(result.content ?? {})}`)] };
-    }
-    case "test_elicitation_sep1034_defaults":
-    case "test_elicitation_sep1330_enums": {
-      needClientCapability(server, "elicitation");
-      const schema = name === "test_elicitation_sep1034_defaults" ? ELICIT_DEFAULTS : ELICIT_ENUMS;
-      const result = await elicit(extra, "Please review and submit the form", schema);
-      return {
-        content: [text(`Elicitation completed: action=${result.action}, content=${JSON.stringify(result.content ?? {})}`)],
-      };
     }
     case "test_reconnection": {
       // Close this request's SSE stream (the priming event already gave the client an event id and a
@@ -168,7 +140,8 @@ async function callTool(server: Server, name: string, args: Record<string, unkno
       return { content: [text("Reconnection test completed successfully")] };
     }
     default:
-      throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
+      // The 2026-07-28 tools answer a session too, with the session client's capabilities.
+      return draftToolCall(name, params, server.getClientCapabilities() ?? {});
   }
 }
 
@@ -178,9 +151,6 @@ function needClientCapability(server: Server, capability: "sampling" | "elicitat
   }
 }
 
-function elicit(extra: Extra, message: string, requestedSchema: object) {
-  return extra.sendRequest({ method: "elicitation/create", params: { message, requestedSchema } }, ElicitResultSchema);
-}
 
 // DNS rebinding: a loopback server answers only requests whose Host (and Origin, when sent) name a
 // loopback host, whatever the port.
@@ -255,6 +225,13 @@ async function handle(req: http.IncomingMessage, res: http.ServerResponse) {
 // client goes.
 async function serveStateless(req: http.IncomingMessage, res: http.ServerResponse, body: unknown) {
   const reply = await answer(req.headers, body);
+  if ("stream" in reply) {
+    res.writeHead(200, { "Content-Type": "text/event-stream", "Cache-Control": "no-cache" });
+    const send = (frame: object) => res.write(`event: message\ndata: ${JSON.stringify(frame)}\n\n`);
+    send(await reply.stream(send));
+    res.end();
+    return;
+  }
   if ("listen" in reply) {
     res.writeHead(200, { "Content-Type": "text/event-stream", "Cache-Control": "no-cache" });
     reply.listen(

@@ -7,6 +7,9 @@
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
 
 import {
+  INTERACTIVE,
+  LOG_LINES,
+  PROGRESS_STEPS,
   PROMPTS,
   RESOURCES,
   RESOURCE_TEMPLATES,
@@ -15,6 +18,7 @@ import {
   getPrompt,
   plainToolResult,
   readResource,
+  sleep,
   text,
 } from "./fixtures.ts";
 import { INPUT_PROMPTS, INPUT_TOOLS, inputPrompt, inputTool } from "./mrtr.ts";
@@ -46,8 +50,10 @@ const DIAGNOSTIC_TOOLS = [
   { name: "test_trigger_prompt_change", description: "Announces a prompts/list change to listeners", inputSchema: { type: "object", properties: {} } },
 ];
 
-export const STATELESS_TOOLS = [...TOOLS, ...INPUT_TOOLS, HEADER_TOOL, ...DIAGNOSTIC_TOOLS, ...TASK_TOOLS];
-const STATELESS_PROMPTS = [...PROMPTS, ...INPUT_PROMPTS];
+// Every tool and prompt, listed on both generations: a 2025 session (foldgate's upstream client) sees
+// the 2026-07-28 tools too and gets their draft results, as it would from a server in transition.
+export const ALL_TOOLS = [...TOOLS, ...INPUT_TOOLS, HEADER_TOOL, ...DIAGNOSTIC_TOOLS, ...TASK_TOOLS];
+export const ALL_PROMPTS = [...PROMPTS, ...INPUT_PROMPTS];
 
 export const CAPABILITIES = {
   tools: { listChanged: true },
@@ -92,8 +98,11 @@ class Reply extends Error {
 export type Listener = { id: string; notifications: Record<string, unknown>; send: (frame: object) => void };
 const listeners = new Set<Listener>();
 
+type Send = (frame: object) => void;
 export type Answer =
   | { status: number; body?: object }
+  // An SSE response: notifications sent while the request runs, then its answer.
+  | { stream: (send: Send) => Promise<object> }
   | { listen: (send: (frame: object) => void, onClose: (cleanup: () => void) => void) => void };
 
 /** Whether a request belongs to this side: no session, and a 2026-07-28-style version header or
@@ -117,16 +126,32 @@ export async function answer(headers: Record<string, string | string[] | undefin
     checkHeaders(headers, body.method, params);
     const meta = checkMeta(headers, params);
     if (body.method === "subscriptions/listen") return listen(body.id, params);
+    if (body.method === "tools/call" && NOTIFYING.has(params.name)) {
+      return { stream: (send) => respond(body.id, () => draftToolCall(String(params.name), params, meta.capabilities, meta.logLevel, send)) };
+    }
     const result = await dispatch(body.method, params, meta);
     return { status: 200, body: { jsonrpc: "2.0", id: body.id, result } };
   } catch (thrown) {
-    if (thrown instanceof Reply) return { status: thrown.status, body: error(body.id, thrown.code, thrown.message, thrown.data) };
-    if (thrown instanceof McpError) {
-      // The transport's own errors keep their HTTP status (a missing capability is 400).
-      const status = thrown.code === -32021 ? 400 : 200;
-      return { status, body: error(body.id, thrown.code, thrown.message, thrown.data) };
-    }
-    return { status: 500, body: error(body.id, -32603, `Internal error: ${thrown}`) };
+    return failure(body.id, thrown);
+  }
+}
+
+function failure(id: unknown, thrown: unknown): { status: number; body: object } {
+  if (thrown instanceof Reply) return { status: thrown.status, body: error(id, thrown.code, thrown.message, thrown.data) };
+  if (thrown instanceof McpError) {
+    // The transport's own errors keep their HTTP status (a missing capability is 400).
+    const status = thrown.code === -32021 ? 400 : 200;
+    return { status, body: error(id, thrown.code, thrown.message, thrown.data) };
+  }
+  return { status: 500, body: error(id, -32603, `Internal error: ${thrown}`) };
+}
+
+/** The JSON-RPC response to request ``id`` once ``run`` settles (for a streamed answer). */
+async function respond(id: unknown, run: () => Promise<object>): Promise<object> {
+  try {
+    return { jsonrpc: "2.0", id, result: await run() };
+  } catch (thrown) {
+    return failure(id, thrown).body;
   }
 }
 
@@ -157,7 +182,7 @@ function checkHeaders(headers: Record<string, string | string[] | undefined>, me
     throw mismatch("Mcp-Name must equal the body's name, uri or taskId");
   }
   if (method !== "tools/call") return;
-  const tool = STATELESS_TOOLS.find((t) => t.name === params.name);
+  const tool = ALL_TOOLS.find((t) => t.name === params.name);
   const properties: Record<string, any> = (tool?.inputSchema as any)?.properties ?? {};
   for (const [argument, schema] of Object.entries(properties)) {
     const suffix = schema["x-mcp-header"];
@@ -206,6 +231,10 @@ function checkMeta(headers: Record<string, string | string[] | undefined>, param
   return { version, capabilities, logLevel: meta[`${META}logLevel`] };
 }
 
+// The tools whose 2026-07-28 answer is an SSE stream (notifications before the result).
+const NOTIFYING = new Set(["test_tool_with_progress", "test_tool_with_logging"]);
+const LEVELS = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"];
+
 const complete_ = (result: object) => ({ resultType: "complete", ...result });
 const cached = (result: object) => ({ resultType: "complete", ...CACHE, ...result });
 
@@ -218,9 +247,9 @@ async function dispatch(method: string, params: any, meta: Meta): Promise<object
         _meta: { [`${META}serverInfo`]: SERVER_INFO },
       });
     case "tools/list":
-      return cached({ tools: STATELESS_TOOLS });
+      return cached({ tools: ALL_TOOLS });
     case "prompts/list":
-      return cached({ prompts: STATELESS_PROMPTS });
+      return cached({ prompts: ALL_PROMPTS });
     case "resources/list":
       return cached({ resources: RESOURCES });
     case "resources/templates/list":
@@ -230,9 +259,9 @@ async function dispatch(method: string, params: any, meta: Meta): Promise<object
     case "completion/complete":
       return complete_(complete(String(params.argument?.value ?? "")));
     case "prompts/get":
-      return complete_(inputPrompt(params, meta.capabilities) ?? getPrompt(String(params.name), params.arguments ?? {}));
+      return complete_(draftPrompt(params, meta.capabilities));
     case "tools/call":
-      return callTool(String(params.name), params, meta);
+      return draftToolCall(String(params.name), params, meta.capabilities, meta.logLevel);
     case "tasks/get":
     case "tasks/update":
     case "tasks/cancel":
@@ -243,31 +272,78 @@ async function dispatch(method: string, params: any, meta: Meta): Promise<object
   }
 }
 
-function needCapability(meta: Meta, capability: string) {
-  if (!meta.capabilities[capability]) {
-    throw new Reply(400, -32021, `This tool needs the client's ${capability} capability`, {
+function needCapability(capabilities: Record<string, unknown>, capability: string) {
+  if (!capabilities[capability]) {
+    throw new McpError(-32021, `This tool needs the client's ${capability} capability`, {
       requiredCapabilities: { [capability]: {} },
     });
   }
 }
 
-async function callTool(name: string, params: any, meta: Meta): Promise<object> {
+/** prompts/get of the 2026-07-28 generation: an input-required prompt, or a fixture prompt. */
+export function draftPrompt(params: any, capabilities: Record<string, unknown>): object {
+  return inputPrompt(params, capabilities) ?? getPrompt(String(params.name), params.arguments ?? {});
+}
+
+/** tools/call of the 2026-07-28 generation (resultType on every result, input asked for in the
+ * result, tasks for a client with the extension); ``capabilities`` are the client's. */
+export async function draftToolCall(
+  name: string,
+  params: any,
+  capabilities: Record<string, any>,
+  logLevel?: string,
+  send?: Send,
+): Promise<object> {
   const args = params.arguments ?? {};
   const plain = plainToolResult(name, args);
   if (plain) return complete_(plain);
-  const input = inputTool(name, params, meta.capabilities);
+  const interactive = INTERACTIVE[name];
+  if (interactive) {
+    // Input is asked for in the result; the retry carries the answer under our key.
+    needCapability(capabilities, interactive.capability);
+    const answer = params.inputResponses?.input;
+    if (!answer || typeof answer !== "object") {
+      return { resultType: "input_required", inputRequests: { input: interactive.ask(args) } };
+    }
+    return complete_(interactive.finish(answer));
+  }
+  const input = inputTool(name, params, capabilities);
   if (input) return input;
-  const task = await taskToolCall(name, params, meta.capabilities);
+  const task = await taskToolCall(name, params, capabilities);
   if (task) return task;
   switch (name) {
+    case "test_tool_with_progress": {
+      const token = params._meta?.progressToken;
+      for (const progress of PROGRESS_STEPS) {
+        if (token !== undefined) {
+          send?.({ jsonrpc: "2.0", method: "notifications/progress", params: { progressToken: token, progress, total: 100 } });
+        }
+        if (progress < 100) await sleep(50);
+      }
+      return complete_({ content: [text("Tool with progress executed successfully")] });
+    }
+    case "test_tool_with_logging": {
+      // Logs only at or above the level the request set in _meta; none when it set none (SEP-2575).
+      const wanted = logLevel === undefined ? -1 : LEVELS.indexOf(logLevel);
+      for (const [i, line] of LOG_LINES.entries()) {
+        if (i > 0) await sleep(50);
+        if (wanted >= 0 && wanted <= LEVELS.indexOf("info")) {
+          send?.({ jsonrpc: "2.0", method: "notifications/message", params: { level: "info", data: line } });
+        }
+      }
+      return complete_({ content: [text("Tool with logging executed successfully")] });
+    }
+    case "test_reconnection":
+      // A stateless response stream is never resumed: the result comes on the one stream.
+      return complete_({ content: [text("Reconnection test completed successfully")] });
     case "test_header_param":
       return complete_({ content: [text(`Region: ${args.region}`)] });
     case "test_missing_capability":
-      needCapability(meta, "sampling");
+      needCapability(capabilities, "sampling");
       return complete_({ content: [text("The client declared sampling")] });
     case "test_streaming_elicitation":
       // Input is asked for in the result (MRTR), never as a request on the response stream.
-      needCapability(meta, "elicitation");
+      needCapability(capabilities, "elicitation");
       if (params.inputResponses?.answer) return complete_({ content: [text("Thanks for answering")] });
       return {
         resultType: "input_required",
@@ -283,7 +359,7 @@ async function callTool(name: string, params: any, meta: Meta): Promise<object> 
       };
     case "test_logging_tool":
       // Without _meta logLevel the client asked for no logs, so none are sent (SEP-2575).
-      return complete_({ content: [text(`Logged at ${meta.logLevel ?? "no level (nothing sent)"}`)] });
+      return complete_({ content: [text(`Logged at ${logLevel ?? "no level (nothing sent)"}`)] });
     case "test_trigger_tool_change":
       notify("toolsListChanged", "notifications/tools/list_changed");
       return complete_({ content: [text("tools/list change announced")] });
