@@ -8,9 +8,15 @@
 // from $PORT (loopback only). It prints "running on <url>" once it listens. It uses the pinned
 // TypeScript SDK's low-level Server (JSON Schemas written out, no schema library) behind node:http.
 //
-// One MCP session per initialize (the SSE scenarios need a session id to resume a stream); each
-// session has its own Server and StreamableHTTPServerTransport with an in-memory event store, so a
-// POST stream carries a priming event and a retry field and can be resumed with Last-Event-ID.
+// Two protocol generations on one /mcp:
+// - 2025 (initialize): one MCP session per initialize (the SSE scenarios need a session id to resume
+//   a stream); each session has its own Server and StreamableHTTPServerTransport with an in-memory
+//   event store, so a POST stream carries a priming event and a retry field and can be resumed with
+//   Last-Event-ID. Input is asked for with server-to-client requests.
+// - 2026-07-28 (stateless, stateless.ts): a request without a session that names the version in its
+//   header or _meta is answered by our own dispatcher (the SDK predates that revision), with input
+//   asked for in InputRequiredResults (mrtr.ts) and long calls run as tasks (tasks.ts).
+// Fixtures (tools, resources, prompts and their expected results) are shared: fixtures.ts.
 
 import { randomUUID } from "node:crypto";
 import http from "node:http";
