@@ -73,16 +73,29 @@ export const TOOLS = [
   {
     name: "json_schema_2020_12_tool",
     description: "Tool with JSON Schema 2020-12 features",
+    // The 2020-12 keywords a gateway must keep (SEP-1613), with composition, conditional and $anchor
+    // keywords too (SEP-2106, checked from 2026-07-28 on).
     inputSchema: {
       $schema: "https://json-schema.org/draft/2020-12/schema",
       type: "object",
       $defs: {
         address: {
+          $anchor: "addressDef",
           type: "object",
           properties: { street: { type: "string" }, city: { type: "string" } },
         },
       },
-      properties: { name: { type: "string" }, address: { $ref: "#/$defs/address" } },
+      properties: {
+        name: { type: "string" },
+        address: { $ref: "#/$defs/address" },
+        contactMethod: { type: "string", enum: ["phone", "email"] },
+        phone: { type: "string" },
+        email: { type: "string" },
+      },
+      allOf: [{ anyOf: [{ required: ["phone"] }, { required: ["email"] }] }],
+      if: { properties: { contactMethod: { const: "phone" } }, required: ["contactMethod"] },
+      then: { required: ["phone"] },
+      else: { required: ["email"] },
       additionalProperties: false,
     },
   },
