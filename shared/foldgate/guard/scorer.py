@@ -9,10 +9,18 @@ rules alone."""
 
 from __future__ import annotations
 
+import functools
+import logging
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Final, Protocol
 
-__all__ = ["Score", "TextScorer", "load_scorer"]
+__all__ = ["MODEL_FILE", "Score", "TextScorer", "load_scorer"]
+
+# Inside this package (foldgate/guard/data/), beside its training manifest.
+MODEL_FILE: Final = "injection_model.json"
+MANIFEST_FILE: Final = "injection_manifest.json"
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +41,21 @@ class TextScorer(Protocol):
         ...
 
 
+@functools.cache
 def load_scorer() -> TextScorer | None:
-    """The shipped model, loaded once per process, or ``None`` where it has not been trained."""
-    return None
+    """The shipped model, loaded once per process, or ``None`` where it has not been trained (or its
+    file cannot be read: logged, and the rules still run)."""
+    # Loaded on first use, not at import: the model file is read only by a process that scores.
+    from importlib import resources
+
+    from foldgate.guard.linear import LinearScorer
+
+    try:
+        data = resources.files("foldgate.guard").joinpath("data", MODEL_FILE).read_bytes()
+    except OSError:
+        return None
+    try:
+        return LinearScorer.from_bytes(data)
+    except ValueError as exc:
+        log.warning("injection model not loaded, the rules run alone: %s", exc)
+        return None

@@ -1,0 +1,207 @@
+r"""The features the learned injection scorer reads, shared by training (tools/build_guard_model.py) and
+scoring, so the two can never drift apart.
+
+A text is cut into passages of at most :data:`PASSAGE_CHARS` characters at sentence ends (an attack
+appended to a long honest description must not be outweighed by the honest part), and each passage is
+read as a set of named binary features:
+
+- ``<word>`` and ``<word> <word>``: words and word pairs (``\w+``), lower-cased after the same folding
+  the rules use (look-alike letters, full-width forms, invisible characters); a word holds no space or
+  colon, so the names of the kinds below never meet one;
+- ``c:<3 chars>``: character 3-grams of text outside the ASCII range (languages without spaces between
+  words, such as Chinese and Japanese, whose "words" would otherwise be whole sentences);
+- ``cue:<name>``: hand-made cues for what an attack needs and an honest tool rarely says (:data:`CUES`):
+  orders aimed at the model, other tools named, data sinks, secrecy, hidden markup, new powers.
+
+Everything here is pure Python over compiled regexes: one 300-character passage costs tens of
+microseconds (the result guard scores passages on the request path).
+"""
+
+from __future__ import annotations
+
+import re
+from itertools import pairwise
+from typing import Final
+
+from foldgate.index.poison_text import normalise
+
+__all__ = ["CUES", "PASSAGE_CHARS", "passage_features", "passages"]
+
+PASSAGE_CHARS: Final = 240
+_MAX_PASSAGES: Final = 64  # a description longer than this many passages is read in its first part only
+_SENTENCE: Final = re.compile("[.!?;\u3002\uff01\uff1f]\\s+|\n+")  # CJK full stops too
+_WORD: Final = re.compile(r"\w+")
+
+_MODEL: Final = r"(?:assistant|ai|llm|model|agent|claude|gpt|chatbot|copilot|you)"
+# Cue name -> (literals one of which the text must hold, pattern), on normalised (case-folded) text. Each
+# is a *shape* an attack needs; the weights the model learns decide how much each one counts next to the
+# words around it. The literals keep a passage that holds none of a cue's words from paying its regex.
+CUES: Final[dict[str, tuple[tuple[str, ...], str]]] = {
+    "order_to_model": (
+        (
+            "must",
+            "should",
+            "shall",
+            "need to",
+            "has to",
+            "have to",
+            "required",
+            "from now on",
+            "at all times",
+        ),
+        rf"\b{_MODEL}\s+(?:must|should|shall|need\s+to|has\s+to|have\s+to|(?:is|are)\s+required\s+to)\b"
+        r"|\byou\s+must\s+(?:always|first|now|also|never)\b|\bfrom\s+now\s+on\b|\bat\s+all\s+times\b",
+    ),
+    "before_other_tools": (
+        ("before", "prior to", "instead of", "rather than"),
+        r"\b(?:before|prior\s+to)\s+(?:using|calling|invoking|running|answering|responding)\b"
+        r"|\b(?:instead\s+of|rather\s+than)\s+(?:using|calling)\b",
+    ),
+    "other_tool": (
+        ("other", "another", "every", "all ", "any "),
+        r"\b(?:other|any|all|every|another)\s+(?:\w+\s+)?(?:tools?|servers?|functions?)\b",
+    ),
+    "sink_url": (("http", "www.", "@"), r"\bhttps?://|\bwww\.|\b[\w.+-]+@[\w-]+\.[\w.]+\b"),
+    "sink_verb": (
+        ("send", "forward", "post", "upload", "transmit", "copy", "bcc", "leak", "exfiltrat", "report"),
+        r"\b(?:send|forward|post|upload|transmit|copy|bcc|leak|exfiltrat\w*|report)\w*\s+(?:\S+\s+){0,4}?"
+        r"(?:to|into)\s+(?:https?|the\s+(?:following|address|endpoint|url|server|webhook)|\S+@|our\b|my\b)",
+    ),
+    "secrecy": (
+        ("not", "don", "never", "without", "silent", "secret", "quiet", "covert", "invisib", "behind the"),
+        r"\b(?:do\s+not|don'?t|never|without)\s+(?:tell|mention|inform|reveal|notify|alert|show|disclos|let)\w*"
+        r"\s+(?:\w+\s+){0,4}?(?:the\s+)?(?:user|human|operator|them)\b"
+        r"|\b(?:silently|secretly|quietly|covertly|invisibl[ey]|behind\s+the\s+scenes)\b",
+    ),
+    "override": (
+        ("ignore", "disregard", "forget", "override", "bypass"),
+        r"\b(?:ignore|disregard|forget|override|bypass)\s+(?:\w+\s+){0,3}?(?:instructions?|rules?|guidelines?|"
+        r"prompts?|polic(?:y|ies)|restrictions?|safety)\b",
+    ),
+    "markup": (
+        ("<", "javascript:", "onerror", "onload"),
+        r"<\s*/?\s*(?:script|iframe|img|svg|style|object|embed|important|system|secret|hidden|instructions?|"
+        r"admin|override|sudo)\b|<!--|\bjavascript:|\bon(?:error|load)\s*=",
+    ),
+    "role_label": (
+        ("system", "assistant", "admin", "developer", "[inst", "[sys", "<|"),
+        r"(?:^|[\s\[(#*>])(?:system|assistant|admin|developer)\s*(?:message|note|prompt|instructions?|override)?\s*:"
+        r"|\[\s*(?:inst|system|sys)\s*\]|<\|\s*(?:im_start|system)",
+    ),
+    "new_powers": (
+        ("now ",),
+        r"\bnow\s+(?:also\s+|additionally\s+|even\s+)?(?:reads?|access(?:es)?|sends?|collects?|uploads?|"
+        r"can\s+(?:read|access|send|see|control)|has\s+(?:full\s+)?access|with\s+(?:full\s+)?access)\b",
+    ),
+    "model_addressed": (
+        ("note", "message", "instruction", "reminder", "dear", "hey", "attention"),
+        rf"\b(?:note|message|instructions?|reminder)\s+(?:to|for)\s+(?:the\s+)?{_MODEL}\b"
+        r"|\b(?:dear|hey|attention)\s+(?:ai|assistant|model|agent|claude|gpt)\b",
+    ),
+    "user_data": (
+        ("conversation", "chat", "system prompt", "history", "keystroke", "clipboard", "cookie", "password"),
+        r"\b(?:chat|conversation|browsing|search)\s+history\b|\bsystem\s+prompt\b|\b(?:full|entire|whole)\s+"
+        r"(?:conversation|chat|transcript)\b|\buser'?s?\s+(?:\w+\s+)?(?:passwords?|keystrokes|clipboard|cookies|"
+        r"credentials|private\s+keys?)\b",
+    ),
+    "no_consent": (
+        ("without", "regardless", "no matter", "whatever the user", "automatically"),
+        r"\bwithout\s+(?:asking|confirmation|confirming|permission|consent|their\s+knowledge|the\s+user'?s?\s+"
+        r"(?:consent|knowledge|permission))\b|\bregardless\s+of\s+what\b|\bno\s+matter\s+what\b"
+        r"|\bwhatever\s+the\s+user\b",
+    ),
+    "persona": (
+        ("you are", "you're", "pretend", "act as", "role", "mode"),
+        r"\b(?:you\s+are\s+now|you'?re\s+now|pretend\s+(?:to\s+be|you)|act\s+as|playing\s+the\s+role|"
+        r"(?:dev|developer|admin|god|jailbreak|unrestricted)\s+mode)\b",
+    ),
+    "model_named": (
+        ("assistant", "ai", "model", "llm", "agent", "claude", "gpt"),
+        r"\b(?:assistant|ai|llm|language\s+models?|claude|gpt)\b\s*[,:!]",
+    ),
+}
+# Cues read from the words themselves (a set test, far cheaper than a regex over the text).
+_SECRET_WORDS: Final = frozenset(
+    [
+        "password",
+        "passwords",
+        "passwd",
+        "credential",
+        "credentials",
+        "secret",
+        "secrets",
+        "apikey",
+        "api_key",
+        "id_rsa",
+        "ssh",
+        "env",
+        "aws",
+        "cookies",
+        "cookie",
+        "mnemonic",
+        "keychain",
+        "api key",
+        "api keys",
+        "private key",
+        "private keys",
+        "seed phrase",
+        "access key",
+        "ssh key",
+        "access token",
+        "access tokens",
+        "auth token",
+        "bearer token",
+        "api token",
+        "session token",
+    ]
+)
+_CUE_SCAN: Final = tuple((name, gate, re.compile(body)) for name, (gate, body) in CUES.items())
+
+
+def passages(text: str) -> list[str]:
+    """``text`` cut into passages of at most :data:`PASSAGE_CHARS` characters, at sentence ends where
+    it can be (a longer sentence is cut where it reaches the limit)."""
+    if len(text) <= PASSAGE_CHARS:
+        return [text] if text.strip() else []
+    out: list[str] = []
+    current = ""
+    cuts = [m.end() for m in _SENTENCE.finditer(text)]
+    for start, end in zip([0, *cuts], [*cuts, len(text)], strict=True):
+        sentence = text[start:end].strip()
+        if not sentence:
+            continue
+        while len(sentence) > PASSAGE_CHARS:
+            if current:
+                out.append(current)
+                current = ""
+            out.append(sentence[:PASSAGE_CHARS])
+            sentence = sentence[PASSAGE_CHARS:]
+        if current and len(current) + 1 + len(sentence) > PASSAGE_CHARS:
+            out.append(current)
+            current = sentence
+        else:
+            current = f"{current} {sentence}" if current else sentence
+        if len(out) >= _MAX_PASSAGES:
+            return out[:_MAX_PASSAGES]
+    if current.strip():
+        out.append(current)
+    return out[:_MAX_PASSAGES]
+
+
+def passage_features(passage: str) -> set[str]:
+    """The named binary features of one passage (see the module docstring)."""
+    text = normalise(passage)
+    words = _WORD.findall(text)
+    feats = set(words)
+    feats.update(map(" ".join, pairwise(words)))
+    if not text.isascii():
+        feats.update(f"c:{text[i : i + 3]}" for i in range(len(text) - 2) if not text[i : i + 3].isascii())
+    cues = [name for name, gate, cue in _CUE_SCAN if any(lit in text for lit in gate) and cue.search(text)]
+    if not feats.isdisjoint(_SECRET_WORDS):
+        cues.append("secret_object")
+    feats.update(f"cue:{name}" for name in cues)
+    # Pairs of cues: an attack needs two things at once (an order *and* a secret, a secret *and* a sink)
+    # that an honest tool says one at a time; a linear model sees that only as a feature of its own.
+    cues.sort()
+    feats.update(f"cue:{a}+{b}" for i, a in enumerate(cues) for b in cues[i + 1 :])
+    return feats
