@@ -18,7 +18,7 @@ from itertools import repeat
 from typing import Any, Final
 
 from foldgate.guard.features import passage_features, passages
-from foldgate.guard.scorer import Score
+from foldgate.guard.score import Score
 
 __all__ = ["FORMAT", "LinearScorer"]
 

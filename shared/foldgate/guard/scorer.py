@@ -11,26 +11,19 @@ from __future__ import annotations
 
 import functools
 import logging
-from dataclasses import dataclass
 from typing import Final, Protocol
 
-__all__ = ["MODEL_FILE", "Score", "TextScorer", "load_scorer"]
+# Score lives in its own module so the model's implementation (foldgate.guard.linear) can build one
+# without importing this module back; it is part of this interface all the same.
+from foldgate.guard.score import Score
+
+__all__ = ["MANIFEST_FILE", "MODEL_FILE", "Score", "TextScorer", "load_scorer"]
 
 # Inside this package (foldgate/guard/data/), beside its training manifest.
 MODEL_FILE: Final = "injection_model.json"
 MANIFEST_FILE: Final = "injection_manifest.json"
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True, slots=True)
-class Score:
-    """A scorer's verdict on one text: ``probability`` in [0, 1], ``flagged`` when it is at or over the
-    model's decision threshold, and the strongest contributing features (name, weight), largest first."""
-
-    probability: float
-    flagged: bool
-    features: tuple[tuple[str, float], ...] = ()
 
 
 class TextScorer(Protocol):
