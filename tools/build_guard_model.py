@@ -3,8 +3,9 @@
 The data and its split are foldgate.dev.guard_data's (the same split `foldgate bench scan` reports
 on): generated attacks and honest look-alikes split by template group, real honest tools by server,
 hand-written attacks for validation and for evaluation, mcpproxy's security corpus for evaluation only.
-The decision threshold is chosen on the validation split only, for precision: the lowest at or over
-0.5 that flags at most 0.1% of validation's honest tools. The evaluation split is never tuned on.
+The decision threshold is chosen for precision without the evaluation split: the lowest at or over 0.5
+that flags at most 0.1% of validation's honest tools and none of training's. The evaluation split is
+never tuned on.
 
 Model: logistic regression (honest texts weighted up, L2) over the features of foldgate.guard.features,
 fitted by full-batch Adam in numpy (no scikit-learn or scipy needed), weights pruned and rounded so the
@@ -50,7 +51,7 @@ CODE = (
 )
 SEED = 27
 MIN_DF = 2
-L2_WORDS = 3e-4  # words, pairs and characters: many, and specific to the texts they came from
+L2_WORDS = 1e-3  # words, pairs and characters: many, and specific to the texts they came from
 L2_CUES = 1e-5  # the hand-made cues: few and general, let them carry weight
 POSITIVE_SHARE = 0.2  # of the loss: honest texts weigh more, a false hold costs the operator
 COVERED = 1  # training copies of each generated payload appended to a real honest description
@@ -58,7 +59,8 @@ STEPS = 400
 LEARNING_RATE = 0.05
 PRUNE = 0.02  # weights smaller than this are left out of the file (their sum moves no verdict)
 DECIMALS = 3
-VAL_FP_TARGET = 0.001  # validation tools flagged, at most
+VAL_FP_TARGET = 0.001  # validation honest tools flagged, at most
+TRAIN_FP_TARGET = 0.0  # training honest tools flagged, at most: the real catalogs' tail is in them too
 
 
 def sha256(path: Path) -> str:
@@ -155,14 +157,25 @@ def tool_scores(scorer: LinearScorer, items: list[Item]) -> list[float]:
     return [max(scorer.score(t).probability for t in item.texts) for item in items]
 
 
-def choose_threshold(scores: list[float], labels: list[int]) -> float:
-    """The lowest threshold (at least 0.5) that flags at most VAL_FP_TARGET of validation's honest tools."""
+def lowest_threshold(scores: list[float], labels: list[int], target: float) -> float:
+    """The lowest threshold (at least 0.5) that flags at most ``target`` of the honest tools scored."""
     negatives = sorted((s for s, y in zip(scores, labels, strict=True) if y == 0), reverse=True)
-    allowed = math.floor(VAL_FP_TARGET * len(negatives))
+    allowed = math.floor(target * len(negatives))
     threshold = 0.5
     if len(negatives) > allowed:
         threshold = max(threshold, negatives[allowed] + 1e-4)
     return round(min(threshold, 0.999), 4)
+
+
+def choose_threshold(scorer: LinearScorer, split: Split) -> float:
+    """The lowest threshold meeting both targets: validation's honest tools (unseen servers) and the
+    training split's (seen, but where most of the real catalogs' long tail of odd honest texts is)."""
+    honest_train = [item for item in split.items["train"] if item.label == 0]
+    val = split.items["val"]
+    return max(
+        lowest_threshold(tool_scores(scorer, val), [item.label for item in val], VAL_FP_TARGET),
+        lowest_threshold(tool_scores(scorer, honest_train), [0] * len(honest_train), TRAIN_FP_TARGET),
+    )
 
 
 def figures(scores: list[float], items: list[Item], threshold: float) -> dict[str, Any]:
@@ -222,7 +235,7 @@ def main() -> int:
     weights, bias = fit(rows, labels)
     scorer = LinearScorer(weights, bias, 0.5)
     val = data.items["val"]
-    threshold = choose_threshold(tool_scores(scorer, val), [item.label for item in val])
+    threshold = choose_threshold(scorer, data)
     scorer = LinearScorer(weights, bias, threshold)
     validation = figures(tool_scores(scorer, val), val, threshold)
     evaluation = figures(tool_scores(scorer, data.items["eval"]), data.items["eval"], threshold)
@@ -256,7 +269,8 @@ def main() -> int:
         "split": "honest tools by server group, generated attacks by template group: sha256 % 100 -> "
         "train < 65 <= val < 80 <= eval; hand-written attacks and mcpproxy's security corpus: eval only",
         "threshold": threshold,
-        "threshold_rule": f"lowest >= 0.5 flagging at most {VAL_FP_TARGET:.2%} of validation honest tools",
+        "threshold_rule": f"lowest >= 0.5 flagging at most {VAL_FP_TARGET:.2%} of validation honest "
+        f"tools and {TRAIN_FP_TARGET:.2%} of training honest tools",
         "validation": validation,
         "evaluation": evaluation,
         "inputs": ins,

@@ -38,19 +38,21 @@ _MODEL: Final = r"(?:assistant|ai|llm|model|agent|claude|gpt|chatbot|copilot|you
 # words around it. The literals keep a passage that holds none of a cue's words from paying its regex.
 CUES: Final[dict[str, tuple[tuple[str, ...], str]]] = {
     "order_to_model": (
+        ("must", "should", "shall", "need to", "has to", "have to", "required", "expected", "supposed"),
+        r"\b(?:assistant|ai|llm|model|agent|claude|gpt|chatbot|copilot)s?\s+(?:must|should|shall|will|need\s+to|"
+        r"has\s+to|have\s+to|(?:is|are)\s+(?:required|expected|supposed)\s+to)\b",
+    ),
+    "order_to_you": (
         (
-            "must",
-            "should",
-            "shall",
-            "need to",
-            "has to",
-            "have to",
-            "required",
+            "you must",
             "from now on",
             "at all times",
+            "you are required",
+            "you are expected",
+            "you should always",
         ),
-        rf"\b{_MODEL}\s+(?:must|should|shall|need\s+to|has\s+to|have\s+to|(?:is|are)\s+required\s+to)\b"
-        r"|\byou\s+must\s+(?:always|first|now|also|never)\b|\bfrom\s+now\s+on\b|\bat\s+all\s+times\b",
+        r"\byou\s+must\s+(?:always|first|now|also|never)\b|\bfrom\s+now\s+on\b|\bat\s+all\s+times\b"
+        r"|\byou\s+are\s+(?:required|expected)\s+to\b|\byou\s+should\s+always\b",
     ),
     "before_other_tools": (
         ("before", "prior to", "instead of", "rather than"),
@@ -76,12 +78,14 @@ CUES: Final[dict[str, tuple[tuple[str, ...], str]]] = {
     "override": (
         ("ignore", "disregard", "forget", "override", "bypass"),
         r"\b(?:ignore|disregard|forget|override|bypass)\s+(?:\w+\s+){0,3}?(?:instructions?|rules?|guidelines?|"
-        r"prompts?|polic(?:y|ies)|restrictions?|safety)\b",
+        r"prompts?|polic(?:y|ies)|restrictions?|safety)\b"
+        r"|\b(?:ignore|disregard)\s+(?:what(?:ever)?|anything)\s+the\s+user\b",
     ),
     "markup": (
-        ("<", "javascript:", "onerror", "onload"),
+        ("<", "javascript:", "onerror", "onload", "display", "visibility", "font-size"),
         r"<\s*/?\s*(?:script|iframe|img|svg|style|object|embed|important|system|secret|hidden|instructions?|"
-        r"admin|override|sudo)\b|<!--|\bjavascript:|\bon(?:error|load)\s*=",
+        r"admin|override|sudo)\b|<!--|\bjavascript:|\bon(?:error|load)\s*=|display\s*:\s*none"
+        r"|visibility\s*:\s*hidden|font-size\s*:\s*0\b",
     ),
     "role_label": (
         ("system", "assistant", "admin", "developer", "[inst", "[sys", "<|"),
@@ -105,10 +109,11 @@ CUES: Final[dict[str, tuple[tuple[str, ...], str]]] = {
         r"credentials|private\s+keys?)\b",
     ),
     "no_consent": (
-        ("without", "regardless", "no matter", "whatever the user", "automatically"),
+        ("without", "regardless", "no matter", "whatever the user", "ask"),
         r"\bwithout\s+(?:asking|confirmation|confirming|permission|consent|their\s+knowledge|the\s+user'?s?\s+"
         r"(?:consent|knowledge|permission))\b|\bregardless\s+of\s+what\b|\bno\s+matter\s+what\b"
-        r"|\bwhatever\s+the\s+user\b",
+        r"|\bwhatever\s+the\s+user\b|\bstop\s+asking\b|\b(?:never|don'?t|do\s+not)\s+ask\s+(?:the\s+user|"
+        r"for\s+(?:confirmation|permission))\b",
     ),
     "persona": (
         ("you are", "you're", "pretend", "act as", "role", "mode"),
@@ -120,6 +125,23 @@ CUES: Final[dict[str, tuple[tuple[str, ...], str]]] = {
         r"\b(?:assistant|ai|llm|language\s+models?|claude|gpt)\b\s*[,:!]",
     ),
 }
+# Orders to the model, secrecy and overrides in languages the English cues cannot read (French, Spanish,
+# Portuguese, Italian, German, Chinese, Japanese, Korean, Russian): literal stems, folded like the text.
+_FOREIGN: Final = (
+    "l'ia", "l'assistant", "au modèle", "ne le dites pas", "sans le dire", "discrètement", "ignorez",
+    "el asistente", "al modelo", "al asistente", "no se lo digas", "sin avisar", "en silencio", "ignora",
+    "o assistente", "não conte", "sem avisar", "ignore todas",
+    "l'assistente", "non dirlo", "di nascosto",
+    "das modell", "den assistenten", "an die ki", "heimlich", "sag dem benutzer nichts", "ignoriere",
+    "助手", "模型", "不要告诉", "悄悄", "忽略", "无视", "系统提示",
+    "アシスタント", "aiへ", "伝えないで", "無視", "こっそり",
+    "어시스턴트", "말하지 마", "무시",
+    "ассистент", "модель", "не говори", "игнорируй", "тайно",
+)  # fmt: skip
+_FOREIGN_CUE: Final = re.compile("|".join(re.escape(normalise(s)) for s in _FOREIGN if not s.isascii()))
+_FOREIGN_ASCII: Final = re.compile(
+    r"\b(?:" + "|".join(re.escape(s) for s in _FOREIGN if s.isascii()) + r")\b"
+)
 # Cues read from the words themselves (a set test, far cheaper than a regex over the text).
 _SECRET_WORDS: Final = frozenset(
     [
@@ -197,6 +219,8 @@ def passage_features(passage: str) -> set[str]:
     if not text.isascii():
         feats.update(f"c:{text[i : i + 3]}" for i in range(len(text) - 2) if not text[i : i + 3].isascii())
     cues = [name for name, gate, cue in _CUE_SCAN if any(lit in text for lit in gate) and cue.search(text)]
+    if (not text.isascii() and _FOREIGN_CUE.search(text)) or _FOREIGN_ASCII.search(text):
+        cues.append("foreign_order")
     if not feats.isdisjoint(_SECRET_WORDS):
         cues.append("secret_object")
     feats.update(f"cue:{name}" for name in cues)

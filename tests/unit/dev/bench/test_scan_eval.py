@@ -68,7 +68,9 @@ def test_rules_model_and_both_are_reported_on_the_evaluation_split(kit: tuple[Pa
     assert report["model"] is True
     assert report["model_bytes"] <= 2 * 1024 * 1024
     ev = report["evaluation"]
-    assert (ev["rules"]["caught"], ev["model"]["caught"], ev["both"]["caught"]) == (2, 1, 3)
+    # The rules catch the two ruled attacks, the model at least the one no rule catches, both all three.
+    assert (ev["rules"]["caught"], ev["both"]["caught"]) == (2, 3)
+    assert ev["model"]["caught"] >= 1
     assert ev["both"]["attacks"] == 3
     assert ev["both"]["recall"] == 1.0
     assert ev["both"]["sources"]["handwritten-eval"] == {"attacks": 2, "caught": 2, "honest": 0, "flagged": 0}
