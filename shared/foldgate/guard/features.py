@@ -33,44 +33,81 @@ _SENTENCE: Final = re.compile("[.!?;\u3002\uff01\uff1f]\\s+|\n+")  # CJK full st
 _WORD: Final = re.compile(r"\w+")
 
 _MODEL: Final = r"(?:assistant|ai|llm|model|agent|claude|gpt|chatbot|copilot|you)"
-# Cue name -> (literals one of which the text must hold, pattern), on normalised (case-folded) text. Each
-# is a *shape* an attack needs; the weights the model learns decide how much each one counts next to the
-# words around it. The literals keep a passage that holds none of a cue's words from paying its regex.
+# Cue name -> (gate, pattern), on normalised (case-folded) text. Each is a *shape* an attack needs; the
+# weights the model learns decide how much each one counts next to the words around it. The gate keeps a
+# passage from paying for a regex that cannot match: one of its words must be among the passage's words
+# (a set test), or one of its "~" strings in the text; every gate holds all a pattern needs.
 CUES: Final[dict[str, tuple[tuple[str, ...], str]]] = {
     "order_to_model": (
-        ("must", "should", "shall", "need to", "has to", "have to", "required", "expected", "supposed"),
+        (
+            "assistant",
+            "assistants",
+            "ai",
+            "ais",
+            "llm",
+            "llms",
+            "model",
+            "models",
+            "agent",
+            "agents",
+            "claude",
+            "claudes",
+            "gpt",
+            "gpts",
+            "chatbot",
+            "chatbots",
+            "copilot",
+            "copilots",
+        ),
         r"\b(?:assistant|ai|llm|model|agent|claude|gpt|chatbot|copilot)s?\s+(?:must|should|shall|will|need\s+to|"
         r"has\s+to|have\s+to|(?:is|are)\s+(?:required|expected|supposed)\s+to)\b",
     ),
     "order_to_you": (
-        (
-            "you must",
-            "from now on",
-            "at all times",
-            "you are required",
-            "you are expected",
-            "you should always",
-        ),
+        ("you", "now", "times"),
         r"\byou\s+must\s+(?:always|first|now|also|never)\b|\bfrom\s+now\s+on\b|\bat\s+all\s+times\b"
         r"|\byou\s+are\s+(?:required|expected)\s+to\b|\byou\s+should\s+always\b",
     ),
     "before_other_tools": (
-        ("before", "prior to", "instead of", "rather than"),
+        ("before", "prior", "instead", "rather"),
         r"\b(?:before|prior\s+to)\s+(?:using|calling|invoking|running|answering|responding)\b"
         r"|\b(?:instead\s+of|rather\s+than)\s+(?:using|calling)\b",
     ),
     "other_tool": (
-        ("other", "another", "every", "all ", "any "),
+        ("other", "any", "all", "every", "another"),
         r"\b(?:other|any|all|every|another)\s+(?:\w+\s+)?(?:tools?|servers?|functions?)\b",
     ),
-    "sink_url": (("http", "www.", "@"), r"\bhttps?://|\bwww\.|\b[\w.+-]+@[\w-]+\.[\w.]+\b"),
+    "sink_url": (("~http", "~www.", "~@"), r"\bhttps?://|\bwww\.|\b[\w.+-]+@[\w-]+\.[\w.]+\b"),
     "sink_verb": (
-        ("send", "forward", "post", "upload", "transmit", "copy", "bcc", "leak", "exfiltrat", "report"),
+        (
+            "~send",
+            "~forward",
+            "~post",
+            "~upload",
+            "~transmit",
+            "~copy",
+            "~bcc",
+            "~leak",
+            "~exfiltrat",
+            "~report",
+        ),
         r"\b(?:send|forward|post|upload|transmit|copy|bcc|leak|exfiltrat\w*|report)\w*\s+(?:\S+\s+){0,4}?"
         r"(?:to|into)\s+(?:https?|the\s+(?:following|address|endpoint|url|server|webhook)|\S+@|our\b|my\b)",
     ),
     "secrecy": (
-        ("not", "don", "never", "without", "silent", "secret", "quiet", "covert", "invisib", "behind the"),
+        (
+            "not",
+            "don",
+            "dont",
+            "never",
+            "without",
+            "silently",
+            "secretly",
+            "quietly",
+            "covertly",
+            "invisibly",
+            "invisible",
+            "behind",
+        ),
         r"\b(?:do\s+not|don'?t|never|without)\s+(?:tell|mention|inform|reveal|notify|alert|show|disclos|let)\w*"
         r"\s+(?:\w+\s+){0,4}?(?:the\s+)?(?:user|human|operator|them)\b"
         r"|\b(?:silently|secretly|quietly|covertly|invisibl[ey]|behind\s+the\s+scenes)\b",
@@ -82,46 +119,46 @@ CUES: Final[dict[str, tuple[tuple[str, ...], str]]] = {
         r"|\b(?:ignore|disregard)\s+(?:what(?:ever)?|anything)\s+the\s+user\b",
     ),
     "markup": (
-        ("<", "javascript:", "onerror", "onload", "display", "visibility", "font-size"),
+        ("~<", "~javascript:", "~onerror", "~onload", "~display", "~visibility", "~font-size"),
         r"<\s*/?\s*(?:script|iframe|img|svg|style|object|embed|important|system|secret|hidden|instructions?|"
         r"admin|override|sudo)\b|<!--|\bjavascript:|\bon(?:error|load)\s*=|display\s*:\s*none"
         r"|visibility\s*:\s*hidden|font-size\s*:\s*0\b",
     ),
     "role_label": (
-        ("system", "assistant", "admin", "developer", "[inst", "[sys", "<|"),
+        ("system", "assistant", "admin", "developer", "~[", "~<|"),
         r"(?:^|[\s\[(#*>])(?:system|assistant|admin|developer)\s*(?:message|note|prompt|instructions?|override)?\s*:"
         r"|\[\s*(?:inst|system|sys)\s*\]|<\|\s*(?:im_start|system)",
     ),
     "new_powers": (
-        ("now ",),
+        ("now",),
         r"\bnow\s+(?:also\s+|additionally\s+|even\s+)?(?:reads?|access(?:es)?|sends?|collects?|uploads?|"
         r"can\s+(?:read|access|send|see|control)|has\s+(?:full\s+)?access|with\s+(?:full\s+)?access)\b",
     ),
     "model_addressed": (
-        ("note", "message", "instruction", "reminder", "dear", "hey", "attention"),
+        ("note", "message", "instruction", "instructions", "reminder", "dear", "hey", "attention"),
         rf"\b(?:note|message|instructions?|reminder)\s+(?:to|for)\s+(?:the\s+)?{_MODEL}\b"
         r"|\b(?:dear|hey|attention)\s+(?:ai|assistant|model|agent|claude|gpt)\b",
     ),
     "user_data": (
-        ("conversation", "chat", "system prompt", "history", "keystroke", "clipboard", "cookie", "password"),
+        ("history", "prompt", "conversation", "chat", "transcript", "user", "users"),
         r"\b(?:chat|conversation|browsing|search)\s+history\b|\bsystem\s+prompt\b|\b(?:full|entire|whole)\s+"
         r"(?:conversation|chat|transcript)\b|\buser'?s?\s+(?:\w+\s+)?(?:passwords?|keystrokes|clipboard|cookies|"
         r"credentials|private\s+keys?)\b",
     ),
     "no_consent": (
-        ("without", "regardless", "no matter", "whatever the user", "ask"),
+        ("without", "regardless", "matter", "whatever", "stop", "ask", "asking"),
         r"\bwithout\s+(?:asking|confirmation|confirming|permission|consent|their\s+knowledge|the\s+user'?s?\s+"
         r"(?:consent|knowledge|permission))\b|\bregardless\s+of\s+what\b|\bno\s+matter\s+what\b"
         r"|\bwhatever\s+the\s+user\b|\bstop\s+asking\b|\b(?:never|don'?t|do\s+not)\s+ask\s+(?:the\s+user|"
         r"for\s+(?:confirmation|permission))\b",
     ),
     "persona": (
-        ("you are", "you're", "pretend", "act as", "role", "mode"),
+        ("now", "pretend", "act", "role", "playing", "mode"),
         r"\b(?:you\s+are\s+now|you'?re\s+now|pretend\s+(?:to\s+be|you)|act\s+as|playing\s+the\s+role|"
         r"(?:dev|developer|admin|god|jailbreak|unrestricted)\s+mode)\b",
     ),
     "model_named": (
-        ("assistant", "ai", "model", "llm", "agent", "claude", "gpt"),
+        ("assistant", "ai", "llm", "language", "claude", "gpt"),
         r"\b(?:assistant|ai|llm|language\s+models?|claude|gpt)\b\s*[,:!]",
     ),
 }
@@ -139,6 +176,33 @@ _FOREIGN: Final = (
     "ассистент", "модель", "не говори", "игнорируй", "тайно",
 )  # fmt: skip
 _FOREIGN_CUE: Final = re.compile("|".join(re.escape(normalise(s)) for s in _FOREIGN if not s.isascii()))
+# Words one of which every ASCII stem above holds (the stems' regex runs only when one is there).
+_FOREIGN_GATE: Final = frozenset(
+    (
+        "ia",
+        "assistant",
+        "dites",
+        "dire",
+        "ignorez",
+        "asistente",
+        "modelo",
+        "digas",
+        "avisar",
+        "silencio",
+        "ignora",
+        "assistente",
+        "todas",
+        "conte",
+        "dirlo",
+        "nascosto",
+        "modell",
+        "assistenten",
+        "ki",
+        "heimlich",
+        "benutzer",
+        "ignoriere",
+    )
+)
 _FOREIGN_ASCII: Final = re.compile(
     r"\b(?:" + "|".join(re.escape(s) for s in _FOREIGN if s.isascii()) + r")\b"
 )
@@ -177,7 +241,15 @@ _SECRET_WORDS: Final = frozenset(
         "session token",
     ]
 )
-_CUE_SCAN: Final = tuple((name, gate, re.compile(body)) for name, (gate, body) in CUES.items())
+_CUE_SCAN: Final = tuple(
+    (
+        name,
+        frozenset(lit for lit in gate if not lit.startswith("~")),
+        tuple(lit[1:] for lit in gate if lit.startswith("~")),
+        re.compile(body),
+    )
+    for name, (gate, body) in CUES.items()
+)
 
 
 def passages(text: str) -> list[str]:
@@ -218,8 +290,14 @@ def passage_features(passage: str) -> set[str]:
     feats.update(map(" ".join, pairwise(words)))
     if not text.isascii():
         feats.update(f"c:{text[i : i + 3]}" for i in range(len(text) - 2) if not text[i : i + 3].isascii())
-    cues = [name for name, gate, cue in _CUE_SCAN if any(lit in text for lit in gate) and cue.search(text)]
-    if (not text.isascii() and _FOREIGN_CUE.search(text)) or _FOREIGN_ASCII.search(text):
+    cues = [
+        name
+        for name, gate_words, gate_strings, cue in _CUE_SCAN
+        if (not gate_words.isdisjoint(feats) or any(lit in text for lit in gate_strings)) and cue.search(text)
+    ]
+    if (not text.isascii() and _FOREIGN_CUE.search(text)) or (
+        not _FOREIGN_GATE.isdisjoint(feats) and _FOREIGN_ASCII.search(text)
+    ):
         cues.append("foreign_order")
     if not feats.isdisjoint(_SECRET_WORDS):
         cues.append("secret_object")
