@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "shared"))
 
 from foldgate.dev.guard_data import CATALOGS, SECURITY, Item, Split, load_split  # noqa: E402
-from foldgate.guard.features import PASSAGE_CHARS, passage_features, passages  # noqa: E402
+from foldgate.guard.features import PASSAGE_CHARS, text_features  # noqa: E402
 from foldgate.guard.linear import FORMAT, LinearScorer  # noqa: E402
 from foldgate.guard.scorer import MANIFEST_FILE, MODEL_FILE  # noqa: E402
 
@@ -59,7 +59,7 @@ STEPS = 400
 LEARNING_RATE = 0.05
 PRUNE = 0.02  # weights smaller than this are left out of the file (their sum moves no verdict)
 DECIMALS = 3
-VAL_FP_TARGET = 0.001  # validation honest tools flagged, at most
+VAL_FP_TARGET = 0.0  # validation honest tools flagged, at most
 TRAIN_FP_TARGET = 0.0  # training honest tools flagged, at most: the real catalogs' tail is in them too
 
 
@@ -104,8 +104,7 @@ def training_rows(items: Iterable[Item]) -> tuple[list[set[str]], list[int]]:
     for item in items:
         label = item.label
         for text in item.texts:
-            for passage in passages(text):
-                feats = passage_features(passage)
+            for feats in text_features(text):
                 key = (frozenset(feats), label)
                 if feats and key not in seen:  # repeated boilerplate would weigh as many examples
                     seen.add(key)
@@ -267,7 +266,7 @@ def main() -> int:
             "weights": len(weights),
         },
         "split": "honest tools by server group, generated attacks by template group: sha256 % 100 -> "
-        "train < 65 <= val < 80 <= eval; hand-written attacks and mcpproxy's security corpus: eval only",
+        "train < 50 <= val < 80 <= eval; hand-written attacks and mcpproxy's security corpus: eval only",
         "threshold": threshold,
         "threshold_rule": f"lowest >= 0.5 flagging at most {VAL_FP_TARGET:.2%} of validation honest "
         f"tools and {TRAIN_FP_TARGET:.2%} of training honest tools",

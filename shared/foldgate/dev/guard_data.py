@@ -9,7 +9,7 @@ and evaluation (``foldgate bench scan``), so both read the very same split.
   (honest look-alikes written with the attacks' words) and ``benign_hard.jsonl`` (training only).
 
 Honest tools are split by server (near-duplicate servers of one name from different marketplaces fall
-together), generated texts by template group: ``sha256(group) % 100`` puts a group in train (< 65),
+together), generated texts by template group: ``sha256(group) % 100`` puts a group in train (< 50),
 validation (< 80) or evaluation. A tool of validation or evaluation whose texts all occur in training is
 dropped from them (it would be scored as seen).
 """
@@ -72,7 +72,7 @@ class Split:
 def bucket(group: str) -> str:
     """``train`` / ``val`` / ``eval`` for a group, fixed by its hash (never by what a model does)."""
     h = int(hashlib.sha256(group.encode("utf-8")).hexdigest()[:8], 16) % 100
-    return "train" if h < 65 else "val" if h < 80 else "eval"
+    return "train" if h < 50 else "val" if h < 80 else "eval"
 
 
 def server_group(server: str) -> str:

@@ -25,7 +25,7 @@ from typing import Final
 
 from foldgate.index.poison_text import normalise
 
-__all__ = ["CUES", "PASSAGE_CHARS", "passage_features", "passages"]
+__all__ = ["CUES", "PASSAGE_CHARS", "passage_features", "passages", "text_features"]
 
 PASSAGE_CHARS: Final = 240
 _MAX_PASSAGES: Final = 64  # a description longer than this many passages is read in its first part only
@@ -282,9 +282,18 @@ def passages(text: str) -> list[str]:
     return out[:_MAX_PASSAGES]
 
 
+def text_features(text: str) -> list[set[str]]:
+    """The features of each passage of ``text``: normalised once, then cut (what scoring and training
+    read; the same as :func:`passage_features` of each passage of the normalised text)."""
+    return [_features(passage) for passage in passages(normalise(text))]
+
+
 def passage_features(passage: str) -> set[str]:
     """The named binary features of one passage (see the module docstring)."""
-    text = normalise(passage)
+    return _features(normalise(passage))
+
+
+def _features(text: str) -> set[str]:
     words = _WORD.findall(text)
     feats = set(words)
     feats.update(map(" ".join, pairwise(words)))

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from itertools import repeat
 from typing import Any, Final
 
-from foldgate.guard.features import passage_features, passages
+from foldgate.guard.features import passage_features, text_features
 from foldgate.guard.score import Score
 
 __all__ = ["FORMAT", "LinearScorer"]
@@ -71,8 +71,7 @@ class LinearScorer:
         best_z = -math.inf
         best: set[str] = set()
         get = self._weights.get
-        for passage in passages(text):
-            feats = passage_features(passage)
+        for feats in text_features(text):
             z = self._bias + sum(map(get, feats, repeat(0.0, len(feats))))
             if z > best_z:
                 best_z, best = z, feats

@@ -17,11 +17,11 @@ def test_marketplace_copies_of_a_server_fall_in_one_group() -> None:
     assert server_group("deepnlp/A2A Bridge_2") == server_group("smithery/A2A Bridge") == "server:a2a bridge"
 
 
-def test_the_split_is_fixed_by_the_group_and_roughly_65_15_20() -> None:
+def test_the_split_is_fixed_by_the_group_and_roughly_50_30_20() -> None:
     assert bucket("server:a2a bridge") == bucket("server:a2a bridge")
     shares = Counter(bucket(f"group {i}") for i in range(4000))
-    assert abs(shares["train"] / 4000 - 0.65) < 0.03
-    assert abs(shares["val"] / 4000 - 0.15) < 0.03
+    assert abs(shares["train"] / 4000 - 0.50) < 0.03
+    assert abs(shares["val"] / 4000 - 0.30) < 0.03
     assert abs(shares["eval"] / 4000 - 0.20) < 0.03
 
 
