@@ -34,7 +34,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "shared"))
 
-from foldgate.dev.guard_data import CATALOGS, SECURITY, Item, Split, load_split  # noqa: E402
+from foldgate.dev.guard_data import CATALOGS, DATA_FILES, SECURITY, Item, Split, load_split  # noqa: E402
 from foldgate.guard.features import PASSAGE_CHARS, text_features  # noqa: E402
 from foldgate.guard.linear import FORMAT, LinearScorer  # noqa: E402
 from foldgate.guard.scorer import MANIFEST_FILE, MODEL_FILE  # noqa: E402
@@ -74,7 +74,7 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
 def inputs(corpora: Path) -> dict[str, dict[str, Any]]:
     """Every input file with its hash and size: the manifest's key for "nothing to do"."""
     files = {f"corpora/{a}/{b}": corpora / a / b for a, b in (*CATALOGS, SECURITY)}
-    files |= {f"tests/data/guard/{p.name}": p for p in sorted(DATA.glob("*.jsonl"))}
+    files |= {f"tests/data/guard/{name}": DATA / name for name in DATA_FILES}
     files |= {rel: ROOT / rel for rel in CODE}
     return {name: {"sha256": sha256(p), "bytes": p.stat().st_size} for name, p in files.items()}
 

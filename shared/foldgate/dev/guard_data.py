@@ -26,7 +26,17 @@ from typing import Any, Final
 from foldgate.dev.corpus import load_catalog_rows
 from foldgate.guard.fields import scored_fields
 
-__all__ = ["CATALOGS", "SECURITY", "Item", "Split", "bucket", "catalog_label", "load_split", "server_group"]
+__all__ = [
+    "CATALOGS",
+    "DATA_FILES",
+    "SECURITY",
+    "Item",
+    "Split",
+    "bucket",
+    "catalog_label",
+    "load_split",
+    "server_group",
+]
 
 # Every real catalog in ../shared/corpora, as (folder, file).
 CATALOGS: Final = (
@@ -39,6 +49,14 @@ CATALOGS: Final = (
     ("mcpproxy", "livemcptool_snapshot/tools.json"),
 )
 SECURITY: Final = ("mcpproxy", "security_corpus_v1.json")
+# The files of tests/data/guard this split reads (the folder holds the result guard's data too).
+DATA_FILES: Final = (
+    "attacks.jsonl",
+    "attacks_val.jsonl",
+    "attacks_eval.jsonl",
+    "honest_generated.jsonl",
+    "benign_hard.jsonl",
+)
 _SUFFIX: Final = re.compile(r"[_\s-]*\d+$")
 
 
