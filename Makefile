@@ -30,7 +30,7 @@ MODEL_TOOLS := transformers==5.24.0 onnx==1.23.2 onnxruntime==1.32.0 tokenizers=
 # Real texts for the int8-vs-fp32 check when the team kit is beside the checkout (else the model card's).
 MODEL_TEXTS := $(wildcard $(CORPORA)/mcp-flow/tools.jsonl $(CORPORA)/mcptoolbench-pp/tools.jsonl)
 
-.PHONY: venv demo-deps oauth-deps conformance-deps run lint format typecheck unit test bench bench-holdout bench-tuning tuning-sets clean model
+.PHONY: venv demo-deps oauth-deps conformance-deps run lint format typecheck unit test bench bench-holdout bench-tuning tuning-sets clean model guard-model
 .PHONY: sam-cli sam-validate sam-build chromium docs-screenshot test-under-load
 
 $(STAMP): pyproject.toml
@@ -86,6 +86,14 @@ $(MODEL_DIR)/manifest.json:
 	rm -rf $(MODEL_VENV)
 
 model: $(MODEL_DIR)/manifest.json
+
+# The learned injection scorer of the poisoning scan (foldgate.guard): trained by tools/build_guard_model.py
+# in numpy (a runtime dependency already, so no throwaway virtualenv) on tests/data/guard and the real
+# catalogs of $(CORPORA), written into the package with its manifest (both committed: a clone without
+# ../shared still has the model). Idempotent: nothing is trained while the shipped manifest's input
+# hashes match the inputs; without $(CORPORA) the shipped model is kept.
+guard-model: venv
+	$(BIN)/python tools/build_guard_model.py --corpora $(CORPORA)
 
 # The console's browser tests drive Debian's chromium through Playwright (dev extra); Playwright's own
 # browser download (`playwright install`) is never used. Installed once, as root or through sudo.

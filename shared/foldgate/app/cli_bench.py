@@ -159,6 +159,17 @@ def _cmd_bench_scan(args: argparse.Namespace) -> int:
     # Loaded per command: the CLI starts fast and each command pays only for what it uses.
     from foldgate.dev.bench.scan import format_scan_report, run_scan_bench
 
+    if args.tools is None:
+        # Loaded per command: the evaluation reads the corpora and the model.
+        from foldgate.dev.bench.scan_eval import format_scan_eval, run_scan_eval
+
+        repo = Path(__file__).resolve().parents[3]
+        corpora = Path(args.corpora) if args.corpora else repo.parent / "shared" / "corpora"
+        evaluation = run_scan_eval(
+            corpora, Path(args.data) if args.data else repo / "tests" / "data" / "guard"
+        )
+        print(json.dumps(evaluation, ensure_ascii=False) if args.json else format_scan_eval(evaluation))
+        return 0
     report = run_scan_bench(args.tools, args.labels)
     print(json.dumps(report, ensure_ascii=False) if args.json else format_scan_report(report))
     return 0
@@ -323,8 +334,14 @@ def add_bench_commands(sub: Any) -> None:
     srch.add_argument("--single-intent", action="store_true", help="search each query whole (no splitting)")
     srch.add_argument("--json", action="store_true", help="print one JSON object")
     srch.set_defaults(func=_cmd_bench_search)
-    scan = bench_sub.add_parser("scan", help="tool-poisoning scan: flagged tools per rule, recall on labels")
-    scan.add_argument("--tools", required=True, help="tools.jsonl, a corpus folder, or an mcpproxy file")
+    scan = bench_sub.add_parser(
+        "scan",
+        help="tool-poisoning scan: rules, model and both on the evaluation split and every real catalog "
+        "(or, with --tools, flagged tools per rule on one catalog)",
+    )
+    scan.add_argument("--tools", help="tools.jsonl, a corpus folder, or an mcpproxy file")
+    scan.add_argument("--corpora", help="the real catalogs (default ../shared/corpora beside the checkout)")
+    scan.add_argument("--data", help="the labelled attacks (default tests/data/guard of the checkout)")
     scan.add_argument("--labels", help="labelled descriptions shaped like security_corpus_v1.json")
     scan.add_argument("--json", action="store_true", help="print one JSON object")
     scan.set_defaults(func=_cmd_bench_scan)

@@ -9,20 +9,21 @@ rules alone."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Protocol
+import functools
+import logging
+from typing import Final, Protocol
 
-__all__ = ["Score", "TextScorer", "load_scorer"]
+# Score lives in its own module so the model's implementation (foldgate.guard.linear) can build one
+# without importing this module back; it is part of this interface all the same.
+from foldgate.guard.score import Score
 
+__all__ = ["MANIFEST_FILE", "MODEL_FILE", "Score", "TextScorer", "load_scorer"]
 
-@dataclass(frozen=True, slots=True)
-class Score:
-    """A scorer's verdict on one text: ``probability`` in [0, 1], ``flagged`` when it is at or over the
-    model's decision threshold, and the strongest contributing features (name, weight), largest first."""
+# Inside this package (foldgate/guard/data/), beside its training manifest.
+MODEL_FILE: Final = "injection_model.json"
+MANIFEST_FILE: Final = "injection_manifest.json"
 
-    probability: float
-    flagged: bool
-    features: tuple[tuple[str, float], ...] = ()
+log = logging.getLogger(__name__)
 
 
 class TextScorer(Protocol):
@@ -33,6 +34,21 @@ class TextScorer(Protocol):
         ...
 
 
+@functools.cache
 def load_scorer() -> TextScorer | None:
-    """The shipped model, loaded once per process, or ``None`` where it has not been trained."""
-    return None
+    """The shipped model, loaded once per process, or ``None`` where it has not been trained (or its
+    file cannot be read: logged, and the rules still run)."""
+    # Loaded on first use, not at import: the model file is read only by a process that scores.
+    from importlib import resources
+
+    from foldgate.guard.linear import LinearScorer
+
+    try:
+        data = resources.files("foldgate.guard").joinpath("data", MODEL_FILE).read_bytes()
+    except OSError:
+        return None
+    try:
+        return LinearScorer.from_bytes(data)
+    except ValueError as exc:
+        log.warning("injection model not loaded, the rules run alone: %s", exc)
+        return None

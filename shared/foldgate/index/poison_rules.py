@@ -2,13 +2,15 @@
 
 :mod:`foldgate.index.poison_phrases` holds the rules about instructions aimed at the model,
 :mod:`foldgate.index.poison_theft` those about taking data; :mod:`foldgate.index.poison_text` the
-normalisation they run on and the character checks.
+normalisation they run on and the character checks; :mod:`foldgate.index.poison_markup` active or hidden
+markup and claims of new powers.
 """
 
 from __future__ import annotations
 
 from typing import Final
 
+from foldgate.index.poison_markup import MARKUP_RULES
 from foldgate.index.poison_phrases import INSTRUCTION_RULES, QUOTED_MENTION_RULES
 from foldgate.index.poison_text import BLOB, INVISIBLE, Pattern, invisible_trick, normalise, script_confusion
 from foldgate.index.poison_theft import THEFT_RULES
@@ -36,8 +38,10 @@ _ORDER: Final = (
     "tool-shadowing",
     "rug-pull",
     "command-injection",
+    "active-markup",
+    "capability-claim",
 )
-_ALL: Final = {**INSTRUCTION_RULES, **THEFT_RULES}
+_ALL: Final = {**INSTRUCTION_RULES, **THEFT_RULES, **MARKUP_RULES}
 if set(_ALL) != set(_ORDER):  # a family added in one module must be placed in the report order too
     raise RuntimeError(f"poison rule families out of step: {sorted(set(_ALL) ^ set(_ORDER))}")
 

@@ -10,9 +10,11 @@ once (:mod:`foldgate.index.poison_rules`), so an 11k-tool catalog scans in a few
 
 Rules: ``hidden-instructions``, ``concealment``, ``instruction-override``, ``forced-precondition``,
 ``sensitive-file``, ``secret-harvest``, ``exfiltration``, ``tool-shadowing``, ``rug-pull``,
-``command-injection`` (phrase families); ``invisible-unicode``, ``mixed-script``, ``encoded-blob``
-(characters); ``title-mismatch`` (a title whose subject shares nothing with the tool's name and
-description).
+``command-injection``, ``active-markup``, ``capability-claim`` (phrase families); ``invisible-unicode``,
+``mixed-script``, ``encoded-blob`` (characters); ``title-mismatch`` (a title whose subject shares nothing
+with the tool's name and description); ``learned-injection`` (a description the rules passed and the
+shipped injection model flags, :mod:`foldgate.index.poison_learned`: the finding carries the model's
+score and strongest features).
 
 How a flagged tool is meant to be held
 --------------------------------------
@@ -34,6 +36,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
+from foldgate.index.poison_learned import LEARNED_RULE, describe_score, learned_fields
 from foldgate.index.poison_rules import (
     BLOB,
     INVISIBLE,
@@ -46,6 +49,7 @@ from foldgate.index.poison_rules import (
 )
 
 if TYPE_CHECKING:
+    from foldgate.guard.scorer import TextScorer
     from foldgate.model.tool import Tool
 
 __all__ = ["RULES", "Finding", "scan_entry", "scan_fields", "scan_findings", "scan_tool"]
@@ -56,6 +60,7 @@ RULES: Final = (
     "mixed-script",
     "encoded-blob",
     "title-mismatch",
+    LEARNED_RULE,
 )
 
 _EXCERPT: Final = 80
@@ -111,11 +116,23 @@ _STOP: Final = frozenset(
 @dataclass(frozen=True, slots=True)
 class Finding:
     """One matched rule: which rule, in which field (``inputSchema.properties.path.description``), and
-    a short excerpt of the normalised text around the match (invisible characters shown escaped)."""
+    a short excerpt of the normalised text around the match (invisible characters shown escaped). A
+    ``learned-injection`` finding also has the model's ``score`` and strongest ``features``, and its
+    excerpt opens with them (so every view of a finding shows why)."""
 
     rule: str
     field: str
     excerpt: str
+    score: float | None = None
+    features: tuple[tuple[str, float], ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON-able shape stored with a held tool and shown in the admin API."""
+        out: dict[str, Any] = {"rule": self.rule, "field": self.field, "excerpt": self.excerpt}
+        if self.score is not None:
+            out["score"] = round(self.score, 4)
+            out["features"] = [[name, weight] for name, weight in self.features]
+        return out
 
 
 def _excerpt(text: str, start: int, end: int) -> str:
@@ -264,8 +281,9 @@ def scan_fields(fields: Iterable[tuple[str, str]]) -> list[Finding]:
     return findings
 
 
-def scan_entry(entry: Mapping[str, Any]) -> list[Finding]:
-    """Scan one ``tools/list`` entry (or corpus row) as published; never raises on odd shapes."""
+def scan_entry(entry: Mapping[str, Any], scorer: TextScorer | None = None) -> list[Finding]:
+    """Scan one ``tools/list`` entry (or corpus row) as published; never raises on odd shapes. With a
+    ``scorer``, a tool the rules pass has its descriptions scored too (``learned-injection``)."""
     name = entry.get("name", entry.get("tool", ""))
     fields: list[tuple[str, str]] = []
     for key in ("name", "title", "description"):
@@ -286,10 +304,14 @@ def scan_entry(entry: Mapping[str, Any]) -> list[Finding]:
             if mismatch is not None:
                 findings.append(Finding(mismatch.rule, path, mismatch.excerpt))
                 break
+    if not findings and scorer is not None:
+        for path, excerpt, score in learned_fields(entry, scorer):
+            line = f"{describe_score(score)} · {excerpt}"
+            findings.append(Finding(LEARNED_RULE, path, line, score.probability, score.features))
     return findings
 
 
-def scan_tool(tool: Tool) -> list[Finding]:
+def scan_tool(tool: Tool, scorer: TextScorer | None = None) -> list[Finding]:
     """Scan a catalog Tool: the same fields as :func:`scan_entry`, from the stored model."""
     entry: dict[str, Any] = {
         "name": tool.name,
@@ -301,9 +323,13 @@ def scan_tool(tool: Tool) -> list[Finding]:
     }
     if tool.title is not None:
         entry["title"] = tool.title
-    return scan_entry(entry)
+    return scan_entry(entry, scorer)
 
 
 def scan_findings(tool: Tool) -> list[dict[str, Any]]:
-    """:func:`scan_tool` as JSON-able findings, the shape the indexer's holds store (a ``Scanner``)."""
-    return [{"rule": f.rule, "field": f.field, "excerpt": f.excerpt} for f in scan_tool(tool)]
+    """:func:`scan_tool` with the shipped injection model (rules alone where it is absent) as JSON-able
+    findings, the shape the indexer's holds store (a ``Scanner``)."""
+    # The model loads on the first scan, in the indexer only: serving never pays for it.
+    from foldgate.guard.scorer import load_scorer
+
+    return [f.to_json() for f in scan_tool(tool, load_scorer())]

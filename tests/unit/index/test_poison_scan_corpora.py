@@ -1,5 +1,6 @@
 """The poisoning scan against real data: recall on mcpproxy's labelled security corpus, and false
-positives on every real catalog in ../shared/corpora (all benign tools), within the issue's targets."""
+positives on every real catalog in ../shared/corpora (all benign tools), within the issue's targets:
+rules alone at most 0.2%, rules and the shipped model together at most 0.1%."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import json
 import pytest
 
 from foldgate.dev.corpus import load_catalog_rows
+from foldgate.guard.scorer import load_scorer
 from foldgate.index.poison_scan import scan_entry
 from tests.conftest import corpus_path
 
@@ -37,3 +39,15 @@ def test_false_positives_on_a_real_catalog_are_at_most_0_2_percent(parts: tuple[
     rows = load_catalog_rows(corpus_path(*parts))
     flagged = [f"{r['server']}:{r.get('name', r.get('tool'))}" for r in rows if scan_entry(r)]
     assert len(flagged) <= 0.002 * len(rows), flagged
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize("parts", CATALOGS, ids=lambda p: "/".join(p))
+def test_with_the_model_false_positives_on_a_real_catalog_are_at_most_0_1_percent(
+    parts: tuple[str, ...],
+) -> None:
+    scorer = load_scorer()
+    assert scorer is not None
+    rows = load_catalog_rows(corpus_path(*parts))
+    flagged = [f"{r['server']}:{r.get('name', r.get('tool'))}" for r in rows if scan_entry(r, scorer)]
+    assert len(flagged) <= 0.001 * len(rows), flagged
