@@ -115,6 +115,14 @@ _SEP: Final = "\n. "
 _REACH: Final = 250
 # Passages read per text: past this, a result is treated as read (bounded cost on hostile input).
 _MAX_PASSAGES: Final = 64
+# Passages the scorer reads per text (those holding an order cue first): its cost per passage is
+# ~0.1 ms, so a result full of words such as "model" or "system" (code, docs) stays bounded; the rules
+# still read every passage.
+_MAX_SCORED: Final = 4
+# A quoted span inside a passage: a mention ("do not tell the user" cited by documentation), which
+# the scorer does not read, as the rules skip a phrase their quotes hug.
+_QUOTE: Final = '"\u201c\u201d\u00ab\u00bb`'
+_QUOTED_SPAN: Final = re.compile(f"[{_QUOTE}][^{_QUOTE}\\n]{{1,160}}[{_QUOTE}]")
 # How near a quote must be to the phrase for the phrase to count as quoted.
 _HUG: Final = 12
 _QUOTES: Final = "'\"`\u2018\u2019\u201c\u201d\u00ab\u00bb"
@@ -235,13 +243,20 @@ def find_injections(
         return []
     spans = _passages(text, lowered, present)
     passages = [text[lo:hi] for lo, hi in spans]
-    found: list[Passage] = []
-    for (lo, hi), passage, rules in zip(spans, passages, _rules_in(passages, skip), strict=True):
-        if scorer is not None and SCORER_RULE not in skip and scorer.score(passage).flagged:
-            rules.append(SCORER_RULE)
-        if rules:
-            found.append(Passage(lo, hi, tuple(rules)))
-    return found
+    fired = _rules_in(passages, skip)
+    if scorer is not None and SCORER_RULE not in skip:
+        for at in _to_score(passages, fired):
+            if scorer.score(_QUOTED_SPAN.sub(" ", passages[at])).flagged:
+                fired[at].append(SCORER_RULE)
+    return [Passage(lo, hi, tuple(rules)) for (lo, hi), rules in zip(spans, fired, strict=True) if rules]
+
+
+def _to_score(passages: list[str], fired: list[list[str]]) -> list[int]:
+    """The passages the scorer reads: those no rule fired on, the ones holding an order cue first, at
+    most :data:`_MAX_SCORED` (a rule's finding needs no second opinion)."""
+    open_ = [at for at, rules in enumerate(fired) if not rules]
+    ordered = sorted(open_, key=lambda at: not any(c in passages[at].lower() for c in _ORDER_CUES))
+    return ordered[:_MAX_SCORED]
 
 
 def mark_passages(text: str, passages: list[Passage], source: str) -> str:
