@@ -14,11 +14,14 @@ from typing import Any
 
 import mcp_types as types
 from mcp.server.lowlevel import Server
-from mcp.shared.exceptions import UrlElicitationRequiredError
-from pydantic import ValidationError
+from mcp.shared.exceptions import MCPError, UrlElicitationRequiredError
+from mcp_types import INVALID_PARAMS
+from pydantic import BaseModel, ValidationError
 
 from foldgate import __version__
+from foldgate.auth.request_state import InvalidStateError
 from foldgate.edge.elicitation import elicitation_for
+from foldgate.edge.input_relay import call_relay, relayed_input_required
 from foldgate.edge.jsonrpc import CLIENT_CAPABILITIES_META
 from foldgate.edge.mcp_offerings import offering_handlers, set_logging_level
 from foldgate.edge.protocol import SERVER_NAME
@@ -30,6 +33,7 @@ from foldgate.serve.gateway import Gateway
 from foldgate.serve.offerings import Offered
 from foldgate.serve.recording import current
 from foldgate.serve.results import error_result
+from foldgate.upstream.relay import relaying
 
 __all__ = ["RequestScope", "build_mcp_server", "current_scope"]
 
@@ -109,6 +113,22 @@ def _wire_params(ctx: Any, params: types.CallToolRequestParams) -> dict[str, Any
     return wire
 
 
+def _call(params: types.CallToolRequestParams, wire: dict[str, Any]) -> dict[str, Any]:
+    """The call as the input relay reads it: name, arguments, ``_meta``, and a retry's state."""
+    call = {**wire, "name": params.name, "arguments": params.arguments}
+    if params.request_state is not None:
+        call["requestState"] = params.request_state
+    if params.input_responses:
+        # As on the wire: the SDK parsed each response into its model.
+        call["inputResponses"] = {
+            key: value.model_dump(by_alias=True, exclude_none=True, mode="json")
+            if isinstance(value, BaseModel)
+            else value
+            for key, value in params.input_responses.items()
+        }
+    return call
+
+
 def build_mcp_server(gateway: Gateway) -> Server[Any]:
     """The SDK server with foldgate's handlers."""
     listings: dict[str, list[types.Tool]] = {}
@@ -142,15 +162,26 @@ def build_mcp_server(gateway: Gateway) -> Server[Any]:
         observed = current()
         if observed is not None:
             observed.work("tools/call", params.name)
+        wire = _wire_params(ctx, params)
         try:
-            with collecting() as links:
+            # A retry's sealed requestState is opened (or refused) before anything runs (edge/input_relay.py).
+            relay = call_relay(
+                gateway, scope.principal, scope.surface, ctx.protocol_version, _call(params, wire)
+            )
+        except InvalidStateError as exc:
+            raise MCPError(INVALID_PARAMS, exc.message) from None
+        try:
+            with collecting() as links, relaying(relay):
                 result = await gateway.call(scope.principal, params.name, params.arguments, scope.surface)
         except BaseException as exc:
             if observed is not None:
                 observed.failed(exc)
             raise
+        if result.get("resultType") == "input_required" and relay.input_required:
+            # Only an upstream's, which the call's relay let through for this client.
+            relayed = relayed_input_required(gateway, scope.principal, params.name, params.arguments, result)
+            return types.InputRequiredResult.model_validate(relayed)
         # A per_user upstream the caller has not connected: URL-mode elicitation where the client takes it.
-        wire = _wire_params(ctx, params)
         asked = elicitation_for(result, links, ctx.protocol_version, wire, scope.principal) if links else None
         if asked is not None and asked[0] == "error":
             data = asked[1]["data"]["elicitations"]

@@ -25,6 +25,7 @@ from starlette.types import Send
 
 from foldgate import __version__
 from foldgate.edge.elicitation import elicitation_for
+from foldgate.edge.input_relay import relayed_input_required
 from foldgate.edge.jsonrpc import PlainRequest
 from foldgate.edge.observe import note_client
 from foldgate.edge.protocol import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS, SERVER_NAME
@@ -34,8 +35,9 @@ from foldgate.serve.consent import collecting
 from foldgate.serve.gateway import Gateway
 from foldgate.serve.recording import current
 from foldgate.serve.results import error_result
+from foldgate.upstream.relay import current_relay
 
-__all__ = ["answer"]
+__all__ = ["answer", "respond"]
 
 log = logging.getLogger(__name__)
 
@@ -73,6 +75,11 @@ async def answer(req: PlainRequest, gateway: Gateway, principal: Principal, surf
     if req.method == "notifications/initialized":
         await _send(send, 202, b"")
         return
+    await _send(send, 200, _dumps(await respond(req, gateway, principal, surface)))
+
+
+async def respond(req: PlainRequest, gateway: Gateway, principal: Principal, surface: str) -> dict[str, Any]:
+    """The JSON-RPC response message to one plain request (not a notification)."""
     try:
         with collecting() as links:
             result = await _result(req, gateway, principal, surface)
@@ -81,16 +88,14 @@ async def answer(req: PlainRequest, gateway: Gateway, principal: Principal, surf
     except Exception:  # a gateway bug must not become a 500 without a JSON-RPC answer
         log.exception("plain %s failed", req.method)
         error = {"code": -32603, "message": "Internal error"}
-        await _send(send, 200, _dumps({"jsonrpc": "2.0", "id": req.rid, "error": error}))
-        return
+        return {"jsonrpc": "2.0", "id": req.rid, "error": error}
     if asked is not None and asked[0] == "error":
-        await _send(send, 200, _dumps({"jsonrpc": "2.0", "id": req.rid, "error": asked[1]}))
-        return
+        return {"jsonrpc": "2.0", "id": req.rid, "error": asked[1]}
     if asked is not None:
         result = asked[1]
     if req.modern:
         result = _modern_envelope(result)
-    await _send(send, 200, _dumps({"jsonrpc": "2.0", "id": req.rid, "result": result}))
+    return {"jsonrpc": "2.0", "id": req.rid, "result": result}
 
 
 async def _result(req: PlainRequest, gateway: Gateway, principal: Principal, surface: str) -> dict[str, Any]:
@@ -125,6 +130,10 @@ async def _result(req: PlainRequest, gateway: Gateway, principal: Principal, sur
         if observed is not None:
             observed.failed(exc)
         raise
+    relay = current_relay()
+    if req.modern and result.get("resultType") == "input_required" and relay and relay.input_required:
+        # Only an upstream's, which the call's relay let through for this client (edge/input_relay.py).
+        return relayed_input_required(gateway, principal, name, req.params.get("arguments"), result)
     plain = _plain_result(result)
     return plain if plain is not None else _sdk_result(name, result, req.version)
 

@@ -1,0 +1,197 @@
+"""End to end: what an upstream sends back while a call runs reaches the client through
+`foldgate serve`, with the official Python client, against a real upstream (the Python SDK's
+MCPServer, tests/upstreams/relaying.py), one in each protocol era.
+
+Pins:
+
+* progress arrives in order, with the client's own progress token, and the upstream's log messages
+  arrive too (named after the server), on the call's event stream;
+* a handshake-era upstream's elicitation and sampling requests reach a client that declared them, on
+  the stream, and the client's answers reach the upstream;
+* a 2026-07-28 upstream's ``input_required`` reaches a 2026-07-28 client as ``input_required`` with a
+  requestState sealed by the gateway (not the upstream's), and the client's retry reaches the upstream
+  with the answers and the upstream's own state;
+* a client that declared no elicitation gets a tool error naming what the upstream asked, at once.
+"""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import mcp_types as types
+import pytest
+from mcp import Client
+
+from foldgate.dev.procs import free_port, stop_process
+from tests.procs import REPO, foldgate_serve
+
+pytestmark = pytest.mark.e2e
+
+
+@contextmanager
+def relaying_upstream(tmp: Path, *, legacy: bool) -> Iterator[str]:
+    """tests/upstreams/relaying.py in its own process; yields its /mcp URL."""
+    port = free_port()
+    cmd = [sys.executable, "-m", "tests.upstreams.relaying", str(port), *(["--legacy"] if legacy else [])]
+    with (tmp / f"upstream-{port}.log").open("w") as log:
+        proc = subprocess.Popen(cmd, cwd=REPO, stdout=log, stderr=subprocess.STDOUT)
+        try:
+            deadline = time.monotonic() + 30
+            while True:
+                with socket.socket() as probe:
+                    if probe.connect_ex(("127.0.0.1", port)) == 0:
+                        break
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError("the relaying upstream did not start")
+                time.sleep(0.1)
+            yield f"http://127.0.0.1:{port}/mcp"
+        finally:
+            stop_process(proc)
+
+
+@dataclass
+class Setup:
+    url: str  # /mcp/all
+
+
+@pytest.fixture(scope="module")
+def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
+    tmp = tmp_path_factory.mktemp("relay")
+    with ExitStack() as stack:
+        legacy = stack.enter_context(relaying_upstream(tmp, legacy=True))
+        modern = stack.enter_context(relaying_upstream(tmp, legacy=False))
+        servers = [
+            {"name": "old", "url": legacy, "timeout_s": 20},
+            {"name": "new", "url": modern, "timeout_s": 20},
+        ]
+        config = {"direct_tool_response_mode": "full", "servers": servers}
+        base = stack.enter_context(foldgate_serve(config, tmp, "--interval", "600"))
+        yield Setup(base + "/mcp/all")
+
+
+def text_of(result: types.CallToolResult) -> str:
+    first = result.content[0]
+    assert isinstance(first, types.TextContent)
+    return first.text
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_progress_arrives_in_order_with_the_clients_token(setup: Setup, mode: str) -> None:
+    """Five progress notifications from each era's upstream reach the client's progress callback in
+    order (the client's token: the SDK routes by it), and the upstream's logs reach its log callback."""
+    seen: list[tuple[float, float | None, str | None]] = []
+    logs: list[types.LoggingMessageNotificationParams] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        seen.append((progress, total, message))
+
+    async def on_log(params: types.LoggingMessageNotificationParams) -> None:
+        logs.append(params)
+
+    async with Client(setup.url, mode=mode, logging_callback=on_log, log_level="info") as client:
+        for server in ("old", "new"):
+            seen.clear()
+            logs.clear()
+            result = await client.call_tool(f"{server}__count", {"steps": 5}, progress_callback=on_progress)
+            assert text_of(result) == "counted 5"
+            assert seen == [(float(i), 5.0, f"step {i}") for i in range(1, 6)]
+            # A 2026-07-28 client asks for a level (log_level: logLevel in _meta) and the gateway
+            # asks a 2026-07-28 upstream for it; a handshake-era upstream logs unasked.
+            assert [p.data for p in logs] == [f"step {i} of 5" for i in range(1, 6)]
+            assert {p.logger for p in logs} == {server}
+            assert {p.level for p in logs} == {"info"}
+
+
+async def test_an_elicitation_round_trips_on_the_stream(setup: Setup) -> None:
+    """A handshake-era upstream's elicitation reaches a handshake-era client that declared it, and
+    the user's answer reaches the upstream (which echoes it)."""
+    asked: list[types.ElicitRequestParams] = []
+
+    async def elicit(ctx: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        asked.append(params)
+        return types.ElicitResult(action="accept", content={"ok": True})
+
+    async with Client(setup.url, mode="legacy", elicitation_callback=elicit) as client:
+        result = await client.call_tool("old__confirm", {"question": "Deploy to production?"})
+    assert not result.is_error, text_of(result)
+    assert text_of(result) == "answer: accept ok=True"
+    assert [p.message for p in asked] == ["Deploy to production?"]
+
+
+async def test_a_sampling_request_round_trips_on_the_stream(setup: Setup) -> None:
+    """A handshake-era upstream's sampling request reaches a client that declared sampling; the
+    model's text reaches the upstream."""
+
+    async def sample(ctx: Any, params: types.CreateMessageRequestParams) -> types.CreateMessageResult:
+        return types.CreateMessageResult(
+            role="assistant", content=types.TextContent(type="text", text="forty-two"), model="test"
+        )
+
+    async with Client(setup.url, mode="legacy", sampling_callback=sample) as client:
+        result = await client.call_tool("old__sample", {"prompt": "What is six times seven?"})
+    assert text_of(result) == "model said: forty-two"
+
+
+async def test_input_required_round_trips_with_a_sealed_state(setup: Setup) -> None:
+    """A 2026-07-28 upstream's input_required reaches a 2026-07-28 client with the gateway's sealed
+    requestState (never the upstream's), and the retry reaches the upstream with the answer and the
+    upstream's own state."""
+    asked: list[types.ElicitRequestParams] = []
+
+    async def elicit(ctx: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        asked.append(params)
+        return types.ElicitResult(action="accept", content={"ok": False})
+
+    async with Client(setup.url, elicitation_callback=elicit) as client:
+        first = await client.session.call_tool(
+            "new__confirm", {"question": "Delete it?"}, allow_input_required=True
+        )
+        assert isinstance(first, types.InputRequiredResult)
+        assert first.request_state is not None
+        assert first.request_state.startswith("fg1.")
+        assert "upstream-state" not in first.request_state
+        # The client's own loop: it answers and retries (the gateway opens its state).
+        result = await client.call_tool("new__confirm", {"question": "Delete it?"})
+    assert text_of(result) == "answer: accept {'ok': False} state=upstream-state-1"
+    assert [p.message for p in asked] == ["Delete it?"]
+
+
+@pytest.mark.parametrize(("mode", "tool"), [("legacy", "old__confirm"), ("auto", "new__confirm")])
+async def test_a_client_without_elicitation_gets_a_clear_error_at_once(
+    setup: Setup, mode: str, tool: str
+) -> None:
+    """A client that declared no elicitation gets a tool error naming what the upstream asked for,
+    in well under the server's 20 s timeout (the upstream was refused at once, nothing hung)."""
+    started = time.monotonic()
+    async with Client(setup.url, mode=mode) as client:
+        result = await client.call_tool(tool, {"question": "Deploy to production?"})
+    assert time.monotonic() - started < 10
+    assert result.is_error
+    text = text_of(result)
+    assert "upstream_input_required" in text
+    assert "elicitation/create" in text
+    assert "Deploy to production?" in text
+
+
+async def test_a_plain_json_client_gets_no_stream(setup: Setup) -> None:
+    """Without a progress token, a call is answered as one JSON body as before."""
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "old__count", "arguments": {"steps": 2}},
+    }
+    headers = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+    async with httpx2.AsyncClient() as http:
+        response = await http.post(setup.url, json=body, headers=headers)
+    assert response.headers["content-type"].startswith("application/json")
+    assert response.json()["result"]["content"][0]["text"] == "counted 2"
