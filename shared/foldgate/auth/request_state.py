@@ -24,11 +24,6 @@ import os
 import time
 from typing import Any, Final
 
-from cryptography.exceptions import InvalidTag
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-from cryptography.hazmat.primitives.hashes import SHA256
-from cryptography.hazmat.primitives.kdf.hkdf import HKDF
-
 from foldgate.errors import InvalidRequestError
 
 __all__ = ["DEFAULT_TTL_S", "InvalidStateError", "StateSealer", "call_binding"]
@@ -64,6 +59,11 @@ class StateSealer:
     """Seals and opens request states under one key (derived from ``secret``, 32+ bytes)."""
 
     def __init__(self, secret: bytes, *, ttl: float = DEFAULT_TTL_S) -> None:
+        # Loaded with the first state sealed or opened: most requests never need it (cold start).
+        from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+        from cryptography.hazmat.primitives.hashes import SHA256
+        from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+
         key = HKDF(algorithm=SHA256(), length=32, salt=None, info=_INFO).derive(secret)
         self._aead = AESGCM(key)
         self.ttl = ttl
@@ -81,6 +81,9 @@ class StateSealer:
         InvalidStateError (one message for every reason)."""
         if not isinstance(token, str) or not token.startswith(_PREFIX) or len(token) > MAX_TOKEN_CHARS:
             raise InvalidStateError(_REFUSED)
+        # Loaded already: this instance's constructor imported it.
+        from cryptography.exceptions import InvalidTag
+
         body = token[len(_PREFIX) :]
         try:
             raw = base64.urlsafe_b64decode(body + "=" * (-len(body) % 4))
