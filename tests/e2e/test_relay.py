@@ -29,7 +29,7 @@ from typing import Any
 import httpx2
 import mcp_types as types
 import pytest
-from mcp import Client
+from mcp import Client, MCPError
 
 from foldgate.dev.procs import free_port, stop_process
 from tests.procs import REPO, foldgate_serve
@@ -195,3 +195,26 @@ async def test_a_plain_json_client_gets_no_stream(setup: Setup) -> None:
         response = await http.post(setup.url, json=body, headers=headers)
     assert response.headers["content-type"].startswith("application/json")
     assert response.json()["result"]["content"][0]["text"] == "counted 2"
+
+
+async def test_a_prompts_input_required_round_trips_with_a_sealed_state(setup: Setup) -> None:
+    """prompts/get from a 2026-07-28 upstream that answers input_required (which the gateway used to
+    blame on the client with -32602) reaches the client sealed, and its retry reaches the upstream."""
+    asked: list[types.ElicitRequestParams] = []
+
+    async def elicit(ctx: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        asked.append(params)
+        return types.ElicitResult(action="accept", content={"ok": True})
+
+    async with Client(setup.url, elicitation_callback=elicit) as client:
+        prompt = await client.get_prompt("new__briefing", {"topic": "rates"})
+    message = prompt.messages[0].content
+    assert isinstance(message, types.TextContent)
+    assert message.text == "Brief on rates for {'ok': True} state=upstream-state-1."
+    assert [p.message for p in asked] == ["Who is the briefing for?"]
+
+
+async def test_a_prompts_input_required_without_the_capability_names_what_was_asked(setup: Setup) -> None:
+    async with Client(setup.url) as client:
+        with pytest.raises(MCPError, match=r"elicitation/create.*Who is the briefing for"):
+            await client.get_prompt("new__briefing", {"topic": "rates"})

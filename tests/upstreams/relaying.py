@@ -1,6 +1,6 @@
 """An upstream (the official Python SDK's MCPServer over Streamable HTTP) whose tools send things back
 while they run: progress and log notifications, an elicitation, a sampling request; at 2026-07-28 the
-elicitation is an ``input_required`` result with a state of its own.
+elicitation is an ``input_required`` result with a state of its own (of a tool and of a prompt).
 
 ``python -m tests.upstreams.relaying PORT [--legacy]``: ``--legacy`` refuses ``server/discover``, so a
 client settles on the handshake era (requests for input travel on the call's stream).
@@ -66,6 +66,21 @@ async def sample(prompt: str, ctx: Context) -> str:
     content = result.content
     text = content.text if isinstance(content, types.TextContent) else str(content)
     return f"model said: {text}"
+
+
+@server.prompt()
+async def briefing(topic: str, ctx: Context) -> str | types.InputRequiredResult:
+    """A briefing on ``topic``; at 2026-07-28 it first asks who the briefing is for."""
+    if ctx.protocol_version != MODERN:
+        return f"Brief on {topic}."
+    responses = ctx.input_responses or {}
+    if "audience" not in responses:
+        request = {"method": "elicitation/create", "params": _form("Who is the briefing for?")}
+        return types.InputRequiredResult.model_validate(
+            {"inputRequests": {"audience": request}, "requestState": STATE}
+        )
+    said = responses["audience"].model_dump(by_alias=True, exclude_none=True, mode="json")
+    return f"Brief on {topic} for {said.get('content')} state={ctx.request_state}."
 
 
 def _form(question: str) -> dict[str, Any]:

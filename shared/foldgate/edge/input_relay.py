@@ -33,7 +33,7 @@ from foldgate.model.principal import Principal
 from foldgate.serve.gateway import Gateway
 from foldgate.upstream.relay import INPUT_METHODS, LOG_LEVEL_META, Ask, Notify, Relay
 
-__all__ = ["call_relay", "relayed_input_required", "sealer_for"]
+__all__ = ["call_relay", "prompt_target", "relayed_input_required", "sealer_for"]
 
 _PROCESS_KEY: Final = secrets.token_bytes(32)
 _KEY_CHARS: Final = 200
@@ -70,11 +70,13 @@ def call_relay(
     notify: Notify | None = None,
     ask: Ask | None = None,
     asks: frozenset[str] = frozenset(),
+    target: str | None = None,
 ) -> Relay:
     """The relay of one ``tools/call``: where progress and logs go (``notify``, with the client's
     progress token), which requests for input the client takes on its stream (``ask``, ``asks``) or
     as ``input_required``, and, for a retry carrying a sealed ``requestState``, what goes back to the
-    upstream. Raises InvalidStateError for a state this gateway did not seal for this call."""
+    upstream. Raises InvalidStateError for a state this gateway did not seal for this call.
+    ``target`` names what is called when it is not the tool ``params["name"]`` (see :func:`prompt_target`)."""
     meta = params.get("_meta")
     token = meta.get("progressToken") if isinstance(meta, Mapping) else None
     modern = version in MODERN_PROTOCOL_VERSIONS
@@ -89,13 +91,19 @@ def call_relay(
         log_level=_log_level(meta) if modern else "debug",
     )
     if modern and "requestState" in params:
-        binding = call_binding(principal.stamp, str(params.get("name")), params.get("arguments"))
+        name = target if target is not None else str(params.get("name"))
+        binding = call_binding(principal.stamp, name, params.get("arguments"))
         claims = sealer_for(gateway).open(params.get("requestState"), binding)
         resume: dict[str, Any] = {"inputResponses": dict(params.get("inputResponses") or {})}
         if isinstance(claims.get("s"), str):
             resume["requestState"] = claims["s"]
         relay.resume = resume
     return relay
+
+
+def prompt_target(name: str) -> str:
+    """What a prompt's state is bound to: never the same as a tool's of the same name."""
+    return f"prompts/get {name}"
 
 
 def relayed_input_required(

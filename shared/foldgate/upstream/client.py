@@ -334,14 +334,28 @@ class UpstreamClient:
     async def request(self, server: ServerConfig, method: str, params: dict[str, Any]) -> dict[str, Any]:
         """Send one read-only request (``resources/read``, ``prompts/get``, ``completion/complete``)
         and return the raw result; an upstream JSON-RPC error is re-raised as the SDK's MCPError (the
-        client may act on its code), a transport failure as UpstreamError."""
+        client may act on its code), a transport failure as UpstreamError. A ``prompts/get`` relays
+        as a tool call does (see :meth:`call_tool`); an ``input_required`` result the running
+        request's relay does not take ends in UpstreamInputError naming what was asked."""
 
         async def run(session: Any) -> dict[str, Any]:
             result: dict[str, Any] = await session.send_request(request_of(method, params), _RAW)
             return result
 
+        relay = (current_relay() or Relay()).for_call()
+        what = str(params.get("name") or params.get("uri") or method)[:200]
         with span("foldgate.upstream", "client", server=server.name, method=method) as traced:
-            result: dict[str, Any] = await self._on_session(server, run, method, retry=True)
+            try:
+                with relaying(relay):
+                    result: dict[str, Any] = await self._on_session(server, run, method, retry=True)
+            except Exception as exc:
+                if relay.refused:
+                    raise refusal(server.name, what, relay.refused) from exc
+                raise
+            if relay.refused:
+                raise refusal(server.name, what, relay.refused)
+            if result.get("resultType") == "input_required":
+                relay.check_input_required(server.name, what, result)
             traced.set(outcome="ok")
             return result
 

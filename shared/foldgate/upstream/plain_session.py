@@ -87,6 +87,7 @@ _LATER_FIELDS: Final = {
         frozenset({"cacheScope", "resultType", "ttlMs"}),
     ),
 }
+_RELAYED: Final = frozenset({"tools/call", "prompts/get"})
 _NAME_PARAM: Final = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 _ACCEPT: Final = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
 _ERROR_BODY_BYTES = 64 * 1024
@@ -262,8 +263,8 @@ class PlainSession:
             if isinstance(name, str):
                 extra["mcp-name"] = _header_value(name)
         extra.update(headers or {})
-        # Only a tool call relays what its upstream sends back meanwhile (see foldgate.upstream.relay).
-        relay = current_relay() if method == "tools/call" else None
+        # Only a tool call or a prompt relays what its upstream sends meanwhile (foldgate.upstream.relay).
+        relay = current_relay() if method in _RELAYED else None
         if relay is not None:
             progress = relay.call_meta(modern=self.modern)
             if progress:
