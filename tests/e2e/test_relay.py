@@ -11,11 +11,16 @@ Pins:
 * a 2026-07-28 upstream's ``input_required`` reaches a 2026-07-28 client as ``input_required`` with a
   requestState sealed by the gateway (not the upstream's), and the client's retry reaches the upstream
   with the answers and the upstream's own state;
-* a client that declared no elicitation gets a tool error naming what the upstream asked, at once.
+* a client that declared no elicitation gets a tool error naming what the upstream asked, at once;
+* on the Lambda path (the HTTP -> API Gateway v2 bridge, Mangum, which buffers) a call with a progress
+  token still answers, its progress delivered in order with the answer, and a request for input is
+  never sent on a stream there (no instance could route the reply): the clear error, at once.
 """
 
 from __future__ import annotations
 
+import asyncio
+import json
 import socket
 import subprocess
 import sys
@@ -31,7 +36,13 @@ import mcp_types as types
 import pytest
 from mcp import Client, MCPError
 
+from foldgate.config.tenant import parse_tenant_config
 from foldgate.dev.procs import free_port, stop_process
+from foldgate.index.indexer import Indexer
+from foldgate.store.catalog.sqlite import SqliteStore
+from foldgate.upstream.client import UpstreamClient
+from tests.lambda_http import lambda_http
+from tests.lambdas import load_function
 from tests.procs import REPO, foldgate_serve
 
 pytestmark = pytest.mark.e2e
@@ -61,6 +72,7 @@ def relaying_upstream(tmp: Path, *, legacy: bool) -> Iterator[str]:
 @dataclass
 class Setup:
     url: str  # /mcp/all
+    lambda_url: str  # /mcp/all of McpFunction's handler behind the API Gateway v2 bridge
 
 
 @pytest.fixture(scope="module")
@@ -75,7 +87,26 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
         ]
         config = {"direct_tool_response_mode": "full", "servers": servers}
         base = stack.enter_context(foldgate_serve(config, tmp, "--interval", "600"))
-        yield Setup(base + "/mcp/all")
+        yield Setup(base + "/mcp/all", stack.enter_context(lambda_front(tmp / "lambda", config)))
+
+
+@contextmanager
+def lambda_front(tmp: Path, config: dict[str, Any]) -> Iterator[str]:
+    """McpFunction's handler (SQLite store, file config, indexed first) behind the v2 bridge."""
+    tmp.mkdir()
+    (tmp / "foldgate.json").write_text(json.dumps(config))
+    store = SqliteStore(tmp / "store.sqlite3")
+    asyncio.run(Indexer(store, UpstreamClient()).index_tenant("default", parse_tenant_config(config)))
+    store.close()
+    env = {
+        "FOLDGATE_STORE": "sqlite",
+        "FOLDGATE_SQLITE_PATH": str(tmp / "store.sqlite3"),
+        "FOLDGATE_CONFIG_SOURCE": "file",
+        "FOLDGATE_CONFIG_FILE": str(tmp / "foldgate.json"),
+    }
+    handler = load_function("mcp", "mcp_function_relay", env).handler
+    with lambda_http(handler) as (base, _):
+        yield f"{base}/mcp/all"
 
 
 def text_of(result: types.CallToolResult) -> str:
@@ -218,3 +249,30 @@ async def test_a_prompts_input_required_without_the_capability_names_what_was_as
     async with Client(setup.url) as client:
         with pytest.raises(MCPError, match=r"elicitation/create.*Who is the briefing for"):
             await client.get_prompt("new__briefing", {"topic": "rates"})
+
+
+async def test_on_the_lambda_path_a_call_with_progress_still_answers(setup: Setup) -> None:
+    """API Gateway buffers: the progress arrives with the answer, still in order, and the call answers."""
+    seen: list[float] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        seen.append(progress)
+
+    async with Client(setup.lambda_url, mode="legacy") as client:
+        result = await client.call_tool("old__count", {"steps": 3}, progress_callback=on_progress)
+    assert text_of(result) == "counted 3"
+    assert seen == [1.0, 2.0, 3.0]
+
+
+async def test_on_the_lambda_path_a_request_for_input_is_the_clear_error(setup: Setup) -> None:
+    """Even for a client that declared elicitation: no instance could route its reply back."""
+
+    async def elicit(ctx: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        raise AssertionError("never asked on the Lambda path")
+
+    started = time.monotonic()
+    async with Client(setup.lambda_url, mode="legacy", elicitation_callback=elicit) as client:
+        result = await client.call_tool("old__confirm", {"question": "Deploy?"})
+    assert time.monotonic() - started < 10
+    assert result.is_error
+    assert "upstream_input_required" in text_of(result)
