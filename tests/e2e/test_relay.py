@@ -43,6 +43,7 @@ from foldgate.store.catalog.sqlite import SqliteStore
 from foldgate.upstream.client import UpstreamClient
 from tests.lambda_http import lambda_http
 from tests.lambdas import load_function
+from tests.node_clients import TS_CLIENT
 from tests.procs import REPO, foldgate_serve
 
 pytestmark = pytest.mark.e2e
@@ -276,3 +277,22 @@ async def test_on_the_lambda_path_a_request_for_input_is_the_clear_error(setup: 
     assert time.monotonic() - started < 10
     assert result.is_error
     assert "upstream_input_required" in text_of(result)
+
+
+def test_progress_arrives_in_order_with_the_typescript_client(setup: Setup, node22: Path) -> None:
+    """The TypeScript SDK client's onprogress hears each progress of both eras' upstreams, in order."""
+    calls = [
+        {"name": f"{server}__count", "arguments": {"steps": 4}, "progress": True} for server in ("old", "new")
+    ]
+    proc = subprocess.run(
+        [str(node22), str(TS_CLIENT), setup.url],
+        input=json.dumps(calls), capture_output=True, text=True, timeout=120, check=True,
+    )  # fmt: skip
+    lines = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
+    answers = [line for line in lines if "tool" in line]
+    assert [a["ok"] for a in answers] == [True, True], answers
+    for answer in answers:
+        assert answer["result"]["content"][0]["text"] == "counted 4"
+        assert [(p["progress"], p["total"], p["message"]) for p in answer["progress"]] == [
+            (i, 4, f"step {i}") for i in range(1, 5)
+        ]
