@@ -63,7 +63,8 @@ def build_stream_app(settings: Settings | None = None) -> ASGIApp:
     """The app as the adapter serves it (settings from the environment when not given)."""
     settings = settings or Settings.from_env()
     metrics = EmfRecorder(namespace=settings.metrics_namespace, service=settings.metrics_service)
-    app = build_mcp_app(settings, admin_api=True, metrics=metrics)
+    # Agents only, as McpFunction's Mangum handler (the admin API and console are AdminFunction's).
+    app = build_mcp_app(settings, admin_api=False, metrics=metrics)
     timeout_s = settings.serve_timeout_s or 29.0
 
     async def serve(scope: Scope, receive: Receive, send: Send) -> None:
