@@ -214,19 +214,17 @@ async def test_a_client_without_elicitation_gets_a_clear_error_at_once(
     assert "Deploy to production?" in text
 
 
-async def test_a_plain_json_client_gets_no_stream(setup: Setup) -> None:
-    """Without a progress token, a call is answered as one JSON body as before."""
-    body = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "tools/call",
-        "params": {"name": "old__count", "arguments": {"steps": 2}},
-    }
+async def test_a_call_that_relays_nothing_is_answered_as_json(setup: Setup) -> None:
+    """Without a progress token a call is one JSON body, as before; with one, the stream starts only
+    with the first thing relayed: a call that reports nothing is one JSON body too."""
     headers = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
     async with httpx2.AsyncClient() as http:
-        response = await http.post(setup.url, json=body, headers=headers)
-    assert response.headers["content-type"].startswith("application/json")
-    assert response.json()["result"]["content"][0]["text"] == "counted 2"
+        for steps, meta in ((2, {}), (0, {"_meta": {"progressToken": "p"}})):
+            params = {"name": "old__count", "arguments": {"steps": steps}, **meta}
+            body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
+            response = await http.post(setup.url, json=body, headers=headers)
+            assert response.headers["content-type"].startswith("application/json")
+            assert response.json()["result"]["content"][0]["text"] == f"counted {steps}"
 
 
 async def test_a_prompts_input_required_round_trips_with_a_sealed_state(setup: Setup) -> None:

@@ -28,7 +28,7 @@ from foldgate.edge.input_relay import call_relay
 from foldgate.edge.jsonrpc import plain_request
 from foldgate.edge.oauth import challenge_headers
 from foldgate.edge.observe import counting, finish, open_observation, record_refusal
-from foldgate.edge.plain_rpc import answer, respond
+from foldgate.edge.plain_rpc import answer
 from foldgate.edge.protocol import jsonrpc_error
 from foldgate.edge.streaming import answer_streamed, streamable, take_reply
 from foldgate.errors import AuthError, FoldgateError, InsufficientScopeError, StoreError
@@ -259,7 +259,7 @@ class McpEndpoint:
         local = request.scope.get("aws.context") is None
         inputs = streamable(req, request, principal, asks=local)
         if inputs is not None:
-            await answer_streamed(req, gateway, principal, self.surface, send, respond, inputs)
+            await answer_streamed(req, gateway, principal, self.surface, send, answer, inputs)
             return True
         if req.method != "tools/call":
             await answer(req, gateway, principal, self.surface, send)

@@ -37,7 +37,7 @@ from foldgate.serve.recording import current
 from foldgate.serve.results import error_result
 from foldgate.upstream.relay import current_relay
 
-__all__ = ["answer", "respond"]
+__all__ = ["answer"]
 
 log = logging.getLogger(__name__)
 
@@ -75,11 +75,6 @@ async def answer(req: PlainRequest, gateway: Gateway, principal: Principal, surf
     if req.method == "notifications/initialized":
         await _send(send, 202, b"")
         return
-    await _send(send, 200, _dumps(await respond(req, gateway, principal, surface)))
-
-
-async def respond(req: PlainRequest, gateway: Gateway, principal: Principal, surface: str) -> dict[str, Any]:
-    """The JSON-RPC response message to one plain request (not a notification)."""
     try:
         with collecting() as links:
             result = await _result(req, gateway, principal, surface)
@@ -88,14 +83,16 @@ async def respond(req: PlainRequest, gateway: Gateway, principal: Principal, sur
     except Exception:  # a gateway bug must not become a 500 without a JSON-RPC answer
         log.exception("plain %s failed", req.method)
         error = {"code": -32603, "message": "Internal error"}
-        return {"jsonrpc": "2.0", "id": req.rid, "error": error}
+        await _send(send, 200, _dumps({"jsonrpc": "2.0", "id": req.rid, "error": error}))
+        return
     if asked is not None and asked[0] == "error":
-        return {"jsonrpc": "2.0", "id": req.rid, "error": asked[1]}
+        await _send(send, 200, _dumps({"jsonrpc": "2.0", "id": req.rid, "error": asked[1]}))
+        return
     if asked is not None:
         result = asked[1]
     if req.modern:
         result = _modern_envelope(result)
-    return {"jsonrpc": "2.0", "id": req.rid, "result": result}
+    await _send(send, 200, _dumps({"jsonrpc": "2.0", "id": req.rid, "result": result}))
 
 
 async def _result(req: PlainRequest, gateway: Gateway, principal: Principal, surface: str) -> dict[str, Any]:

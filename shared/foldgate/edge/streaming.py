@@ -1,11 +1,12 @@
 """A ``tools/call`` answered on an event stream: what the upstream sends meanwhile, relayed.
 
-A plain ``tools/call`` whose client accepts ``text/event-stream`` is answered as a stream when there
-is something to relay: the client sent a ``progressToken`` in ``_meta``, or (handshake era) its
-``initialize`` declared form-mode elicitation or sampling. The stream carries, in the order the upstream sent
-them, the upstream's progress (with the client's token) and log notifications, the upstream's
+A plain ``tools/call`` whose client accepts ``text/event-stream`` may be answered as a stream when
+there is something to relay: the client sent a ``progressToken`` in ``_meta``, or (handshake era) its
+``initialize`` declared form-mode elicitation or sampling. The stream starts with the first thing
+relayed; a call that relays nothing gets its usual JSON answer. The stream carries, in the order
+the upstream sent them, its progress (with the client's token) and log notifications, its
 elicitation and sampling requests (handshake era: as requests on the stream, with ids of the
-gateway's own), then the call's response (:mod:`foldgate.upstream.relay` checks and rebuilds all of it).
+gateway's own), then the call's response (:mod:`foldgate.upstream.relay` checks and rebuilds all).
 
 The client answers such a request with a separate POST carrying a JSON-RPC response; the edge routes
 it here (:func:`take_reply`) to the call waiting for it, when it comes from the same credential,
@@ -24,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from starlette.requests import Request
-from starlette.types import Send
+from starlette.types import Message, Send
 
 from foldgate.edge.elicitation import CLIENTS
 from foldgate.edge.input_relay import call_relay
@@ -45,7 +46,8 @@ _HEADERS: Final = [
     (b"x-accel-buffering", b"no"),
 ]
 
-Respond = Callable[[PlainRequest, Gateway, Principal, str], Awaitable[dict[str, Any]]]
+# The plain path's answer (edge/plain_rpc.py), whose one JSON body becomes the stream's last event.
+Answer = Callable[[PlainRequest, Gateway, Principal, str, Send], Awaitable[None]]
 
 
 @dataclass(slots=True)
@@ -82,24 +84,25 @@ async def answer_streamed(
     principal: Principal,
     surface: str,
     send: Send,
-    respond: Respond,
+    answer: Answer,
     inputs: frozenset[str],
 ) -> None:
-    """Answer ``req`` on an event stream: relayed notifications and requests, then the response.
+    """Answer ``req`` with the plain path's ``answer``, turned into an event stream by the first
+    notification or request relayed (then the response is the stream's last event); a call that
+    relays nothing is answered exactly as without a stream (one JSON body).
     ``inputs``: the requests for input the client takes on this stream (see :func:`streamable`)."""
     lock = asyncio.Lock()
-    await send({"type": "http.response.start", "status": 200, "headers": list(_HEADERS)})
+    started = False
 
     async def write(message: dict[str, Any]) -> None:
+        nonlocal started
         data = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
         async with lock:
-            await send(
-                {
-                    "type": "http.response.body",
-                    "body": f"event: message\ndata: {data}\n\n".encode(),
-                    "more_body": True,
-                }
-            )
+            if not started:
+                started = True
+                await send({"type": "http.response.start", "status": 200, "headers": list(_HEADERS)})
+            event = f"event: message\ndata: {data}\n\n".encode()
+            await send({"type": "http.response.body", "body": event, "more_body": True})
 
     async def ask(method: str, params: dict[str, Any]) -> dict[str, Any]:
         if len(PENDING) >= _MAX_PENDING:
@@ -117,10 +120,22 @@ async def answer_streamed(
     relay: Relay = call_relay(
         gateway, principal, surface, req.version, req.params, notify=write, ask=ask, asks=inputs
     )
+    held: list[Message] = []
+
+    async def hold(message: Message) -> None:
+        held.append(message)
+
     with relaying(relay):
-        message = await respond(req, gateway, principal, surface)
-    await write(message)
-    await send({"type": "http.response.body", "body": b"", "more_body": False})
+        await answer(req, gateway, principal, surface, hold)
+    async with lock:
+        if not started:
+            for message in held:  # nothing was relayed: the plain answer, as it is
+                await send(message)
+            return
+        # The stream's status is sent already: a JSON-RPC error travels in its event, as any answer.
+        body = b"".join(m.get("body", b"") for m in held if m["type"] == "http.response.body")
+        event = b"event: message\ndata: " + body + b"\n\n"
+        await send({"type": "http.response.body", "body": event, "more_body": False})
 
 
 def take_reply(body: bytes, principal: Principal) -> bool:
