@@ -106,6 +106,13 @@ class UpstreamConsentError(UpstreamError):
     code = "upstream_needs_consent"
 
 
+class UpstreamInputError(UpstreamError):
+    """The upstream asked for input during a call (elicitation, sampling) that nothing could carry to
+    the client; it was refused at once."""
+
+    code = "upstream_input_required"
+
+
 class StoreError(FoldgateError):
     """The catalog store failed to read or write."""
 

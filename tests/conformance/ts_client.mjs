@@ -1,6 +1,7 @@
 // The TypeScript SDK client (the one inside most agent apps and IDEs) against an MCP URL, for tests.
 //
 //   node ts_client.mjs URL < calls.json      calls.json: [{"name": "...", "arguments": {...}}, ...]
+//                                            (a call with "progress": true also prints its progress)
 //
 // Connects over Streamable HTTP, lists every tool (all pages: the SDK caches each tool's outputSchema
 // from the listing and validates later results against it, which is the behaviour under test), then
@@ -37,9 +38,13 @@ async function main() {
     } while (cursor);
     console.log(JSON.stringify({ tools: names }));
     for (const call of calls) {
+      // "progress": true asks for progress notifications (onprogress sends a progressToken) and
+      // prints them, in the order received, with the call's line.
+      const progress = [];
+      const options = call.progress ? { onprogress: (p) => progress.push(p) } : undefined;
       try {
-        const result = await client.callTool({ name: call.name, arguments: call.arguments ?? {} });
-        console.log(JSON.stringify({ tool: call.name, ok: true, result }));
+        const result = await client.callTool({ name: call.name, arguments: call.arguments ?? {} }, undefined, options);
+        console.log(JSON.stringify({ tool: call.name, ok: true, result, ...(call.progress ? { progress } : {}) }));
       } catch (err) {
         console.log(JSON.stringify({ tool: call.name, ok: false, error: describeError(err) }));
       }

@@ -53,6 +53,7 @@ __all__ = [
     "consent_needed",
     "declares_url_elicitation",
     "elicitation_for",
+    "input_methods",
     "note_initialize",
 ]
 
@@ -72,11 +73,30 @@ def declares_url_elicitation(capabilities: Any) -> bool:
     return isinstance(elicitation, Mapping) and isinstance(elicitation.get("url"), Mapping)
 
 
+def input_methods(capabilities: Any) -> frozenset[str]:
+    """The requests for input an upstream may relay to a client with these capabilities (an
+    ``initialize`` or ``_meta`` object): ``elicitation/create`` (form mode; URL mode as
+    ``elicitation/create#url``) and ``sampling/createMessage``."""
+    if not isinstance(capabilities, Mapping):
+        return frozenset()
+    methods = set()
+    elicitation = capabilities.get("elicitation")
+    # An empty elicitation object means form mode (2025-06-18); later ones name the modes.
+    if isinstance(elicitation, Mapping) and (not elicitation or isinstance(elicitation.get("form"), Mapping)):
+        methods.add("elicitation/create")
+    if declares_url_elicitation(capabilities):
+        methods.add("elicitation/create#url")
+    if isinstance(capabilities.get("sampling"), Mapping):
+        methods.add("sampling/createMessage")
+    return frozenset(methods)
+
+
 @dataclass(frozen=True, slots=True)
 class _Declared:
     at: float
     url_elicitation: bool
     client: tuple[str, str, str]  # clientInfo name and version, the protocol version asked for
+    inputs: frozenset[str] = frozenset()  # the requests for input it takes (see input_methods)
 
 
 class DeclaredCapabilities:
@@ -90,7 +110,9 @@ class DeclaredCapabilities:
 
     def note(self, stamp: str, capabilities: Any, client: tuple[str, str, str] = ("", "", "")) -> None:
         """Remember the declaration (a later initialize, with or without URL mode, replaces it)."""
-        self._seen[stamp] = _Declared(time.monotonic(), declares_url_elicitation(capabilities), client)
+        self._seen[stamp] = _Declared(
+            time.monotonic(), declares_url_elicitation(capabilities), client, input_methods(capabilities)
+        )
         self._seen.move_to_end(stamp)
         while len(self._seen) > self.size:
             self._seen.popitem(last=False)
@@ -103,6 +125,11 @@ class DeclaredCapabilities:
         """True when this credential's latest, recent initialize declared URL elicitation."""
         hit = self._recent(stamp)
         return hit is not None and hit.url_elicitation
+
+    def inputs(self, stamp: str) -> frozenset[str]:
+        """The requests for input this credential's latest, recent initialize declared it takes."""
+        hit = self._recent(stamp)
+        return hit.inputs if hit is not None else frozenset()
 
     def client(self, stamp: str) -> tuple[str, str, str]:
         """(name, version, protocol version) this credential's latest, recent initialize declared;

@@ -24,11 +24,13 @@ from foldgate.edge.elicitation import note_initialize
 from foldgate.edge.fast_path import plain_tools_list, send_listing
 from foldgate.edge.guard import BATCH_REFUSAL, is_batch, method_not_allowed, shielded
 from foldgate.edge.hosts import HostPolicy
+from foldgate.edge.input_relay import call_relay
 from foldgate.edge.jsonrpc import plain_request, unserved_request
 from foldgate.edge.oauth import challenge_headers
 from foldgate.edge.observe import counting, finish, open_observation, record_refusal
 from foldgate.edge.plain_rpc import answer
 from foldgate.edge.protocol import MODERN_PROTOCOL_VERSIONS, jsonrpc_error, modern_error_status
+from foldgate.edge.streaming import answer_streamed, streamable, take_reply
 from foldgate.errors import AuthError, FoldgateError, InsufficientScopeError, StoreError
 from foldgate.model.activity import Outcome
 from foldgate.model.deadline import answering_by, request_deadline
@@ -37,6 +39,7 @@ from foldgate.serve.gateway import Gateway
 from foldgate.serve.recording import observing
 from foldgate.telemetry.traceparent import incoming_traceparent
 from foldgate.telemetry.tracing import Span, request_trace
+from foldgate.upstream.relay import relaying
 
 __all__ = ["STORE_RETRY_AFTER_S", "McpEndpoint", "invocation_deadline"]
 
@@ -165,9 +168,15 @@ class McpEndpoint:
         # A handshake-era initialize declares the client's capabilities once; the stateless edge keeps
         # whether they include URL elicitation for this credential (edge/elicitation.py).
         note_initialize(body, principal)
+        if take_reply(body, principal):
+            # A client's answer to a request for input relayed on a call's stream (edge/streaming.py).
+            await send({"type": "http.response.start", "status": 202, "headers": []})
+            await send({"type": "http.response.body", "body": b""})
+            return
         gateway: Gateway = self.app.state.gateway
         if gateway.tasks is not None and body:
-            # Durable tasks (edge/tasks.py): tasks/* answered here, handles and capabilities added.
+            # Durable tasks (tasks/* answered here, handles and capabilities added); loaded only where a
+            # task store is wired, so a cold start without one pays nothing for them.
             from foldgate.edge.tasks import task_scope
 
             async with task_scope(request, body, gateway, principal, self.surface, send) as send_on:
@@ -270,7 +279,19 @@ class McpEndpoint:
         if req is None:  # Host and Origin were checked first (see _early_refusal)
             return False
         traced.set(method=req.method)
-        await answer(req, self.app.state.gateway, principal, self.surface, send)
+        gateway: Gateway = self.app.state.gateway
+        # Only one process can route a client's reply back to the call waiting for it (edge/streaming.py).
+        local = request.scope.get("aws.context") is None
+        inputs = streamable(req, request, principal, asks=local)
+        if inputs is not None:
+            await answer_streamed(req, gateway, principal, self.surface, send, answer, inputs)
+            return True
+        if req.method != "tools/call":
+            await answer(req, gateway, principal, self.surface, send)
+            return True
+        # A JSON answer relays no notifications; an upstream's input_required reaches a client that takes it.
+        with relaying(call_relay(gateway, principal, self.surface, req.version, req.params)):
+            await answer(req, gateway, principal, self.surface, send)
         return True
 
 

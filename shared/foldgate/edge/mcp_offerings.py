@@ -132,11 +132,17 @@ def offering_handlers(gateway: Gateway, offered: Callable[[], Offered]) -> dict[
         # since whether the caller may read it at all depends on their scope.
         return types.ReadResourceResult.model_validate({"ttlMs": 0, **raw, "cacheScope": "private"})
 
-    async def get_prompt(ctx: Any, params: types.GetPromptRequestParams) -> types.GetPromptResult:
+    async def get_prompt(
+        ctx: Any, params: types.GetPromptRequestParams
+    ) -> types.GetPromptResult | types.InputRequiredResult:
         run = _observed(
             offered().get_prompt(gateway.upstream, params.name, params.arguments), "prompts/get", params.name
         )
-        return types.GetPromptResult.model_validate(await _proxied(run, types.INVALID_PARAMS))
+        result = await _proxied(run, types.INVALID_PARAMS)
+        if result.get("resultType") == "input_required":
+            # Only one the request's relay took; the SDK glue seals it (edge/input_relay.py).
+            return types.InputRequiredResult.model_validate(result)
+        return types.GetPromptResult.model_validate(result)
 
     async def complete(ctx: Any, params: types.CompleteRequestParams) -> types.CompleteResult:
         ref = params.ref.model_dump(by_alias=True, mode="json", exclude_none=True)

@@ -9,16 +9,20 @@ from __future__ import annotations
 import contextvars
 import json
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import mcp_types as types
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError, UrlElicitationRequiredError
-from pydantic import ValidationError
+from mcp_types import INVALID_PARAMS
+from pydantic import BaseModel, ValidationError
 
 from foldgate import __version__
+from foldgate.auth.request_state import InvalidStateError
 from foldgate.edge.elicitation import elicitation_for
+from foldgate.edge.input_relay import call_relay, prompt_target, relayed_input_required
 from foldgate.edge.jsonrpc import CLIENT_CAPABILITIES_META
 from foldgate.edge.mcp_offerings import offering_handlers, set_logging_level
 from foldgate.edge.protocol import SERVER_NAME
@@ -30,6 +34,7 @@ from foldgate.serve.gateway import Gateway
 from foldgate.serve.offerings import Offered
 from foldgate.serve.recording import current
 from foldgate.serve.results import error_result
+from foldgate.upstream.relay import relaying
 
 __all__ = ["RequestScope", "build_mcp_server", "current_scope"]
 
@@ -109,6 +114,61 @@ def _wire_params(ctx: Any, params: types.CallToolRequestParams) -> dict[str, Any
     return wire
 
 
+def _call(params: types.CallToolRequestParams, wire: dict[str, Any]) -> dict[str, Any]:
+    """The call as the input relay reads it: name, arguments, ``_meta``, and a retry's state."""
+    call = {**wire, "name": params.name, "arguments": params.arguments}
+    if params.request_state is not None:
+        call["requestState"] = params.request_state
+    if params.input_responses:
+        call["inputResponses"] = _dumped(params.input_responses)
+    return call
+
+
+def _relaying_prompts(gateway: Gateway, get_prompt: Any) -> Any:
+    """``prompts/get`` with the upstream's requests for input relayed as a tool call's are: a
+    2026-07-28 ``input_required`` sealed for the caller and prompt, a retry's state opened first."""
+
+    async def relayed(
+        ctx: Any, params: types.GetPromptRequestParams
+    ) -> types.GetPromptResult | types.InputRequiredResult:
+        scope = _scope()
+        target = prompt_target(params.name)
+        call: dict[str, Any] = {"name": params.name, "arguments": params.arguments or {}}
+        caps = ctx.session.client_capabilities
+        if caps is not None:
+            declared = caps.model_dump(by_alias=True, exclude_none=True, mode="json")
+            call["_meta"] = {CLIENT_CAPABILITIES_META: declared}
+        if params.request_state is not None:
+            call["requestState"] = params.request_state
+        if params.input_responses:
+            call["inputResponses"] = _dumped(params.input_responses)
+        try:
+            relay = call_relay(
+                gateway, scope.principal, scope.surface, ctx.protocol_version, call, target=target
+            )
+        except InvalidStateError as exc:
+            raise MCPError(INVALID_PARAMS, exc.message) from None
+        with relaying(relay):
+            result: types.GetPromptResult | types.InputRequiredResult = await get_prompt(ctx, params)
+        if isinstance(result, types.InputRequiredResult):
+            raw = result.model_dump(by_alias=True, exclude_none=True, mode="json")
+            sealed = relayed_input_required(gateway, scope.principal, target, call["arguments"], raw)
+            return types.InputRequiredResult.model_validate(sealed)
+        return result
+
+    return relayed
+
+
+def _dumped(responses: Mapping[str, Any]) -> dict[str, Any]:
+    """Input responses as on the wire (the SDK parsed each into its model)."""
+    return {
+        key: value.model_dump(by_alias=True, exclude_none=True, mode="json")
+        if isinstance(value, BaseModel)
+        else value
+        for key, value in responses.items()
+    }
+
+
 def build_mcp_server(gateway: Gateway) -> Server[Any]:
     """The SDK server with foldgate's handlers."""
     listings: dict[str, list[types.Tool]] = {}
@@ -142,8 +202,16 @@ def build_mcp_server(gateway: Gateway) -> Server[Any]:
         observed = current()
         if observed is not None:
             observed.work("tools/call", params.name)
+        wire = _wire_params(ctx, params)
         try:
-            with collecting() as links:
+            # A retry's sealed requestState is opened (or refused) before anything runs (edge/input_relay.py).
+            relay = call_relay(
+                gateway, scope.principal, scope.surface, ctx.protocol_version, _call(params, wire)
+            )
+        except InvalidStateError as exc:
+            raise MCPError(INVALID_PARAMS, exc.message) from None
+        try:
+            with collecting() as links, relaying(relay):
                 result = await gateway.call(scope.principal, params.name, params.arguments, scope.surface)
         except UpstreamProtocolError as exc:
             # An upstream's error the client must act on (a capability to declare): its code and data.
@@ -154,8 +222,11 @@ def build_mcp_server(gateway: Gateway) -> Server[Any]:
             if observed is not None:
                 observed.failed(exc)
             raise
+        if result.get("resultType") == "input_required" and relay.input_required:
+            # Only an upstream's, which the call's relay let through for this client.
+            relayed = relayed_input_required(gateway, scope.principal, params.name, params.arguments, result)
+            return types.InputRequiredResult.model_validate(relayed)
         # A per_user upstream the caller has not connected: URL-mode elicitation where the client takes it.
-        wire = _wire_params(ctx, params)
         asked = elicitation_for(result, links, ctx.protocol_version, wire, scope.principal) if links else None
         if asked is not None and asked[0] == "error":
             data = asked[1]["data"]["elicitations"]
@@ -174,6 +245,8 @@ def build_mcp_server(gateway: Gateway) -> Server[Any]:
             )
             return types.CallToolResult.model_validate(error_result(err))
 
+    handlers = offering_handlers(gateway, offered)
+    handlers["on_get_prompt"] = _relaying_prompts(gateway, handlers["on_get_prompt"])
     server = _GatewayServer(
         gateway,
         on_list_tools=list_tools,
@@ -181,7 +254,7 @@ def build_mcp_server(gateway: Gateway) -> Server[Any]:
         # Without this, 2026-07-28 calls would re-run the list handler per call to check Mcp-Param
         # headers; foldgate declares none, so there is nothing to check.
         get_tool_input_schema=lambda name: None,
-        **offering_handlers(gateway, offered),
+        **handlers,
     )
     # Registered directly: the constructor argument warns that logging is deprecated in 2026-07-28,
     # but handshake-era clients (and the conformance suite) still send logging/setLevel.

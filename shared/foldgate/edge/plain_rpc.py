@@ -25,6 +25,7 @@ from starlette.types import Send
 
 from foldgate import __version__
 from foldgate.edge.elicitation import elicitation_for
+from foldgate.edge.input_relay import relayed_input_required
 from foldgate.edge.jsonrpc import PlainRequest
 from foldgate.edge.observe import note_client
 from foldgate.edge.protocol import (
@@ -39,6 +40,7 @@ from foldgate.serve.consent import collecting
 from foldgate.serve.gateway import Gateway
 from foldgate.serve.recording import current
 from foldgate.serve.results import error_result
+from foldgate.upstream.relay import current_relay
 
 __all__ = ["answer"]
 
@@ -138,6 +140,10 @@ async def _result(req: PlainRequest, gateway: Gateway, principal: Principal, sur
         if observed is not None:
             observed.failed(exc)
         raise
+    relay = current_relay()
+    if req.modern and result.get("resultType") == "input_required" and relay and relay.input_required:
+        # Only an upstream's, which the call's relay let through for this client (edge/input_relay.py).
+        return relayed_input_required(gateway, principal, name, req.params.get("arguments"), result)
     plain = _plain_result(result)
     return plain if plain is not None else _sdk_result(name, result, req.version)
 

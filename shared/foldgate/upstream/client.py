@@ -38,6 +38,7 @@ from foldgate.upstream.net_guard import check_upstream_url_async
 from foldgate.upstream.offerings import Offerings, list_offerings_on, request_of
 from foldgate.upstream.plain_session import PlainSession, RpcError
 from foldgate.upstream.pool import AuthRefusedError, PooledSession, SessionKey, SessionPool, retry_safe
+from foldgate.upstream.relay import Relay, current_relay, refusal, relaying
 from foldgate.upstream.wire import WireError
 
 __all__ = ["Listing", "Offerings", "UpstreamClient"]  # Offerings re-exported for the indexer
@@ -249,6 +250,12 @@ class UpstreamClient:
     ) -> dict[str, Any]:
         """Call a tool; returns the raw CallToolResult dict. Transport failures raise UpstreamError.
 
+        What the upstream sends back while the call runs goes through the running request's relay
+        (:mod:`foldgate.upstream.relay`: progress, logs, requests for input; a task runner hears each
+        progress notification through ``foldgate.upstream.relay.listening``). A request
+        for input nothing could carry, or an ``input_required`` result the client cannot take, ends
+        the call in UpstreamInputError naming what was asked (the upstream was refused at once).
+
         A session the upstream expired is re-initialised once and the call sent again (the upstream
         refused it before running it). A call lost in transit is sent again only when ``annotations``
         mark the tool read-only or idempotent: it may already have run. Waiting for one of the
@@ -257,10 +264,24 @@ class UpstreamClient:
         ``_bounded``).
         """
 
+        relay = (current_relay() or Relay()).for_call()
+
         async def work() -> dict[str, Any]:
             if server.transport == "stdio":
                 return await _send_call(await self._stdio_session(server), name, arguments)
-            return await self._call_http(server, name, arguments, retry_safe(annotations))
+            try:
+                with relaying(relay):
+                    result = await self._call_http(server, name, arguments, retry_safe(annotations))
+            except Exception as exc:
+                # The upstream failed the call because it was told no: what it asked is the news.
+                if relay.refused:
+                    raise refusal(server.name, name, relay.refused) from exc
+                raise
+            if relay.refused:
+                raise refusal(server.name, name, relay.refused)
+            if result.get("resultType") == "input_required":
+                relay.check_input_required(server.name, name, result)
+            return result
 
         # The span is the parent the upstream is told of (traceparent); outcomes only, never messages.
         with span(
@@ -323,14 +344,28 @@ class UpstreamClient:
     async def request(self, server: ServerConfig, method: str, params: dict[str, Any]) -> dict[str, Any]:
         """Send one read-only request (``resources/read``, ``prompts/get``, ``completion/complete``)
         and return the raw result; an upstream JSON-RPC error is re-raised as the SDK's MCPError (the
-        client may act on its code), a transport failure as UpstreamError."""
+        client may act on its code), a transport failure as UpstreamError. A ``prompts/get`` relays
+        as a tool call does (see :meth:`call_tool`); an ``input_required`` result the running
+        request's relay does not take ends in UpstreamInputError naming what was asked."""
 
         async def run(session: Any) -> dict[str, Any]:
             result: dict[str, Any] = await session.send_request(request_of(method, params), _RAW)
             return result
 
+        relay = (current_relay() or Relay()).for_call()
+        what = str(params.get("name") or params.get("uri") or method)[:200]
         with span("foldgate.upstream", "client", server=server.name, method=method) as traced:
-            result: dict[str, Any] = await self._on_session(server, run, method, retry=True)
+            try:
+                with relaying(relay):
+                    result: dict[str, Any] = await self._on_session(server, run, method, retry=True)
+            except Exception as exc:
+                if relay.refused:
+                    raise refusal(server.name, what, relay.refused) from exc
+                raise
+            if relay.refused:
+                raise refusal(server.name, what, relay.refused)
+            if result.get("resultType") == "input_required":
+                relay.check_input_required(server.name, what, result)
             traced.set(outcome="ok")
             return result
 

@@ -24,10 +24,14 @@ pinned httpx2 client (``net_guard.guarded_http_client``); a differential test ho
   on a handshake-era session, the fields only later revisions define dropped.
 
 Server-to-client requests inside an answer stream are answered so the upstream does not wait on them:
-``ping`` with an empty result, anything else (sampling, roots, elicitation) with "method not found":
-the gateway offers an upstream no client capabilities. Redirects are followed as the SDK follows them:
-within the URL's origin and keeping the method (a trailing-slash 307/308); any other is reported with
-its location, never followed (the SSRF guard pins addresses, but the origin is the tenant's choice).
+``ping`` with an empty result; during a ``tools/call`` elicitation and sampling go to the call's relay
+(``foldgate.upstream.relay``: to the client when it can take them, else refused at once), as do the
+call's progress and log notifications; anything else (roots) gets "method not found". The gateway
+declares elicitation and sampling (:data:`CLIENT_CAPABILITIES`) because it relays them.
+
+Redirects are followed as the SDK follows them: within the URL's origin and keeping the method
+(a trailing-slash 307/308); any other is reported with its location, never followed (the SSRF guard
+pins addresses, but the origin is the tenant's choice).
 """
 
 from __future__ import annotations
@@ -42,12 +46,14 @@ from typing import TYPE_CHECKING, Any, Final
 from foldgate import __version__
 from foldgate.errors import UpstreamError
 from foldgate.telemetry.tracing import outgoing_traceparent
+from foldgate.upstream.relay import Relay, current_relay
 from foldgate.upstream.wire import MAX_MESSAGE_BYTES, WireError, parse_message, sse_messages
 
 if TYPE_CHECKING:
     import httpx2
 
 __all__ = [
+    "CLIENT_CAPABILITIES",
     "HANDSHAKE_VERSIONS",
     "MODERN_VERSIONS",
     "CredentialsRefusedError",
@@ -63,6 +69,12 @@ UNSUPPORTED_PROTOCOL_VERSION: Final = -32022
 # As the SDK's probe: an upstream that never answers server/discover is taken for a handshake-era one.
 DISCOVER_SECONDS = 10.0
 CLIENT_INFO: Final = {"name": "foldgate", "version": __version__}
+# What the gateway can relay to its own clients during a call (elicitation in both modes, sampling):
+# an upstream that needs them offers its tools for them, and a client that cannot take them is told so.
+CLIENT_CAPABILITIES: Final[dict[str, dict[str, Any]]] = {
+    "elicitation": {"form": {}, "url": {}},
+    "sampling": {},
+}
 # Result fields a revision later than a handshake-era session's defines, per method (the SDK session's
 # ``_later_revision_fields``; a unit test keeps them equal). They are outside that session's contract.
 _LATER_FIELDS: Final = {
@@ -75,6 +87,7 @@ _LATER_FIELDS: Final = {
         frozenset({"cacheScope", "resultType", "ttlMs"}),
     ),
 }
+_RELAYED: Final = frozenset({"tools/call", "prompts/get"})
 _NAME_PARAM: Final = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 _ACCEPT: Final = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
 _ERROR_BODY_BYTES = 64 * 1024
@@ -197,7 +210,11 @@ class PlainSession:
         return True
 
     async def _initialize(self) -> None:
-        params = {"protocolVersion": HANDSHAKE_VERSIONS[-1], "capabilities": {}, "clientInfo": CLIENT_INFO}
+        params = {
+            "protocolVersion": HANDSHAKE_VERSIONS[-1],
+            "capabilities": _capabilities(),
+            "clientInfo": CLIENT_INFO,
+        }
         result = await self._call("initialize", params, {})
         version, caps = result.get("protocolVersion"), result.get("capabilities")
         if version not in HANDSHAKE_VERSIONS:
@@ -213,7 +230,7 @@ class PlainSession:
         return {
             "io.modelcontextprotocol/protocolVersion": version,
             "io.modelcontextprotocol/clientInfo": dict(CLIENT_INFO),
-            "io.modelcontextprotocol/clientCapabilities": {},
+            "io.modelcontextprotocol/clientCapabilities": _capabilities(),
         }
 
     def _headers(self) -> dict[str, str]:
@@ -250,7 +267,16 @@ class PlainSession:
             if isinstance(name, str):
                 extra["mcp-name"] = _header_value(name)
         extra.update(headers or {})
-        raw = await self._call(method, body, extra)
+        # Only a tool call or a prompt relays what its upstream sends meanwhile (foldgate.upstream.relay).
+        relay = current_relay() if method in _RELAYED else None
+        if relay is not None:
+            progress = relay.call_meta(modern=self.modern)
+            if progress:
+                own = body.get("_meta")
+                body["_meta"] = {**(own if isinstance(own, dict) else {}), **progress}
+            if relay.resume is not None and self.modern:
+                body.update(relay.resume)
+        raw = await self._call(method, body, extra, relay)
         ttl = raw.get("ttlMs")
         if isinstance(ttl, int | float) and not isinstance(ttl, bool) and ttl < 0:
             raw["ttlMs"] = 0  # as the SDK: a negative hint is floored, not an error
@@ -271,13 +297,15 @@ class PlainSession:
             methods.validate_server_result(data["method"], self.version or HANDSHAKE_VERSIONS[-1], raw)
         return raw
 
-    async def _call(self, method: str, params: Mapping[str, Any], headers: dict[str, str]) -> dict[str, Any]:
+    async def _call(
+        self, method: str, params: Mapping[str, Any], headers: dict[str, str], relay: Relay | None = None
+    ) -> dict[str, Any]:
         rid = next(self._ids)
         message = {"jsonrpc": "2.0", "id": rid, "method": method, "params": params}
         # initialize is the negotiation itself: no session and no version header yet.
         headers = dict(_ACCEPT) if method == "initialize" else {**self._headers(), **headers}
         try:
-            answer = await self._post(message, headers, rid)
+            answer = await self._post(message, headers, rid, relay)
         except asyncio.CancelledError:
             # Abandoned (a cancelled task, a call handed to a worker): the upstream may stop the work.
             await self._cancelled(rid)
@@ -323,7 +351,7 @@ class PlainSession:
             await response.aclose()
 
     async def _post(
-        self, message: dict[str, Any], headers: dict[str, str], rid: int | None
+        self, message: dict[str, Any], headers: dict[str, str], rid: int | None, relay: Relay | None = None
     ) -> dict[str, Any] | None:
         """POST one message; its answer for a request (``rid``), None for a notification or reply."""
         body = json.dumps(message, separators=(",", ":")).encode()
@@ -353,8 +381,10 @@ class PlainSession:
                     if msg.get("id") == rid and not isinstance(msg.get("id"), bool) and "method" not in msg:
                         return _answer(msg, rid, what)
                     if "method" in msg and "id" in msg:
-                        await self._reply(msg)
-                    # Anything else (progress, logging, other ids) is not ours to act on.
+                        await self._reply(msg, relay)
+                    elif "method" in msg and relay is not None:
+                        await relay.notification(self.name, msg)
+                    # Anything else (other ids, notifications nobody relays) is not ours to act on.
             except WireError as exc:
                 if exc.message.startswith(what):
                     raise
@@ -393,12 +423,14 @@ class PlainSession:
             raise RpcError(-32601, f"Not Found (HTTP 404 from {self.name})")
         raise RpcError(-32603, f"Server returned an error response (HTTP {status})")
 
-    async def _reply(self, msg: dict[str, Any]) -> None:
+    async def _reply(self, msg: dict[str, Any], relay: Relay | None) -> None:
         """Answer a server-to-client request found in an answer stream (see the module doc)."""
-        if msg.get("method") == "ping":
-            reply: dict[str, Any] = {"jsonrpc": "2.0", "id": msg["id"], "result": {}}
+        if relay is not None:
+            reply: dict[str, Any] = {"jsonrpc": "2.0", "id": msg["id"], **await relay.request(self.name, msg)}
+        elif msg.get("method") == "ping":
+            reply = {"jsonrpc": "2.0", "id": msg["id"], "result": {}}
         else:
-            error = {"code": -32601, "message": "Method not found: the gateway offers no client capabilities"}
+            error = {"code": -32601, "message": "Method not found: not relayed outside a tool call"}
             reply = {"jsonrpc": "2.0", "id": msg["id"], "error": error}
         with contextlib.suppress(Exception):  # best effort: the answer we wait for is what matters
             await self._post(reply, self._headers(), None)
@@ -419,6 +451,11 @@ class PlainSession:
         if self.version is None:
             return None
         return (self.version, self.discover) if self.modern else ("legacy", None)
+
+
+def _capabilities() -> dict[str, Any]:
+    copied: dict[str, Any] = json.loads(json.dumps(CLIENT_CAPABILITIES))  # a deep copy, per request
+    return copied
 
 
 def _supported(exc: RpcError) -> list[Any] | None:

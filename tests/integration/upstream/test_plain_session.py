@@ -61,11 +61,22 @@ async def sessions(url: str) -> AsyncIterator[tuple[PlainSession, Any]]:
     try:
         async with (
             httpx2.AsyncClient(timeout=30) as http,
-            Client(streamable_http_client(url, http_client=http), cache=None) as sdk,
+            # Declaring what the plain session declares (it relays elicitation and sampling), so both
+            # see the same capability-dependent tools.
+            Client(
+                streamable_http_client(url, http_client=http),
+                cache=None,
+                elicitation_callback=_never,
+                sampling_callback=_never,
+            ) as sdk,
         ):
             yield plain, sdk.session
     finally:
         await plain.aclose()
+
+
+async def _never(*args: Any) -> Any:
+    raise AssertionError("no request for input is expected here")
 
 
 async def outcome(send: Any) -> Any:

@@ -138,7 +138,11 @@ async def test_a_modern_upstream_is_adopted_and_then_called_statelessly() -> Non
             "name": "foldgate",
             "version": msg["params"]["_meta"]["io.modelcontextprotocol/clientInfo"]["version"],
         },
-        "io.modelcontextprotocol/clientCapabilities": {},
+        # The gateway relays elicitation and sampling to its own clients, so it declares them.
+        "io.modelcontextprotocol/clientCapabilities": {
+            "elicitation": {"form": {}, "url": {}},
+            "sampling": {},
+        },
     }
     assert headers["mcp-protocol-version"] == "2026-07-28"
     assert headers["mcp-method"] == "tools/call"

@@ -1,0 +1,306 @@
+"""What an upstream sends back *during* a call, and where it goes: progress and log notifications, and
+requests for input (elicitation, sampling).
+
+The edge (or a task runner) installs a :class:`Relay` around a call (:func:`relaying`); the plain
+session reads it while it sends the call and reads the answer stream (``foldgate.upstream.plain_session``):
+
+* **Progress.** The call is sent with a ``progressToken`` of the gateway's own (never the client's:
+  the upstream must not learn or choose it); each ``notifications/progress`` for that token is
+  rebuilt from its numeric fields and a bounded message and relayed with the *client's* token, in the
+  order the upstream sent it. ``on_progress`` hears each one too (:func:`listening`: a task runner
+  keeps the latest as the task's ``statusMessage``).
+* **Logs.** ``notifications/message`` is rebuilt (a known level, a bounded logger name prefixed with
+  the server's, data of bounded size) and relayed.
+* **Requests for input.** ``elicitation/create`` and ``sampling/createMessage`` go to ``ask`` when the
+  client takes them on its stream; a 2026-07-28 upstream's ``input_required`` result is kept for the
+  edge to seal when the client takes it (``input_required``). Anything else is *refused*: the
+  upstream gets an error at once (never a hang) and the call ends in :class:`UpstreamInputError`,
+  naming what the upstream asked for.
+
+Without a relay (the indexer, the cloud path without a stream) notifications are dropped and every
+request for input is refused, as above. Everything an upstream sends is hostile input: nothing of it
+is forwarded unbounded or unchecked.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import json
+import math
+import secrets
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from foldgate.errors import UpstreamError, UpstreamInputError
+
+__all__ = [
+    "INPUT_METHODS",
+    "URL_ELICITATION",
+    "Progress",
+    "Relay",
+    "current_relay",
+    "listening",
+    "relaying",
+    "takes",
+]
+
+# The requests for input a gateway can carry to its client (roots/list is about the client's own
+# files, which the gateway does not have; ping is answered by the session itself).
+INPUT_METHODS: Final = frozenset({"elicitation/create", "sampling/createMessage"})
+# What a client takes, as ``asks`` and ``input_required`` name it: a method, and URL-mode elicitation
+# apart (a client declares form and URL mode separately).
+URL_ELICITATION: Final = "elicitation/create#url"
+LOG_LEVELS: Final = frozenset(
+    {"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
+)
+LOG_LEVEL_META: Final = "io.modelcontextprotocol/logLevel"
+_MESSAGE_CHARS: Final = 1_000
+_LOGGER_CHARS: Final = 200
+# A relayed log message's data, or a relayed request's params, serialized: at most this many bytes.
+MAX_LOG_BYTES: Final = 64 * 1024
+MAX_ASK_BYTES: Final = 256 * 1024
+_ASKED_CHARS: Final = 300
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    """One progress notification as relayed (already checked)."""
+
+    progress: float
+    total: float | None = None
+    message: str | None = None
+
+
+Notify = Callable[[dict[str, Any]], Awaitable[None]]
+# Sends a request to the client; returns the reply's ``result`` or ``error`` member (as one-key dict).
+Ask = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]
+OnProgress = Callable[[Progress], Awaitable[None]]
+_tokens = itertools.count(1)
+
+
+@dataclass(slots=True)
+class Relay:
+    """What may flow back to the caller of one upstream call, and what could not.
+
+    ``notify`` writes a JSON-RPC notification to the client's response stream (None: nowhere to
+    write); ``progress_token`` is the client's own; ``ask`` sends a request to the client and returns
+    its reply (for the methods in ``asks``); ``input_required`` are the methods the client takes as a
+    2026-07-28 ``input_required`` result; ``resume`` is what a retry carries back to the upstream
+    (``inputResponses`` and the upstream's own ``requestState``, from a sealed state the edge opened).
+    """
+
+    notify: Notify | None = None
+    progress_token: str | int | None = None
+    on_progress: OnProgress | None = None
+    ask: Ask | None = None
+    asks: frozenset[str] = frozenset()
+    input_required: frozenset[str] = frozenset()
+    resume: Mapping[str, Any] | None = None
+    # The lowest log level the client wants relayed (a 2026-07-28 upstream sends logs only when asked).
+    log_level: str | None = None
+    refused: list[str] = field(default_factory=list)
+    # The gateway's own token for the upstream: unguessable, so no other request's stream can match it.
+    upstream_token: str = field(default_factory=lambda: f"fg-{next(_tokens)}-{secrets.token_hex(8)}")
+
+    @property
+    def wants_progress(self) -> bool:
+        """Whether the upstream should be asked for progress (someone listens)."""
+        return self.on_progress is not None or (self.notify is not None and self.progress_token is not None)
+
+    def for_call(self, on_progress: OnProgress | None = None) -> Relay:
+        """This relay for one upstream call, with ``on_progress`` heard as well (a fresh refusal list
+        and upstream token: each call's are its own)."""
+        if on_progress is None:
+            listener = self.on_progress
+        elif self.on_progress is None:
+            listener = on_progress
+        else:
+            first, second = self.on_progress, on_progress
+
+            async def listener(progress: Progress) -> None:
+                await first(progress)
+                await second(progress)
+
+        return Relay(
+            notify=self.notify,
+            progress_token=self.progress_token,
+            on_progress=listener,
+            ask=self.ask,
+            asks=self.asks,
+            input_required=self.input_required,
+            resume=self.resume,
+            log_level=self.log_level,
+        )
+
+    def call_meta(self, *, modern: bool) -> dict[str, Any]:
+        """What the call's ``_meta`` gets: the gateway's progress token when someone listens; for a
+        2026-07-28 upstream, the log level the client asked for when there is a stream to relay to."""
+        meta: dict[str, Any] = {"progressToken": self.upstream_token} if self.wants_progress else {}
+        if modern and self.notify is not None and self.log_level in LOG_LEVELS:
+            meta[LOG_LEVEL_META] = self.log_level
+        return meta
+
+    async def notification(self, server: str, message: Mapping[str, Any]) -> None:
+        """Relay one notification an upstream sent on a call's stream (anything unknown is dropped)."""
+        method, params = message.get("method"), message.get("params")
+        if not isinstance(params, Mapping):
+            return
+        if method == "notifications/progress" and params.get("progressToken") == self.upstream_token:
+            progress = _progress(params)
+            if progress is None:
+                return
+            if self.on_progress is not None:
+                await self.on_progress(progress)
+            if self.notify is not None and self.progress_token is not None:
+                await self.notify(_progress_message(self.progress_token, progress))
+        elif method == "notifications/message" and self.notify is not None:
+            relayed = _log_message(server, params)
+            if relayed is not None:
+                await self.notify(relayed)
+
+    async def request(self, server: str, message: Mapping[str, Any]) -> dict[str, Any]:
+        """The reply (a JSON-RPC ``result`` or ``error`` member) to a request an upstream made during a
+        call: relayed to the client when it takes it, else refused at once and remembered."""
+        method = message.get("method")
+        params = message.get("params")
+        if method == "ping":
+            return {"result": {}}
+        if method not in INPUT_METHODS:
+            return {"error": {"code": -32601, "message": f"Method not found: the gateway relays no {method}"}}
+        params = dict(params) if isinstance(params, Mapping) else {}
+        params.pop("_meta", None)  # the upstream's own metadata is not the client's business
+        if self.ask is not None and takes(self.asks, str(method), params) and _size(params) <= MAX_ASK_BYTES:
+            try:
+                return await self.ask(str(method), params)
+            except UpstreamInputError as exc:  # the client could not be asked after all
+                self.refused.append(exc.message)
+        else:
+            self.refused.append(describe_request(str(method), params))
+        return {"error": {"code": -32600, "message": "The gateway's client cannot answer this request"}}
+
+    def check_input_required(self, server: str, tool: str, result: Mapping[str, Any]) -> None:
+        """Raise UpstreamInputError unless the client takes every request of an ``input_required``
+        result (the edge seals it); the upstream's requests are named in the error."""
+        requests = result.get("inputRequests")
+        if not isinstance(requests, Mapping) or not requests:
+            raise UpstreamError(f"{server}: {tool} answered input_required without inputRequests")
+        asked = []
+        carried = True
+        for value in requests.values():
+            method = value.get("method") if isinstance(value, Mapping) else None
+            params = value.get("params") if isinstance(value, Mapping) else None
+            params = params if isinstance(params, Mapping) else {}
+            asked.append(describe_request(str(method), params))
+            carried = carried and takes(self.input_required, str(method), params)
+            carried = carried and _size(value) <= MAX_ASK_BYTES
+        if not carried:
+            raise refusal(server, tool, asked)
+
+
+def takes(methods: frozenset[str], method: str, params: Mapping[str, Any]) -> bool:
+    """Whether a client that takes ``methods`` can be given this request (URL mode apart)."""
+    if method == "elicitation/create" and params.get("mode") == "url":
+        return URL_ELICITATION in methods
+    return method in methods
+
+
+def refusal(server: str, tool: str, asked: list[str]) -> UpstreamInputError:
+    """The error a call ends in when the upstream asked for input the client could not be given."""
+    what = "; ".join(asked[:3])
+    return UpstreamInputError(
+        f"{server}: {tool} asked for input this client cannot receive here ({what}). Retry from a "
+        "client that declares the elicitation or sampling capability, over a streamed response "
+        "(foldgate serve, or the cloud's streaming URL) or at protocol 2026-07-28; the upstream was "
+        "told no at once.",
+        asked=asked[:3],
+    )
+
+
+def describe_request(method: str, params: Mapping[str, Any]) -> str:
+    """A short, bounded description of a request for input (for a tool error the agent reads)."""
+    if method == "elicitation/create":
+        text = params.get("message")
+        said = f": {str(text)[:_ASKED_CHARS]!r}" if isinstance(text, str) else ""
+        mode = "URL" if params.get("mode") == "url" else "form"
+        return f"elicitation/create, user input ({mode}){said}"
+    if method == "sampling/createMessage":
+        return "sampling/createMessage, a completion from the client's model"
+    return f"{method[:80]}, a request the gateway does not relay"
+
+
+_RELAY: ContextVar[Relay | None] = ContextVar("foldgate_relay", default=None)
+
+
+@contextlib.contextmanager
+def relaying(relay: Relay | None) -> Iterator[Relay | None]:
+    """Within the block, upstream calls relay through ``relay`` (None: through nothing)."""
+    token = _RELAY.set(relay)
+    try:
+        yield relay
+    finally:
+        _RELAY.reset(token)
+
+
+@contextlib.contextmanager
+def listening(on_progress: OnProgress) -> Iterator[Relay]:
+    """Within the block, every upstream call's progress is heard by ``on_progress`` too (after the
+    relay already installed, if any): the hook a task runner keeps a task's ``statusMessage`` with."""
+    with relaying((current_relay() or Relay()).for_call(on_progress)) as relay:
+        assert relay is not None
+        yield relay
+
+
+def current_relay() -> Relay | None:
+    """The relay of the running call, if any."""
+    return _RELAY.get()
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        return None
+    return float(value)
+
+
+def _progress(params: Mapping[str, Any]) -> Progress | None:
+    progress = _number(params.get("progress"))
+    if progress is None:
+        return None
+    total = _number(params.get("total"))
+    message = params.get("message")
+    return Progress(progress, total, message[:_MESSAGE_CHARS] if isinstance(message, str) else None)
+
+
+def _progress_message(token: str | int, progress: Progress) -> dict[str, Any]:
+    params: dict[str, Any] = {"progressToken": token, "progress": _compact(progress.progress)}
+    if progress.total is not None:
+        params["total"] = _compact(progress.total)
+    if progress.message is not None:
+        params["message"] = progress.message
+    return {"jsonrpc": "2.0", "method": "notifications/progress", "params": params}
+
+
+def _log_message(server: str, params: Mapping[str, Any]) -> dict[str, Any] | None:
+    level = params.get("level")
+    if level not in LOG_LEVELS or "data" not in params:
+        return None
+    data = params["data"]
+    if _size(data) > MAX_LOG_BYTES:
+        data = f"(a log message of more than {MAX_LOG_BYTES} bytes from {server}, not relayed)"
+    logger = params.get("logger")
+    name = f"{server}/{logger[:_LOGGER_CHARS]}" if isinstance(logger, str) and logger else server
+    relayed = {"level": level, "logger": name, "data": data}
+    return {"jsonrpc": "2.0", "method": "notifications/message", "params": relayed}
+
+
+def _compact(value: float) -> float | int:
+    return int(value) if value.is_integer() and abs(value) < 2**53 else value
+
+
+def _size(value: Any) -> int:
+    try:
+        return len(json.dumps(value, separators=(",", ":")))
+    except (TypeError, ValueError, RecursionError):
+        return MAX_ASK_BYTES + 1
