@@ -28,6 +28,7 @@ from foldgate.errors import FoldgateError
 from foldgate.model.deadline import ANSWER_MARGIN_S, answering_by
 from foldgate.serve.catalogs import CatalogCache
 from foldgate.serve.gateway import Gateway
+from foldgate.serve.task_progress import ProgressNote
 from foldgate.serve.tasks import TaskService, principal_of
 
 __all__ = ["build_worker_handler", "run_task"]
@@ -56,7 +57,11 @@ async def run_task(gateway: Gateway, tasks: TaskService, task_id: str, deadline:
         return "failed"
     arguments = call.get("arguments") if isinstance(call.get("arguments"), dict) else {}
     with answering_by(deadline):
-        work = asyncio.ensure_future(gateway.caller.dispatch(view, tool, server, arguments))
+        # The call's progress becomes the task's statusMessage (polled by tasks/get anywhere).
+        note = ProgressNote(tasks.store, record.poll_interval_ms / 1000)
+        note.attach(record)
+        dispatch = note.around(lambda: gateway.caller.dispatch(view, tool, server, arguments))
+        work = asyncio.ensure_future(dispatch())
         await tasks.drive(record, work)
     ended = tasks.store.get(task_id)
     return ended.status if ended is not None else "gone"

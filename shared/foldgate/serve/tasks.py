@@ -44,6 +44,7 @@ from foldgate.model.jsonutil import compact
 from foldgate.model.principal import Principal
 from foldgate.serve.paging import ResultPager
 from foldgate.serve.results import error_result, json_result
+from foldgate.serve.task_progress import ProgressNote
 from foldgate.store.tasks.base import TaskRecord, TaskStatus, TaskStore
 
 __all__ = [
@@ -179,10 +180,14 @@ class TaskService:
             return await call()
         takes = req.era is not None
         payload = self._payload(principal, config, tool, arguments)
+        # Its progress becomes the task's statusMessage once (if ever) it is a task.
+        note = ProgressNote(self.store, self.poll_interval_ms / 1000)
+        call = note.around(call)
         declared = mode == "auto" and tool.tool.declares_tasks
         if takes and payload is not None and (req.requested or mode == "always" or declared):
             record = self._try_create(principal, tool, payload, req.ttl_ms)
             if record is not None:
+                note.attach(record)
                 if self.worker is not None:
                     self._hand_off(record)
                 else:
@@ -206,6 +211,7 @@ class TaskService:
         record = self._try_create(principal, tool, payload, req.ttl_ms)
         if record is None:
             return await work  # no task could be kept: the call keeps its request
+        note.attach(record)
         if self.worker is not None:
             work.cancel()  # the upstream request is abandoned (cancelled upstream, see the module doc)
             # Let the abandonment reach the upstream before this instance answers and is frozen.
