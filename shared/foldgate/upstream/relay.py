@@ -13,7 +13,9 @@ session reads it while it sends the call and reads the answer stream (``foldgate
   the server's, data of bounded size) and relayed.
 * **Requests for input.** ``elicitation/create`` and ``sampling/createMessage`` go to ``ask`` when the
   client takes them on its stream; a 2026-07-28 upstream's ``input_required`` result is kept for the
-  edge to seal when the client takes it (``input_required``). Anything else is *refused*: the
+  edge to seal when the client takes it (``input_required``), or, for a handshake-era client that
+  takes its requests on its stream, asked there and the call retried with the replies
+  (:meth:`Relay.answer_input_required`, at most ``MAX_INPUT_ROUNDS`` rounds). Anything else is *refused*: the
   upstream gets an error at once (never a hang) and the call ends in :class:`UpstreamInputError`,
   naming what the upstream asked for.
 
@@ -38,6 +40,7 @@ from foldgate.errors import UpstreamError, UpstreamInputError
 
 __all__ = [
     "INPUT_METHODS",
+    "MAX_INPUT_ROUNDS",
     "URL_ELICITATION",
     "Progress",
     "Relay",
@@ -63,6 +66,11 @@ _LOGGER_CHARS: Final = 200
 MAX_LOG_BYTES: Final = 64 * 1024
 MAX_ASK_BYTES: Final = 256 * 1024
 _ASKED_CHARS: Final = 300
+# A handshake-era client's input_required answered on its stream: at most this many requests per
+# round, keys of at most this many characters, and this many rounds per call (then an error).
+MAX_INPUT_REQUESTS: Final = 16
+_KEY_CHARS: Final = 200
+MAX_INPUT_ROUNDS: Final = 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,6 +206,48 @@ class Relay:
             carried = carried and _size(value) <= MAX_ASK_BYTES
         if not carried:
             raise refusal(server, tool, asked)
+
+    async def answer_input_required(
+        self, server: str, tool: str, result: Mapping[str, Any]
+    ) -> dict[str, Any] | None:
+        """For an upstream's ``input_required`` result: None when the edge relays it as it is (a
+        2026-07-28 client takes every request; see :meth:`check_input_required`), else what the retry
+        carries back to the upstream (``inputResponses`` and its own ``requestState``) once each request
+        was asked of a handshake-era client on its stream (``ask``) and answered. The upstream is
+        stateless, so nothing waits across requests. Raises UpstreamInputError when the client cannot
+        take a request or does not answer one with a result."""
+        requests = result.get("inputRequests")
+        if self.input_required or not self.asks or self.ask is None:
+            self.check_input_required(server, tool, result)
+            return None
+        if not isinstance(requests, Mapping) or not requests:
+            raise UpstreamError(f"{server}: {tool} answered input_required without inputRequests")
+        asked: list[tuple[str, str, dict[str, Any]]] = []
+        for key, value in requests.items():
+            method = value.get("method") if isinstance(value, Mapping) else None
+            params = value.get("params") if isinstance(value, Mapping) else None
+            params = {k: v for k, v in params.items() if k != "_meta"} if isinstance(params, Mapping) else {}
+            asked.append((str(key), str(method), params))
+        described = [describe_request(method, params) for _, method, params in asked]
+        for key, method, params in asked:
+            fits = len(asked) <= MAX_INPUT_REQUESTS and len(key) <= _KEY_CHARS and method in INPUT_METHODS
+            if not (fits and takes(self.asks, method, params) and _size(params) <= MAX_ASK_BYTES):
+                raise refusal(server, tool, described)
+        responses: dict[str, Any] = {}
+        for (key, method, params), what in zip(asked, described, strict=True):
+            answer = (await self.ask(method, params)).get("result")
+            # The client's reply goes to the upstream: an object of bounded size, or the call ends here.
+            if not isinstance(answer, Mapping) or _size(answer) > MAX_ASK_BYTES:
+                raise UpstreamInputError(
+                    f"{server}: {tool} asked for input the client did not give ({what}); the call ends here.",
+                    asked=[what],
+                )
+            responses[key] = dict(answer)
+        resume: dict[str, Any] = {"inputResponses": responses}
+        state = result.get("requestState")
+        if isinstance(state, str):
+            resume["requestState"] = state
+        return resume
 
 
 def takes(methods: frozenset[str], method: str, params: Mapping[str, Any]) -> bool:
