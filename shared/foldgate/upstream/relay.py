@@ -50,12 +50,13 @@ __all__ = [
     "takes",
 ]
 
-# The requests for input a gateway can carry to its client (roots/list is about the client's own
-# files, which the gateway does not have; ping is answered by the session itself).
-INPUT_METHODS: Final = frozenset({"elicitation/create", "sampling/createMessage"})
+# The requests for input a gateway can carry to its client (roots/list only to a client that declared
+# roots: its own files, which the gateway does not have; ping is answered by the session itself).
+INPUT_METHODS: Final = frozenset({"elicitation/create", "sampling/createMessage", "roots/list"})
 # What a client takes, as ``asks`` and ``input_required`` name it: a method, and URL-mode elicitation
 # apart (a client declares form and URL mode separately).
 URL_ELICITATION: Final = "elicitation/create#url"
+_ELICITATION_MODES: Final = (("elicitation/create", "form"), (URL_ELICITATION, "url"))
 LOG_LEVELS: Final = frozenset(
     {"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
 )
@@ -142,6 +143,24 @@ class Relay:
             resume=self.resume,
             log_level=self.log_level,
         )
+
+    def offered_capabilities(self) -> dict[str, Any] | None:
+        """The client capabilities a 2026-07-28 upstream is told of for this call: those of the
+        requests for input the client takes, so the upstream asks only for what can reach it; None
+        when the client takes none (the gateway's own then: what the upstream asks is named in the
+        call's error)."""
+        methods = self.input_required | self.asks
+        if not methods:
+            return None
+        offered: dict[str, Any] = {}
+        modes: dict[str, Any] = {mode: {} for method, mode in _ELICITATION_MODES if method in methods}
+        if modes:
+            offered["elicitation"] = modes
+        if "sampling/createMessage" in methods:
+            offered["sampling"] = {}
+        if "roots/list" in methods:
+            offered["roots"] = {}
+        return offered
 
     def call_meta(self, *, modern: bool) -> dict[str, Any]:
         """What the call's ``_meta`` gets: the gateway's progress token when someone listens; for a
@@ -278,6 +297,8 @@ def describe_request(method: str, params: Mapping[str, Any]) -> str:
         return f"elicitation/create, user input ({mode}){said}"
     if method == "sampling/createMessage":
         return "sampling/createMessage, a completion from the client's model"
+    if method == "roots/list":
+        return "roots/list, the client's roots"
     return f"{method[:80]}, a request the gateway does not relay"
 
 

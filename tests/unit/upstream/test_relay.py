@@ -80,7 +80,7 @@ async def test_a_request_for_input_nobody_takes_is_refused_at_once_and_named() -
     )
     assert reply["error"]["code"] == -32600
     assert relay.refused == ["elicitation/create, user input (form): 'Your password?'"]
-    assert (await relay.request("srv", {"method": "roots/list"}))["error"]["code"] == -32601
+    assert (await relay.request("srv", {"method": "logging/setLevel"}))["error"]["code"] == -32601
     assert await relay.request("srv", {"method": "ping"}) == {"result": {}}
 
 
@@ -206,3 +206,31 @@ async def test_input_required_for_a_modern_client_is_left_to_the_edge_and_asks_n
     assert asked == []
     with pytest.raises(UpstreamInputError):  # a client that takes nothing: the clear error, as before
         await Relay().answer_input_required("srv", "t", _input_required({"who": _ELICIT}))
+
+
+@pytest.mark.parametrize(
+    ("takes", "offered"),
+    [
+        (set(), None),
+        ({"elicitation/create", "elicitation/create#url"}, {"elicitation": {"form": {}, "url": {}}}),
+        ({"elicitation/create#url", "sampling/createMessage"}, {"elicitation": {"url": {}}, "sampling": {}}),
+        ({"roots/list"}, {"roots": {}}),
+    ],
+)
+def test_the_capabilities_offered_upstream_are_the_clients_own(
+    takes: set[str], offered: dict[str, Any] | None
+) -> None:
+    assert Relay(input_required=frozenset(takes)).offered_capabilities() == offered
+    assert Relay(asks=frozenset(takes)).offered_capabilities() == offered
+
+
+async def test_roots_list_is_asked_of_a_client_that_declared_roots_and_refused_otherwise() -> None:
+    relay, asked = _asking({"result": {"roots": [{"uri": "file:///w"}]}})
+    relay.asks = frozenset({"roots/list"})
+    assert await relay.request("srv", {"method": "roots/list", "params": {}}) == {
+        "result": {"roots": [{"uri": "file:///w"}]}
+    }
+    assert asked == [("roots/list", {})]
+    refused = Relay(asks=frozenset({"elicitation/create"}))
+    assert "error" in await refused.request("srv", {"method": "roots/list", "params": {}})
+    assert refused.refused == ["roots/list, the client's roots"]
