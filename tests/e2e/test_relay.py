@@ -7,7 +7,8 @@ Pins:
 * progress arrives in order, with the client's own progress token, and the upstream's log messages
   arrive too (named after the server), on the call's event stream;
 * a handshake-era upstream's elicitation and sampling requests reach a client that declared them, on
-  the stream, and the client's answers reach the upstream;
+  the stream, and the client's answers reach the upstream; so does a 2026-07-28 upstream's
+  ``input_required`` (asked on the stream, the call sent again with the answers and its state);
 * a 2026-07-28 upstream's ``input_required`` reaches a 2026-07-28 client as ``input_required`` with a
   requestState sealed by the gateway (not the upstream's), and the client's retry reaches the upstream
   with the answers and the upstream's own state;
@@ -197,6 +198,25 @@ async def test_input_required_round_trips_with_a_sealed_state(setup: Setup) -> N
     assert [p.message for p in asked] == ["Delete it?"]
 
 
+async def test_a_modern_upstreams_input_required_is_asked_on_a_handshake_era_clients_stream(
+    setup: Setup,
+) -> None:
+    """A 2026-07-28 upstream's input_required reaches a handshake-era client that declared elicitation
+    as a request on its stream (the upstream is stateless: nothing waits across requests); the answer
+    and the upstream's own state reach the upstream on the call sent again, and its result the client."""
+    asked: list[types.ElicitRequestParams] = []
+
+    async def elicit(ctx: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        asked.append(params)
+        return types.ElicitResult(action="accept", content={"ok": True})
+
+    async with Client(setup.url, mode="legacy", elicitation_callback=elicit) as client:
+        result = await client.call_tool("new__confirm", {"question": "Rotate the keys?"})
+    assert not result.is_error, text_of(result)
+    assert text_of(result) == "answer: accept {'ok': True} state=upstream-state-1"
+    assert [p.message for p in asked] == ["Rotate the keys?"]
+
+
 @pytest.mark.parametrize(("mode", "tool"), [("legacy", "old__confirm"), ("auto", "new__confirm")])
 async def test_a_client_without_elicitation_gets_a_clear_error_at_once(
     setup: Setup, mode: str, tool: str
@@ -263,15 +283,17 @@ async def test_on_the_lambda_path_a_call_with_progress_still_answers(setup: Setu
     assert seen == [1.0, 2.0, 3.0]
 
 
-async def test_on_the_lambda_path_a_request_for_input_is_the_clear_error(setup: Setup) -> None:
-    """Even for a client that declared elicitation: no instance could route its reply back."""
+@pytest.mark.parametrize("tool", ["old__confirm", "new__confirm"])
+async def test_on_the_lambda_path_a_request_for_input_is_the_clear_error(setup: Setup, tool: str) -> None:
+    """Even for a client that declared elicitation, from either era's upstream: no instance could
+    route its reply back."""
 
     async def elicit(ctx: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
         raise AssertionError("never asked on the Lambda path")
 
     started = time.monotonic()
     async with Client(setup.lambda_url, mode="legacy", elicitation_callback=elicit) as client:
-        result = await client.call_tool("old__confirm", {"question": "Deploy?"})
+        result = await client.call_tool(tool, {"question": "Deploy?"})
     assert time.monotonic() - started < 10
     assert result.is_error
     assert "upstream_input_required" in text_of(result)

@@ -76,7 +76,7 @@ def declares_url_elicitation(capabilities: Any) -> bool:
 def input_methods(capabilities: Any) -> frozenset[str]:
     """The requests for input an upstream may relay to a client with these capabilities (an
     ``initialize`` or ``_meta`` object): ``elicitation/create`` (form mode; URL mode as
-    ``elicitation/create#url``) and ``sampling/createMessage``."""
+    ``elicitation/create#url``), ``sampling/createMessage`` and ``roots/list``."""
     if not isinstance(capabilities, Mapping):
         return frozenset()
     methods = set()
@@ -88,6 +88,8 @@ def input_methods(capabilities: Any) -> frozenset[str]:
         methods.add("elicitation/create#url")
     if isinstance(capabilities.get("sampling"), Mapping):
         methods.add("sampling/createMessage")
+    if isinstance(capabilities.get("roots"), Mapping):
+        methods.add("roots/list")
     return frozenset(methods)
 
 

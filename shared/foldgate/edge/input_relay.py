@@ -9,7 +9,10 @@ bound to the caller, the tool and its arguments, with an expiry). The client's r
 ``inputResponses`` and that state back; the gateway opens it (refusing anything it did not seal for
 this caller and call, with -32602) and sends the upstream the responses and the upstream's own state.
 
-Anything else (an older client, a client without the capability, another surface) never gets
+A handshake-era client that takes the requests on its call's stream (``foldgate serve``,
+``foldgate.edge.streaming``) is asked them there instead, and the call sent again with its replies
+and the upstream's state (``foldgate.upstream.relay.Relay.answer_input_required``). Anything else (a
+client without the capability, the Lambda path for an older client, another surface) never gets
 ``input_required``: the call ends in a tool error naming what the upstream asked for
 (``upstream_input_required``), and nothing waits.
 

@@ -5,8 +5,9 @@ there is something to relay: the client sent a ``progressToken`` in ``_meta``, o
 ``initialize`` declared form-mode elicitation or sampling. The stream starts with the first thing
 relayed; a call that relays nothing gets its usual JSON answer. The stream carries, in the order
 the upstream sent them, its progress (with the client's token) and log notifications, its
-elicitation and sampling requests (handshake era: as requests on the stream, with ids of the
-gateway's own), then the call's response (:mod:`foldgate.upstream.relay` checks and rebuilds all).
+elicitation and sampling requests (handshake-era client: as requests on the stream, with ids of the
+gateway's own, a 2026-07-28 upstream's ``input_required`` too), then the call's response
+(:mod:`foldgate.upstream.relay` checks and rebuilds all).
 
 The client answers such a request with a separate POST carrying a JSON-RPC response; the edge routes
 it here (:func:`take_reply`) to the call waiting for it, when it comes from the same credential,

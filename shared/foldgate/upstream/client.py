@@ -38,7 +38,7 @@ from foldgate.upstream.net_guard import check_upstream_url_async
 from foldgate.upstream.offerings import Offerings, list_offerings_on, request_of
 from foldgate.upstream.plain_session import PlainSession, RpcError
 from foldgate.upstream.pool import AuthRefusedError, PooledSession, SessionKey, SessionPool, retry_safe
-from foldgate.upstream.relay import Relay, current_relay, refusal, relaying
+from foldgate.upstream.relay import MAX_INPUT_ROUNDS, Relay, current_relay, refusal, relaying
 from foldgate.upstream.wire import WireError
 
 __all__ = ["Listing", "Offerings", "UpstreamClient"]  # Offerings re-exported for the indexer
@@ -269,19 +269,27 @@ class UpstreamClient:
         async def work() -> dict[str, Any]:
             if server.transport == "stdio":
                 return await _send_call(await self._stdio_session(server), name, arguments)
-            try:
-                with relaying(relay):
-                    result = await self._call_http(server, name, arguments, retry_safe(annotations))
-            except Exception as exc:
-                # The upstream failed the call because it was told no: what it asked is the news.
+            for _ in range(MAX_INPUT_ROUNDS + 1):
+                try:
+                    with relaying(relay):
+                        result = await self._call_http(server, name, arguments, retry_safe(annotations))
+                except Exception as exc:
+                    # The upstream failed the call because it was told no: what it asked is the news.
+                    if relay.refused:
+                        raise refusal(server.name, name, relay.refused) from exc
+                    raise
                 if relay.refused:
-                    raise refusal(server.name, name, relay.refused) from exc
-                raise
-            if relay.refused:
-                raise refusal(server.name, name, relay.refused)
-            if result.get("resultType") == "input_required":
-                relay.check_input_required(server.name, name, result)
-            return result
+                    raise refusal(server.name, name, relay.refused)
+                if result.get("resultType") != "input_required":
+                    return result
+                # A handshake-era client was asked on its stream: the call is sent again with the replies.
+                resume = await relay.answer_input_required(server.name, name, result)
+                if resume is None:
+                    return result  # the edge relays it to a 2026-07-28 client
+                relay.resume = resume
+            raise UpstreamError(
+                f"{server.name}: {name} still asked for input after {MAX_INPUT_ROUNDS} rounds"
+            )
 
         # The span is the parent the upstream is told of (traceparent); outcomes only, never messages.
         with span(

@@ -75,6 +75,7 @@ CLIENT_CAPABILITIES: Final[dict[str, dict[str, Any]]] = {
     "elicitation": {"form": {}, "url": {}},
     "sampling": {},
 }
+_CAPABILITIES_META: Final = "io.modelcontextprotocol/clientCapabilities"
 # Result fields a revision later than a handshake-era session's defines, per method (the SDK session's
 # ``_later_revision_fields``; a unit test keeps them equal). They are outside that session's contract.
 _LATER_FIELDS: Final = {
@@ -230,7 +231,7 @@ class PlainSession:
         return {
             "io.modelcontextprotocol/protocolVersion": version,
             "io.modelcontextprotocol/clientInfo": dict(CLIENT_INFO),
-            "io.modelcontextprotocol/clientCapabilities": _capabilities(),
+            _CAPABILITIES_META: _capabilities(),
         }
 
     def _headers(self) -> dict[str, str]:
@@ -276,6 +277,10 @@ class PlainSession:
                 body["_meta"] = {**(own if isinstance(own, dict) else {}), **progress}
             if relay.resume is not None and self.modern:
                 body.update(relay.resume)
+            offered = relay.offered_capabilities() if self.modern else None
+            if offered is not None:
+                # The client's own capabilities (SEP-2322: the upstream asks only for what can reach it).
+                body["_meta"] = {**body["_meta"], _CAPABILITIES_META: offered}
         raw = await self._call(method, body, extra, relay)
         ttl = raw.get("ttlMs")
         if isinstance(ttl, int | float) and not isinstance(ttl, bool) and ttl < 0:

@@ -13,7 +13,9 @@ session reads it while it sends the call and reads the answer stream (``foldgate
   the server's, data of bounded size) and relayed.
 * **Requests for input.** ``elicitation/create`` and ``sampling/createMessage`` go to ``ask`` when the
   client takes them on its stream; a 2026-07-28 upstream's ``input_required`` result is kept for the
-  edge to seal when the client takes it (``input_required``). Anything else is *refused*: the
+  edge to seal when the client takes it (``input_required``), or, for a handshake-era client that
+  takes its requests on its stream, asked there and the call retried with the replies
+  (:meth:`Relay.answer_input_required`, at most ``MAX_INPUT_ROUNDS`` rounds). Anything else is *refused*: the
   upstream gets an error at once (never a hang) and the call ends in :class:`UpstreamInputError`,
   naming what the upstream asked for.
 
@@ -38,6 +40,7 @@ from foldgate.errors import UpstreamError, UpstreamInputError
 
 __all__ = [
     "INPUT_METHODS",
+    "MAX_INPUT_ROUNDS",
     "URL_ELICITATION",
     "Progress",
     "Relay",
@@ -47,12 +50,13 @@ __all__ = [
     "takes",
 ]
 
-# The requests for input a gateway can carry to its client (roots/list is about the client's own
-# files, which the gateway does not have; ping is answered by the session itself).
-INPUT_METHODS: Final = frozenset({"elicitation/create", "sampling/createMessage"})
+# The requests for input a gateway can carry to its client (roots/list only to a client that declared
+# roots: its own files, which the gateway does not have; ping is answered by the session itself).
+INPUT_METHODS: Final = frozenset({"elicitation/create", "sampling/createMessage", "roots/list"})
 # What a client takes, as ``asks`` and ``input_required`` name it: a method, and URL-mode elicitation
 # apart (a client declares form and URL mode separately).
 URL_ELICITATION: Final = "elicitation/create#url"
+_ELICITATION_MODES: Final = (("elicitation/create", "form"), (URL_ELICITATION, "url"))
 LOG_LEVELS: Final = frozenset(
     {"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
 )
@@ -63,6 +67,11 @@ _LOGGER_CHARS: Final = 200
 MAX_LOG_BYTES: Final = 64 * 1024
 MAX_ASK_BYTES: Final = 256 * 1024
 _ASKED_CHARS: Final = 300
+# A handshake-era client's input_required answered on its stream: at most this many requests per
+# round, keys of at most this many characters, and this many rounds per call (then an error).
+MAX_INPUT_REQUESTS: Final = 16
+_KEY_CHARS: Final = 200
+MAX_INPUT_ROUNDS: Final = 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,6 +144,24 @@ class Relay:
             log_level=self.log_level,
         )
 
+    def offered_capabilities(self) -> dict[str, Any] | None:
+        """The client capabilities a 2026-07-28 upstream is told of for this call: those of the
+        requests for input the client takes, so the upstream asks only for what can reach it; None
+        when the client takes none (the gateway's own then: what the upstream asks is named in the
+        call's error)."""
+        methods = self.input_required | self.asks
+        if not methods:
+            return None
+        offered: dict[str, Any] = {}
+        modes: dict[str, Any] = {mode: {} for method, mode in _ELICITATION_MODES if method in methods}
+        if modes:
+            offered["elicitation"] = modes
+        if "sampling/createMessage" in methods:
+            offered["sampling"] = {}
+        if "roots/list" in methods:
+            offered["roots"] = {}
+        return offered
+
     def call_meta(self, *, modern: bool) -> dict[str, Any]:
         """What the call's ``_meta`` gets: the gateway's progress token when someone listens; for a
         2026-07-28 upstream, the log level the client asked for when there is a stream to relay to."""
@@ -199,6 +226,48 @@ class Relay:
         if not carried:
             raise refusal(server, tool, asked)
 
+    async def answer_input_required(
+        self, server: str, tool: str, result: Mapping[str, Any]
+    ) -> dict[str, Any] | None:
+        """For an upstream's ``input_required`` result: None when the edge relays it as it is (a
+        2026-07-28 client takes every request; see :meth:`check_input_required`), else what the retry
+        carries back to the upstream (``inputResponses`` and its own ``requestState``) once each request
+        was asked of a handshake-era client on its stream (``ask``) and answered. The upstream is
+        stateless, so nothing waits across requests. Raises UpstreamInputError when the client cannot
+        take a request or does not answer one with a result."""
+        requests = result.get("inputRequests")
+        if self.input_required or not self.asks or self.ask is None:
+            self.check_input_required(server, tool, result)
+            return None
+        if not isinstance(requests, Mapping) or not requests:
+            raise UpstreamError(f"{server}: {tool} answered input_required without inputRequests")
+        asked: list[tuple[str, str, dict[str, Any]]] = []
+        for key, value in requests.items():
+            method = value.get("method") if isinstance(value, Mapping) else None
+            params = value.get("params") if isinstance(value, Mapping) else None
+            params = {k: v for k, v in params.items() if k != "_meta"} if isinstance(params, Mapping) else {}
+            asked.append((str(key), str(method), params))
+        described = [describe_request(method, params) for _, method, params in asked]
+        for key, method, params in asked:
+            fits = len(asked) <= MAX_INPUT_REQUESTS and len(key) <= _KEY_CHARS and method in INPUT_METHODS
+            if not (fits and takes(self.asks, method, params) and _size(params) <= MAX_ASK_BYTES):
+                raise refusal(server, tool, described)
+        responses: dict[str, Any] = {}
+        for (key, method, params), what in zip(asked, described, strict=True):
+            answer = (await self.ask(method, params)).get("result")
+            # The client's reply goes to the upstream: an object of bounded size, or the call ends here.
+            if not isinstance(answer, Mapping) or _size(answer) > MAX_ASK_BYTES:
+                raise UpstreamInputError(
+                    f"{server}: {tool} asked for input the client did not give ({what}); the call ends here.",
+                    asked=[what],
+                )
+            responses[key] = dict(answer)
+        resume: dict[str, Any] = {"inputResponses": responses}
+        state = result.get("requestState")
+        if isinstance(state, str):
+            resume["requestState"] = state
+        return resume
+
 
 def takes(methods: frozenset[str], method: str, params: Mapping[str, Any]) -> bool:
     """Whether a client that takes ``methods`` can be given this request (URL mode apart)."""
@@ -228,6 +297,8 @@ def describe_request(method: str, params: Mapping[str, Any]) -> str:
         return f"elicitation/create, user input ({mode}){said}"
     if method == "sampling/createMessage":
         return "sampling/createMessage, a completion from the client's model"
+    if method == "roots/list":
+        return "roots/list, the client's roots"
     return f"{method[:80]}, a request the gateway does not relay"
 
 

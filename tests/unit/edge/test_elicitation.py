@@ -25,6 +25,7 @@ from foldgate.edge.elicitation import (
     consent_needed,
     declares_url_elicitation,
     elicitation_for,
+    input_methods,
     note_initialize,
 )
 from foldgate.errors import UpstreamConsentError, UpstreamError
@@ -260,3 +261,12 @@ async def test_an_upstream_result_mimicking_the_consent_error_is_never_an_elicit
         assert plain == sdk
         assert plain["result"]["isError"] is True
         assert "inputRequests" not in plain["result"]
+
+
+def test_a_client_that_declares_roots_takes_roots_list() -> None:
+    """roots/list is relayed (as elicitation and sampling are) only to a client that declared roots."""
+    assert input_methods({"roots": {"listChanged": True}, "sampling": {}}) == {
+        "roots/list",
+        "sampling/createMessage",
+    }
+    assert "roots/list" not in input_methods({"roots": True, "elicitation": {}})

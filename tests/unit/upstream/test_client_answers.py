@@ -14,6 +14,7 @@ from foldgate.config.tenant import ServerConfig
 from foldgate.errors import UpstreamError
 from foldgate.upstream import pool
 from foldgate.upstream.client import UpstreamClient
+from foldgate.upstream.relay import MAX_INPUT_ROUNDS, Relay, relaying
 
 SERVER = ServerConfig(name="up", url="http://127.0.0.1:9/mcp", timeout_s=5)
 READ_ONLY = {"readOnlyHint": True}
@@ -130,3 +131,61 @@ async def test_an_expired_session_is_reopened_and_the_call_sent_again(
         "tools/call",
         "DELETE",  # on close, the live session only: the expired one is gone already
     ]
+
+
+class ScriptedModern(Scripted):
+    """A 2026-07-28 upstream (it answers server/discover); records each tools/call's params."""
+
+    def __init__(self, *calls: Answer) -> None:
+        super().__init__(*calls)
+        self.params: list[dict[str, Any]] = []
+
+    def handle(self, request: httpx2.Request) -> httpx2.Response:
+        msg = json.loads(request.content) if request.content else {}
+        if msg.get("method") == "server/discover":
+            result = {
+                "supportedVersions": ["2026-07-28"],
+                "capabilities": {"tools": {}},
+                "resultType": "complete",
+            }
+            return httpx2.Response(200, json={"jsonrpc": "2.0", "id": msg["id"], "result": result})
+        if msg.get("method") == "tools/call":
+            self.params.append(msg["params"])
+        return super().handle(request)
+
+
+def asks_name(msg: dict[str, Any]) -> httpx2.Response:
+    request = {"method": "elicitation/create", "params": {"message": "Name?", "requestedSchema": {}}}
+    result = {"resultType": "input_required", "inputRequests": {"name": request}, "requestState": "up-1"}
+    return httpx2.Response(200, json={"jsonrpc": "2.0", "id": msg["id"], "result": result})
+
+
+@pytest.mark.parametrize("rounds", [1, MAX_INPUT_ROUNDS + 1])
+async def test_a_modern_upstreams_input_required_is_answered_on_the_clients_stream_for_bounded_rounds(
+    monkeypatch: pytest.MonkeyPatch, rounds: int
+) -> None:
+    """For a handshake-era client that takes the request on its stream, the call is sent again with
+    the client's reply and the upstream's own state; an upstream that never stops asking ends in an
+    error after MAX_INPUT_ROUNDS rounds."""
+    answers: list[Answer] = [asks_name] * rounds + [lambda m: text(m, "done")]
+    scripted = ScriptedModern(*answers)
+
+    def client(headers: Any, **_: Any) -> httpx2.AsyncClient:
+        return httpx2.AsyncClient(headers=dict(headers), transport=httpx2.MockTransport(scripted.handle))
+
+    monkeypatch.setattr(pool, "guarded_http_client", client)
+
+    async def ask(method: str, params: dict[str, Any]) -> dict[str, Any]:
+        return {"result": {"action": "accept", "content": {"name": "Ada"}}}
+
+    with relaying(Relay(ask=ask, asks=frozenset({"elicitation/create"}))):
+        if rounds > MAX_INPUT_ROUNDS:
+            with pytest.raises(UpstreamError, match=f"still asked for input after {MAX_INPUT_ROUNDS} rounds"):
+                await call()
+        else:
+            assert await call() == {"content": [{"type": "text", "text": "done"}]}
+    assert len(scripted.params) == min(rounds, MAX_INPUT_ROUNDS) + 1
+    assert "inputResponses" not in scripted.params[0]
+    for retry in scripted.params[1:]:
+        assert retry["inputResponses"] == {"name": {"action": "accept", "content": {"name": "Ada"}}}
+        assert retry["requestState"] == "up-1"

@@ -21,6 +21,7 @@ from foldgate.upstream.plain_session import (
     SessionExpiredError,
     _header_value,
 )
+from foldgate.upstream.relay import Relay, relaying
 from foldgate.upstream.wire import WireError
 
 URL = "http://up.test/mcp"
@@ -154,6 +155,29 @@ async def test_a_modern_upstream_is_adopted_and_then_called_statelessly() -> Non
     assert again.seen == []
     await session.aclose()
     assert up.methods()[-1] == "POST tools/call"  # no session: nothing to DELETE
+
+
+@pytest.mark.parametrize(
+    ("takes", "offered"),
+    [
+        ({"sampling/createMessage"}, {"sampling": {}}),
+        ({"elicitation/create", "roots/list"}, {"elicitation": {"form": {}}, "roots": {}}),
+    ],
+)
+async def test_a_relayed_call_offers_a_modern_upstream_only_the_clients_capabilities(
+    takes: set[str], offered: dict[str, Any]
+) -> None:
+    """SEP-2322: an upstream asks only for what its client can answer, so a call relayed for a client
+    that takes some requests for input tells the upstream exactly those (never the gateway's own)."""
+    up = Upstream(modern=True)
+    up.answers["tools/call"] = lambda m, r: ok(m, {"content": [], "resultType": "complete"})
+    session = up.session()
+    await session.open()
+    with relaying(Relay(input_required=frozenset(takes))):
+        await session.request("tools/call", {"name": "t", "arguments": {}})
+    _, msg, _ = up.seen[-1]
+    assert msg is not None
+    assert msg["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] == offered
 
 
 async def test_a_probe_refused_with_a_mutual_modern_version_is_retried_at_it() -> None:

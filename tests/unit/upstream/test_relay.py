@@ -80,7 +80,7 @@ async def test_a_request_for_input_nobody_takes_is_refused_at_once_and_named() -
     )
     assert reply["error"]["code"] == -32600
     assert relay.refused == ["elicitation/create, user input (form): 'Your password?'"]
-    assert (await relay.request("srv", {"method": "roots/list"}))["error"]["code"] == -32601
+    assert (await relay.request("srv", {"method": "logging/setLevel"}))["error"]["code"] == -32601
     assert await relay.request("srv", {"method": "ping"}) == {"result": {}}
 
 
@@ -129,3 +129,108 @@ async def test_a_task_runner_hears_progress_through_listening() -> None:
     assert heard == [Progress(1.0, None, "half")]
     assert [m["params"]["progressToken"] for m in sent] == ["client-token"]
     assert current_relay() is None
+
+
+def _input_required(requests: dict[str, Any], state: str | None = "up-state") -> dict[str, Any]:
+    result: dict[str, Any] = {"resultType": "input_required", "inputRequests": requests}
+    if state is not None:
+        result["requestState"] = state
+    return result
+
+
+_ELICIT = {"method": "elicitation/create", "params": {"message": "Name?", "_meta": {"upstream": 1}}}
+_SAMPLE = {"method": "sampling/createMessage", "params": {"messages": [], "maxTokens": 5}}
+
+
+def _asking(*replies: dict[str, Any]) -> tuple[Relay, list[tuple[str, dict[str, Any]]]]:
+    asked: list[tuple[str, dict[str, Any]]] = []
+    queue = list(replies)
+
+    async def ask(method: str, params: dict[str, Any]) -> dict[str, Any]:
+        asked.append((method, params))
+        return queue.pop(0)
+
+    relay = Relay(ask=ask, asks=frozenset({"elicitation/create", "sampling/createMessage"}))
+    return relay, asked
+
+
+async def test_input_required_for_a_handshake_era_client_is_asked_on_its_stream_and_answered() -> None:
+    """Each request is asked of the client (without the upstream's _meta); the retry carries the
+    replies under the upstream's keys and the upstream's own requestState."""
+    relay, asked = _asking(
+        {"result": {"action": "accept", "content": {"n": "Ada"}}}, {"result": {"role": "a"}}
+    )
+    resume = await relay.answer_input_required("srv", "t", _input_required({"who": _ELICIT, "s": _SAMPLE}))
+    assert resume == {
+        "inputResponses": {"who": {"action": "accept", "content": {"n": "Ada"}}, "s": {"role": "a"}},
+        "requestState": "up-state",
+    }
+    assert asked == [
+        ("elicitation/create", {"message": "Name?"}),
+        ("sampling/createMessage", {"messages": [], "maxTokens": 5}),
+    ]
+
+
+@pytest.mark.parametrize(
+    "requests",
+    [
+        {"who": _ELICIT, "roots": {"method": "roots/list", "params": {}}},  # not relayed at all
+        {"who": _ELICIT, "u": {"method": "elicitation/create", "params": {"mode": "url", "message": "Go"}}},
+        {f"k{i}": _ELICIT for i in range(17)},  # too many at once
+        {"k" * 201: _ELICIT},  # a key too long to carry
+    ],
+)
+async def test_input_required_the_stream_cannot_carry_is_refused_before_asking_anything(
+    requests: dict[str, Any],
+) -> None:
+    relay, asked = _asking()
+    with pytest.raises(UpstreamInputError, match="cannot receive here"):
+        await relay.answer_input_required("srv", "t", _input_required(requests))
+    assert asked == []
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [{"error": {"code": -1, "message": "no"}}, {"result": "yes"}, {"result": {"x": "y" * 300_000}}],
+)
+async def test_a_reply_that_is_no_bounded_object_ends_the_call(reply: dict[str, Any]) -> None:
+    relay, _ = _asking(reply)
+    with pytest.raises(UpstreamInputError, match="did not give"):
+        await relay.answer_input_required("srv", "t", _input_required({"who": _ELICIT}))
+
+
+async def test_input_required_for_a_modern_client_is_left_to_the_edge_and_asks_nothing() -> None:
+    relay, asked = _asking()
+    relay.input_required = frozenset({"elicitation/create"})
+    assert await relay.answer_input_required("srv", "t", _input_required({"who": _ELICIT})) is None
+    assert asked == []
+    with pytest.raises(UpstreamInputError):  # a client that takes nothing: the clear error, as before
+        await Relay().answer_input_required("srv", "t", _input_required({"who": _ELICIT}))
+
+
+@pytest.mark.parametrize(
+    ("takes", "offered"),
+    [
+        (set(), None),
+        ({"elicitation/create", "elicitation/create#url"}, {"elicitation": {"form": {}, "url": {}}}),
+        ({"elicitation/create#url", "sampling/createMessage"}, {"elicitation": {"url": {}}, "sampling": {}}),
+        ({"roots/list"}, {"roots": {}}),
+    ],
+)
+def test_the_capabilities_offered_upstream_are_the_clients_own(
+    takes: set[str], offered: dict[str, Any] | None
+) -> None:
+    assert Relay(input_required=frozenset(takes)).offered_capabilities() == offered
+    assert Relay(asks=frozenset(takes)).offered_capabilities() == offered
+
+
+async def test_roots_list_is_asked_of_a_client_that_declared_roots_and_refused_otherwise() -> None:
+    relay, asked = _asking({"result": {"roots": [{"uri": "file:///w"}]}})
+    relay.asks = frozenset({"roots/list"})
+    assert await relay.request("srv", {"method": "roots/list", "params": {}}) == {
+        "result": {"roots": [{"uri": "file:///w"}]}
+    }
+    assert asked == [("roots/list", {})]
+    refused = Relay(asks=frozenset({"elicitation/create"}))
+    assert "error" in await refused.request("srv", {"method": "roots/list", "params": {}})
+    assert refused.refused == ["roots/list, the client's roots"]
