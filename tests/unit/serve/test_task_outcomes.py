@@ -70,4 +70,3 @@ async def test_an_upstream_protocol_error_ends_the_task_failed_with_the_error_an
         "code": -32603,
         "message": "crm: export failed upstream: Internal error: the job crashed",
     }
-
