@@ -29,7 +29,7 @@ from foldgate.model.deadline import ANSWER_MARGIN_S, answering_by
 from foldgate.serve.catalogs import CatalogCache
 from foldgate.serve.gateway import Gateway
 from foldgate.serve.task_progress import ProgressNote
-from foldgate.serve.tasks import TaskService, principal_of
+from foldgate.serve.tasks import CallFailure, TaskService, noting_failure, principal_of
 
 __all__ = ["build_worker_handler", "run_task"]
 
@@ -60,9 +60,13 @@ async def run_task(gateway: Gateway, tasks: TaskService, task_id: str, deadline:
         # The call's progress becomes the task's statusMessage (polled by tasks/get anywhere).
         note = ProgressNote(tasks.store, record.poll_interval_ms / 1000)
         note.attach(record)
-        dispatch = note.around(lambda: gateway.caller.dispatch(view, tool, server, arguments))
+        # A protocol error ends the task failed, a tool error completed (serve/tasks.py).
+        failure = CallFailure()
+        dispatch = noting_failure(
+            note.around(lambda: gateway.caller.dispatch(view, tool, server, arguments)), failure
+        )
         work = asyncio.ensure_future(dispatch())
-        await tasks.drive(record, work)
+        await tasks.drive(record, work, failure)
     ended = tasks.store.get(task_id)
     return ended.status if ended is not None else "gone"
 

@@ -21,6 +21,8 @@ and ``server/discover`` answers are extended the same way with the task capabili
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
 import contextlib
 import json
 import logging
@@ -63,6 +65,8 @@ _HANDSHAKE_ONLY: Final = frozenset({"tasks/result", "tasks/list"})
 _CAPABILITIES_2025: Final[dict[str, Any]] = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
 _NOT_FOUND: Final = "Failed to retrieve task: Task not found"
 _MISSING_CAPABILITY: Final = -32021
+# SEP-2243: a routing header (Mcp-Method, Mcp-Name) that disagrees with the body is refused.
+_HEADER_MISMATCH: Final = -32020
 # tasks/result waits at most this long where the request has no deadline of its own (local serve).
 _RESULT_WAIT_S: Final = 900.0
 _LIST_PAGE: Final = 50
@@ -109,6 +113,34 @@ def parse(body: bytes, request: Request) -> Parsed | None:
         return None
     version = request.headers.get("mcp-protocol-version") or "2025-11-25"
     return Parsed(rid, msg["method"], params, version)
+
+
+def _header_name(value: str) -> str | None:
+    """An ``Mcp-Name`` value as the name it carries: verbatim, or ``=?base64?...?=`` decoded (None:
+    undecodable, which matches no name)."""
+    if not (value.startswith("=?base64?") and value.endswith("?=")):
+        return value
+    try:
+        return base64.b64decode(value[9:-2], validate=True).decode("utf-8")
+    except (binascii.Error, ValueError):
+        return None
+
+
+def routing_mismatch(parsed: Parsed, request: Request) -> str | None:
+    """Why a 2026-07-28 tasks/* request's routing headers disagree with its body (SEP-2243), or None.
+
+    A load balancer may route on these headers, so one that names another method or task than the body
+    is refused rather than answered for the body (as the SDK refuses it for tools/call)."""
+    if not parsed.modern:
+        return None  # routing headers belong to the stateless era
+    methods = request.headers.getlist("mcp-method")
+    if methods and methods != [parsed.method]:
+        return "Mcp-Method header does not match the request body"
+    names = request.headers.getlist("mcp-name")
+    task_id = parsed.params.get("taskId")
+    if names and (len(names) > 1 or not isinstance(task_id, str) or _header_name(names[0]) != task_id):
+        return "Mcp-Name header does not match the request body's taskId"
+    return None
 
 
 def task_request_of(parsed: Parsed) -> TaskRequest:
@@ -354,7 +386,12 @@ async def task_scope(
         if traced is not None:
             task_id = parsed.params.get("taskId")
             traced.work(parsed.method, task_id if isinstance(task_id, str) else "")
-        await answer_task_method(parsed, gateway.tasks, principal, send)
+        mismatch = routing_mismatch(parsed, request)
+        if mismatch is not None:
+            body_out = {"jsonrpc": "2.0", "id": parsed.rid, **_error(_HEADER_MISMATCH, mismatch)}
+            await _send_json(send, body_out, status=400)
+        else:
+            await answer_task_method(parsed, gateway.tasks, principal, send)
         yield None
         return
     if parsed.method in ("initialize", "server/discover"):
@@ -371,8 +408,8 @@ async def task_scope(
         task_request.reset(token)
 
 
-async def _send_json(send: Send, message: dict[str, Any]) -> None:
+async def _send_json(send: Send, message: dict[str, Any], status: int = 200) -> None:
     payload = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]
-    await send({"type": "http.response.start", "status": 200, "headers": headers})
+    await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": payload})

@@ -171,6 +171,12 @@ class ToolCaller:
             if observed is not None:
                 observed.failed(exc)
             log.warning("tenant %s: %s", view.catalog.tenant, exc.message)
+            if not isinstance(exc, UpstreamConsentError):
+                # Imported here: the tasks module stays off the cold-start path of gateways without tasks.
+                from foldgate.serve.tasks import note_protocol_error
+
+                # No answer from the tool: a task's call ends failed (a consent link is the agent's).
+                note_protocol_error(exc)
             extra: dict[str, Any] = {}
             if isinstance(exc, UpstreamConsentError) and isinstance(exc.details.get("connect_url"), str):
                 # The caller's own connect link, as a field, and noted for the edge, which may offer

@@ -51,8 +51,11 @@ __all__ = [
     "TASK_RESULT_FRAGMENT",
     "TASK_RESULT_NAME",
     "TASK_RESULT_TOOL",
+    "CallFailure",
     "TaskRequest",
     "TaskService",
+    "note_protocol_error",
+    "noting_failure",
     "principal_of",
     "task_mode",
     "task_request",
@@ -100,6 +103,33 @@ class TaskRequest:
 task_request: contextvars.ContextVar[TaskRequest | None] = contextvars.ContextVar(
     "foldgate_task_request", default=None
 )
+
+
+class CallFailure:
+    """Where a task's call notes the protocol error it ended in (its result is then not the outcome)."""
+
+    __slots__ = ("error",)
+
+    def __init__(self) -> None:
+        self.error: dict[str, Any] | None = None
+
+
+_failure: contextvars.ContextVar[CallFailure | None] = contextvars.ContextVar(
+    "foldgate_task_failure", default=None
+)
+
+
+def note_protocol_error(exc: FoldgateError) -> None:
+    """Note that the call running in this context ended in a protocol error, not a tool error: the
+    upstream answered a JSON-RPC error, or foldgate could not get an answer. The call path still
+    answers a request with its error result; a task's call ends ``failed`` with this error inlined
+    (the tasks extension keeps ``completed`` for calls that ran, their tool errors included)."""
+    failure = _failure.get()
+    if failure is None:
+        return
+    code = exc.details.get("rpc_code")
+    code = code if isinstance(code, int) and not isinstance(code, bool) else -32603
+    failure.error = {"code": code, "message": exc.message}
 
 
 def task_mode(config: TenantConfig, server: ServerConfig, tool_name: str) -> TaskMode:
@@ -182,7 +212,8 @@ class TaskService:
         payload = self._payload(principal, config, tool, arguments)
         # Its progress becomes the task's statusMessage once (if ever) it is a task.
         note = ProgressNote(self.store, self.poll_interval_ms / 1000)
-        call = note.around(call)
+        failure = CallFailure()
+        call = noting_failure(note.around(call), failure)
         declared = mode == "auto" and tool.tool.declares_tasks
         if takes and payload is not None and (req.requested or mode == "always" or declared):
             record = self._try_create(principal, tool, payload, req.ttl_ms)
@@ -191,7 +222,7 @@ class TaskService:
                 if self.worker is not None:
                     self._hand_off(record)
                 else:
-                    self._supervise(record, asyncio.ensure_future(call()))
+                    self._supervise(record, asyncio.ensure_future(call()), failure)
                 req.created = record
                 return _handle_result(record)
         window = server.sync_window_s or config.sync_window_s or self.default_window_s
@@ -218,7 +249,7 @@ class TaskService:
             await asyncio.wait({work}, timeout=_ABANDON_S)
             self._hand_off(record)
         else:
-            self._supervise(record, work)
+            self._supervise(record, work, failure)
         if takes:
             req.created = record
             return _handle_result(record)
@@ -300,19 +331,24 @@ class TaskService:
 
     # -- running ---------------------------------------------------------------------------------
 
-    def _supervise(self, record: TaskRecord, work: asyncio.Task[dict[str, Any]]) -> None:
+    def _supervise(
+        self, record: TaskRecord, work: asyncio.Task[dict[str, Any]], failure: CallFailure
+    ) -> None:
         """Run ``work`` to a stored outcome in this process (the supervisor is kept referenced)."""
         self._running[record.task_id] = work
         # Its own context: the request's observation and deadline end with the request.
         supervisor = asyncio.get_running_loop().create_task(
-            self.drive(record, work), context=contextvars.Context()
+            self.drive(record, work, failure), context=contextvars.Context()
         )
         self._supervisors.add(supervisor)
         supervisor.add_done_callback(self._supervisors.discard)
 
-    async def drive(self, record: TaskRecord, work: asyncio.Future[dict[str, Any]]) -> None:
+    async def drive(
+        self, record: TaskRecord, work: asyncio.Future[dict[str, Any]], failure: CallFailure | None = None
+    ) -> None:
         """Wait for ``work`` while polling the record for a cancel (any instance may have answered
-        ``tasks/cancel``); store the outcome unless a cancel won."""
+        ``tasks/cancel``); store the outcome unless a cancel won: ``failed`` with the protocol error
+        ``failure`` noted (its error result is not kept), else ``completed`` with the result."""
         try:
             while not work.done():
                 done, _ = await asyncio.wait({work}, timeout=record.poll_interval_ms / 1000)
@@ -337,6 +373,9 @@ class TaskService:
                 return
             except Exception as exc:
                 self.settle(record, "failed", error=_rpc_error(exc))
+                return
+            if failure is not None and failure.error is not None:
+                self.settle(record, "failed", error=failure.error)
                 return
             self.settle(record, "completed", result=result)
         finally:
@@ -458,6 +497,16 @@ def _rpc_error(exc: Exception) -> dict[str, Any]:
         return error
     log.error("a task's call failed: %s", type(exc).__name__, exc_info=exc)
     return {"code": -32603, "message": f"the call failed: {type(exc).__name__}"}
+
+
+def noting_failure(call: Call, failure: CallFailure) -> Call:
+    """``call`` noting its protocol error in ``failure`` (:func:`note_protocol_error`)."""
+
+    async def noted() -> dict[str, Any]:
+        _failure.set(failure)  # this call's own context: it runs as its own asyncio task
+        return await call()
+
+    return noted
 
 
 def _rerunnable(tool: IndexedTool) -> bool:

@@ -311,7 +311,12 @@ class UpstreamClient:
                     raise passed from exc
                 said = _rpc_error_message(leaf)
                 if said is not None:
-                    raise UpstreamError(f"{server.name}: {name} failed upstream: {said}") from exc
+                    # Its code is kept (never shown to the agent): a task's call fails with it.
+                    code = getattr(leaf, "code", None)
+                    rpc_code = code if isinstance(code, int) and not isinstance(code, bool) else -32603
+                    raise UpstreamError(
+                        f"{server.name}: {name} failed upstream: {said}", rpc_code=rpc_code
+                    ) from exc
                 raise UpstreamError(f"{server.name}: {name} failed: {_describe(exc)}") from exc
             traced.set(outcome="tool_error" if result.get("isError") is True else "ok")
             return result

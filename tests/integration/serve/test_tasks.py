@@ -465,3 +465,23 @@ async def test_the_2026_extension_methods_need_the_declared_capability(
             )
         )["result"]
         assert plain["content"] == [{"type": "text", "text": "slept 0.1"}]
+
+
+async def test_a_tasks_get_whose_mcp_name_names_another_task_is_refused_with_32020(
+    upstream: tuple[SlowUpstream, str], tmp_path: Path
+) -> None:
+    """SEP-2243: the Mcp-Name routing header of tasks/get must be the body's taskId."""
+    _, url = upstream
+    async with instance(url, tmp_path / "tasks.db") as (http, _):
+        handle = (await modern(http, "tools/call", {"name": "slow__export", "arguments": {"seconds": 0.2}}))[
+            "result"
+        ]
+        msg: dict[str, Any] = {"jsonrpc": "2.0", "id": 9, "method": "tasks/get"}
+        msg["params"] = modern_params("tasks/get", {"taskId": handle["taskId"]})
+        headers = {**HEADERS_2026, "mcp-method": "tasks/get", "mcp-name": "another-task"}
+        r = await http.post("/mcp/all", json=msg, headers=headers)
+        assert r.status_code == 400
+        assert r.json()["id"] == 9
+        assert r.json()["error"]["code"] == -32020
+        served = await modern(http, "tasks/get", {"taskId": handle["taskId"]})
+        assert served["result"]["taskId"] == handle["taskId"]

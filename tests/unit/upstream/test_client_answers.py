@@ -99,8 +99,10 @@ async def test_an_upstream_json_rpc_error_names_the_server_and_tool(
 ) -> None:
     error = {"code": -32602, "message": "Tool t not found"}
     upstream(lambda m: httpx2.Response(200, json={"jsonrpc": "2.0", "id": m["id"], "error": error}))
-    with pytest.raises(UpstreamError, match=r"^up: t failed upstream: Tool t not found$"):
+    with pytest.raises(UpstreamError, match=r"^up: t failed upstream: Tool t not found$") as raised:
         await call()
+    # Kept for a task's call, which fails with the upstream's own code (never shown in a tool result).
+    assert raised.value.details["rpc_code"] == -32602
 
 
 async def test_a_stream_that_ends_without_an_answer_is_resent_only_when_safe(
