@@ -145,7 +145,9 @@ def test_every_new_page_renders_with_strict_headers_and_passes_the_accessibility
 def test_the_fleet_links_to_a_servers_tools_and_each_tool_to_what_an_agent_gets(ui: Ui) -> None:
     page = ui.page
     page.goto("/console/fleet")
-    page.locator("table.servers tbody tr", has_text="crm").get_by_role("link").first.click()
+    row = page.locator("table.servers tbody tr", has_text="crm")
+    # The row's tool count links to the server's tools (its name opens the server's settings).
+    row.locator("td.num").first.get_by_role("link").click()
     page.wait_for_url("**/console/tools?**server=crm")
     page.get_by_role("link", name="crm__find_contact").click()
     page.wait_for_url("**/console/tools/crm__find_contact?**")

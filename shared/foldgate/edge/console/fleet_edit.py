@@ -33,6 +33,7 @@ from foldgate.config.fleet_edit import (
     summarize,
 )
 from foldgate.config.fleet_write import NOT_EDITABLE, ConfigDocument, ConfigWriter
+from foldgate.edge.console.fleet import reindex_sentence
 from foldgate.edge.console.web import PREFIX
 from foldgate.errors import ConfigError, ConflictError, FoldgateError, NotFoundError
 from foldgate.model.activity import AuditAction
@@ -114,8 +115,11 @@ def add_fleet_edit_routes(
             "editable": chosen is not None, "not_editable": NOT_EDITABLE,
             "save_label": chosen.label if chosen is not None else "",
             "keeps_comments": chosen.keeps_comments if chosen is not None else True,
-            "flags": FLAGS, "job": job_of(tenant), "message": None, "error": None, **extra,
+            "flags": FLAGS, "message": None, "error": None, **extra,
         }  # fmt: skip
+        # The reindex a save started, in the same sentence the fleet page shows (_reindex.html).
+        ctx["job"] = job = job_of(tenant)
+        ctx["sentence"] = reindex_sentence(job)
         response = page(request, "server.html", tenant, tenants, **ctx)
         response.status_code = status
         return response
