@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -90,6 +91,28 @@ def test_non_terminal_updates_keep_the_task_open(store: TaskStore) -> None:
     assert got.status_message == "50%"
     assert got.call == record.call
     assert store.transition(record.settled("completed", time.time(), result="{}"))
+
+
+def test_an_upstream_task_and_its_input_requests_are_kept_until_settled(store: TaskStore) -> None:
+    """The upstream's task id (any instance follows it, forwards update and cancel to it) is written with
+    the record and by a transition; pending input requests live only while input_required."""
+    record = replace(task("t1"), upstream_server="crm", upstream_task_id="up-7")
+    store.create(record)
+    assert store.get("t1") == record
+    asking = json.dumps({"confirm": {"method": "elicitation/create", "params": {"message": "Sure?"}}})
+    assert store.transition(record.waiting(time.time(), asking, "waiting for input"))
+    got = store.get("t1")
+    assert got is not None
+    assert (got.status, got.input_requests, got.upstream_task_id) == ("input_required", asking, "up-7")
+    assert store.transition(got.settled("working", time.time()))
+    resumed = store.get("t1")
+    assert resumed is not None
+    assert (resumed.status, resumed.input_requests, resumed.upstream_server) == ("working", None, "crm")
+    # A task that became one upstream only later gains the id by a transition.
+    later = task("t2")
+    store.create(later)
+    assert store.transition(replace(later, upstream_server="crm", upstream_task_id="up-8"))
+    assert store.get("t2").upstream_task_id == "up-8"  # type: ignore[union-attr]
 
 
 def test_a_missing_task_cannot_be_settled(store: TaskStore) -> None:
