@@ -5,6 +5,7 @@ both win), listing is per owner, newest first, in pages, and results of any size
 from __future__ import annotations
 
 import json
+import sqlite3
 import time
 from collections.abc import Iterator
 from dataclasses import replace
@@ -135,3 +136,31 @@ def test_listing_is_per_owner_newest_first_in_pages(store: TaskStore) -> None:
     assert cursor is None
     assert [r.task_id for r in store.list("acme\x1ftok2", limit=10)[0]] == ["theirs"]
     assert store.list("acme\x1ftok3", limit=10) == ([], None)
+
+
+def test_a_task_file_made_before_upstream_tasks_gains_their_columns_and_keeps_its_tasks(
+    tmp_path: Path,
+) -> None:
+    """`foldgate serve` upgraded over an existing file: its tasks table gets the new columns on open."""
+    path = tmp_path / "old.sqlite3"
+    db = sqlite3.connect(path)
+    db.executescript(
+        """CREATE TABLE tasks (
+        task_id TEXT PRIMARY KEY, owner TEXT NOT NULL, tenant TEXT NOT NULL, tool TEXT NOT NULL,
+        status TEXT NOT NULL, created_at REAL NOT NULL, updated_at REAL NOT NULL, expires_at REAL NOT NULL,
+        poll_interval_ms INTEGER NOT NULL, status_message TEXT, result TEXT, error TEXT,
+        call TEXT NOT NULL);"""
+    )
+    old = task("t1")
+    db.execute(
+        "INSERT INTO tasks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (old.task_id, old.owner, old.tenant, old.tool, old.status, old.created_at, old.updated_at,
+         old.expires_at, old.poll_interval_ms, None, None, None, old.call),
+    )  # fmt: skip
+    db.commit()
+    db.close()
+    store = SqliteTaskStore(path)
+    assert store.get("t1") == old
+    assert store.transition(replace(old, upstream_server="crm", upstream_task_id="up-1"))
+    assert store.get("t1").upstream_task_id == "up-1"  # type: ignore[union-attr]
+    store.close()
