@@ -45,7 +45,7 @@ from foldgate.model.principal import Principal
 from foldgate.serve.paging import ResultPager
 from foldgate.serve.results import error_result, json_result
 from foldgate.serve.task_progress import ProgressNote
-from foldgate.serve.upstream_tasks import UpstreamFollow, task_link
+from foldgate.serve.upstream_tasks import UpstreamFollow, answered_first, task_link
 from foldgate.store.tasks.base import TaskRecord, TaskStatus, TaskStore
 from foldgate.upstream.tasks import linked
 
@@ -229,7 +229,17 @@ class TaskService:
         call = noting_failure(note.around(follow.around(call, link)), failure)
         if upstream_first:
             assert payload is not None
-            return await self._upstream_first(principal, tool, payload, req, call, note, follow, failure)
+            first = await answered_first(
+                call,
+                follow,
+                lambda: self._try_create(principal, tool, payload, req.ttl_ms, follow),
+                lambda record, work: self._become_task(record, work, follow, failure),
+                note.attach,
+            )
+            if not isinstance(first, TaskRecord):
+                return first
+            req.created = first
+            return _handle_result(first)
         if starts:
             assert payload is not None
             record = self._try_create(principal, tool, payload, req.ttl_ms)
@@ -274,50 +284,23 @@ class TaskService:
             return _handle_result(record)
         return self._continues(record, window)
 
-    async def _upstream_first(
+    async def _become_task(
         self,
-        principal: Principal,
-        tool: IndexedTool,
-        payload: str,
-        req: TaskRequest,
-        call: Call,
-        note: ProgressNote,
+        record: TaskRecord,
+        work: asyncio.Task[dict[str, Any]],
         follow: UpstreamFollow,
         failure: CallFailure,
-    ) -> dict[str, Any]:
-        """A call whose upstream may run it as a task of its own: the upstream answers first. Its
-        answer (a result, an ``input_required`` to relay) is the call's; a task handle of the
-        upstream's becomes the gateway's task (naming it); a plain call (the upstream takes no tasks)
-        becomes one as any task-supporting tool's does, before it is sent."""
-        work = asyncio.ensure_future(call())
-        signals = {asyncio.ensure_future(e.wait()) for e in (follow.started_event, follow.plain_event)}
-        try:
-            await asyncio.wait({work, *signals}, return_when=asyncio.FIRST_COMPLETED)
-        except asyncio.CancelledError:
-            work.cancel()  # the request itself was abandoned: so is its call
-            raise
-        finally:
-            for signal in signals:
-                signal.cancel()
-        if work.done():
-            return work.result()
-        record = self._try_create(principal, tool, payload, req.ttl_ms, follow)
-        if record is None:
-            follow.proceed()
-            return await work  # no task could be kept: the call keeps its request
-        note.attach(record)
-        await follow.attach(record)
+    ) -> None:
+        """Run ``work`` (a call whose upstream answered first) as ``record``: in this process, or in a
+        worker, which sends the call or follows the upstream's task itself (a plain call still waits
+        in ``follow``, unsent; see serve/upstream_tasks.py)."""
         if self.worker is not None:
-            # Nothing was sent yet for a plain call (it waits in follow.plain), and the upstream's task
-            # only stops being read here: the worker sends the call, or follows that task, itself.
             work.cancel()
             await asyncio.wait({work}, timeout=_ABANDON_S)
             self._hand_off(record)
         else:
             follow.proceed()
             self._supervise(record, work, failure)
-        req.created = record
-        return _handle_result(record)
 
     def _try_create(
         self,

@@ -32,7 +32,7 @@ from foldgate.upstream.tasks import TaskLink, linked
 if TYPE_CHECKING:
     from foldgate.serve.gateway import Gateway
 
-__all__ = ["UpstreamFollow", "followed_link", "forward_cancel", "task_link", "update_task"]
+__all__ = ["UpstreamFollow", "answered_first", "followed_link", "forward_cancel", "task_link", "update_task"]
 
 log = logging.getLogger(__name__)
 
@@ -124,6 +124,41 @@ class UpstreamFollow:
             await asyncio.to_thread(self.store.transition, record)
         except StoreError as exc:
             log.warning("task %s: cannot note its upstream task: %s", record.task_id[:6], exc.message)
+
+
+async def answered_first(
+    call: Call,
+    follow: UpstreamFollow,
+    create: Callable[[], TaskRecord | None],
+    run: Callable[[TaskRecord, asyncio.Task[dict[str, Any]]], Awaitable[None]],
+    attach: Callable[[TaskRecord], None],
+) -> dict[str, Any] | TaskRecord:
+    """A call whose upstream may run it as a task of its own (a 2026-07-28 client's call of a
+    task-supporting tool): the upstream answers first. Its answer (a result, an ``input_required`` to
+    relay) is the call's, returned as it is; a task handle of the upstream's makes the gateway's task
+    (``create``, naming it), as does a plain call (the upstream takes no tasks) before it is sent; the
+    call then runs as that task (``run``) and the new record is returned. ``attach`` tells the call's
+    progress note its task. When no task can be kept, the call keeps its request."""
+    work = asyncio.ensure_future(call())
+    signals = {asyncio.ensure_future(e.wait()) for e in (follow.started_event, follow.plain_event)}
+    try:
+        await asyncio.wait({work, *signals}, return_when=asyncio.FIRST_COMPLETED)
+    except asyncio.CancelledError:
+        work.cancel()  # the request itself was abandoned: so is its call
+        raise
+    finally:
+        for signal in signals:
+            signal.cancel()
+    if work.done():
+        return work.result()
+    record = create()
+    if record is None:
+        follow.proceed()
+        return await work
+    attach(record)
+    await follow.attach(record)
+    await run(record, work)  # in this process it lets a plain call go (follow.proceed); a worker's does not
+    return record
 
 
 def task_link(tool: IndexedTool, *, prefer: bool, refuse_required: bool) -> TaskLink:
