@@ -78,3 +78,32 @@ async def test_the_worker_follows_the_upstream_task_the_mcp_function_started_and
     assert done is not None
     assert json.loads(done.result or "{}")["content"] == [{"type": "text", "text": "job done"}]
     await worker.aclose()
+
+
+async def test_a_call_past_its_window_that_runs_as_an_upstream_task_is_handed_over_not_sent_again(
+    upstream: tuple[TaskUpstream, str], tmp_path: Path
+) -> None:
+    """A client that takes no tasks, a tool that is neither read-only nor idempotent: sent again by a
+    worker it could act twice, so it would keep its request. Running as its upstream's task, it is
+    handed to the worker, which follows that task."""
+    up, url = upstream
+    handed: list[str] = []
+    mcp, mcp_tasks = instance(url, tmp_path / "tasks.db", worker=handed.append)
+    mcp_tasks.default_window_s = 0.3
+    token = task_request.set(TaskRequest())
+    try:
+        continues = await mcp.call(ME, "up__job", {"seconds": 1.5})
+    finally:
+        task_request.reset(token)
+    said = json.loads(continues["content"][0]["text"])
+    assert said["status"] == "working"
+    assert handed == [said["key"]]
+    record = mcp_tasks.store.get(said["key"])
+    assert record is not None
+    assert record.upstream_task_id == f"{ID_PREFIX}1"
+    await mcp.aclose()
+
+    worker, worker_tasks = instance(url, tmp_path / "tasks.db")
+    assert await run_task(worker, worker_tasks, said["key"], None) == "completed"
+    assert up.methods().count("tools/call") == 1
+    await worker.aclose()
