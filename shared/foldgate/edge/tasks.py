@@ -9,6 +9,10 @@
   ``tasks/update`` and ``tasks/cancel`` follow, each refused with -32021 for a request that does not
   declare the extension.
 
+A task whose call runs as its upstream's own (``foldgate.serve.upstream_tasks``) shows the upstream's
+``input_required`` with its requests on ``tasks/get``; ``tasks/update`` forwards the answers to pending
+requests there, and a ``tasks/cancel`` that wins is forwarded too.
+
 Every answer comes from the task store, so any instance answers for any task. A task is visible only to
 the credential that created it: any other caller gets exactly the "not found" a missing task gets.
 

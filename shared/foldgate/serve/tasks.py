@@ -10,6 +10,12 @@ Otherwise it runs in the request for at most the sync window (``sync_window_s``:
 tenant, else the deployment's default); a call still running then continues as a task, and a client
 that takes no tasks gets a tool result naming the key ``task_result`` fetches the outcome with.
 
+A call may also run as a task of its upstream (the upstream declared the tasks extension; the tool
+requires tasks, or supports them and the call is a task here): foldgate's task then names the
+upstream's and mirrors it, ``input_required`` included (:mod:`foldgate.serve.upstream_tasks`). A
+2026-07-28 client's call of a task-supporting tool waits for the upstream's first answer before it
+becomes a task: a result or an ``input_required`` (relayed as for any call) is answered as it is.
+
 Where the call runs:
 
 * **In this process** (``foldgate serve``): an asyncio task that writes the outcome to the store. It
