@@ -202,6 +202,12 @@ async def test_input_required_inside_the_upstreams_task_reaches_the_client_and_i
                 },
             }
         }
+        for bad in ({"ok": "yes"}, ["ok"]):
+            refused = await rpc(
+                second, tokens["mine"], "tasks/update", {"taskId": handle["taskId"], "inputResponses": bad}
+            )
+            assert refused["error"]["code"] == -32602
+        assert sent(up, "tasks/update") == []  # nothing malformed goes upstream
         answers = {"ok": {"action": "accept", "content": {"ok": True}}, "stray": {"action": "decline"}}
         acked = await rpc(
             second, tokens["mine"], "tasks/update", {"taskId": handle["taskId"], "inputResponses": answers}
