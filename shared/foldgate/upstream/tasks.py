@@ -10,7 +10,10 @@ task handle (``resultType: "task"``) is then *followed*: ``tasks/get`` at the in
 (bounded), its status and status message heard by the link's listener, until it ends: ``completed``
 returns its inlined result (a tool error included), ``failed`` raises its JSON-RPC error, ``cancelled``
 an error. An upstream that answers anything else (a result, an ``input_required`` before any task) is
-answered as any call.
+answered as any call. A 2025-11-25 upstream that declared task-augmented ``tools/call`` (in
+``initialize``) is called with ``params.task`` and followed the same way, a finished task's outcome
+fetched with ``tasks/result``; it cannot take input inside a task here. The upstream's
+``related-task`` ``_meta`` is dropped from results (it names the upstream's task).
 
 ``input_required`` inside the upstream's task is heard with its ``inputRequests`` checked and rebuilt
 (:func:`checked_requests`: only requests for input a gateway relays, bounded); the gateway's own task
@@ -54,6 +57,10 @@ __all__ = [
 
 TASKS_EXTENSION: Final = "io.modelcontextprotocol/tasks"
 EXTENSIONS: Final[Mapping[str, Any]] = {TASKS_EXTENSION: {}}
+RELATED_TASK_META: Final = "io.modelcontextprotocol/related-task"
+# A 2025-11-25 upstream takes task-augmented calls (params.task) instead of the extension.
+LEGACY_TASKS_VERSION: Final = "2025-11-25"
+LEGACY_TTL_MS: Final = 3_600_000
 # The upstream's poll interval hint, bounded: never hammered faster, never left longer unread.
 MIN_POLL_S: Final = 0.1
 MAX_POLL_S: Final = 10.0
@@ -116,10 +123,20 @@ def current_link() -> TaskLink | None:
 
 
 def offers_tasks(session: PlainSession) -> bool:
-    """Whether the upstream declared the tasks extension (at 2026-07-28)."""
-    caps = session.server_capabilities if session.modern else None
-    extensions = caps.get("extensions") if isinstance(caps, dict) else None
-    return isinstance(extensions, dict) and isinstance(extensions.get(TASKS_EXTENSION), dict)
+    """Whether the upstream runs tool calls as tasks: it declared the tasks extension (2026-07-28), or
+    task-augmented ``tools/call`` (``capabilities.tasks.requests.tools.call``, 2025-11-25)."""
+    caps = session.server_capabilities
+    if not isinstance(caps, dict):
+        return False
+    if session.modern:
+        extensions = caps.get("extensions")
+        return isinstance(extensions, dict) and isinstance(extensions.get(TASKS_EXTENSION), dict)
+    if session.version != LEGACY_TASKS_VERSION:
+        return False
+    tasks = caps.get("tasks")
+    requests = tasks.get("requests") if isinstance(tasks, dict) else None
+    tools = requests.get("tools") if isinstance(requests, dict) else None
+    return isinstance(tools, dict) and isinstance(tools.get("call"), dict)
 
 
 def _as_task(link: TaskLink | None, session: Any) -> bool:
@@ -143,15 +160,23 @@ async def call_tool(session: Any, name: str, arguments: dict[str, Any]) -> dict[
     assert link is not None
     assert isinstance(session, PlainSession)
     task_id = link.follow
+    handle: Mapping[str, Any] = {}
     if task_id is None:
-        params = {"name": name, "arguments": arguments}
+        params: dict[str, Any] = {"name": name, "arguments": arguments}
+        if not session.modern:
+            params["task"] = {"ttl": LEGACY_TTL_MS}  # 2025-11-25: the request itself asks for a task
         raw = await session.request("tools/call", params, extensions=EXTENSIONS)
-        if raw.get("resultType") != "task":
+        # A 2026-07-28 handle is the result itself; a 2025-11-25 one is under "task".
+        found = raw if raw.get("resultType") == "task" else None
+        if not session.modern:
+            found = raw.get("task") if isinstance(raw.get("task"), Mapping) else None
+        if found is None:
             return raw  # answered at once (or input_required before any task): as any call
-        task_id = _task_id(raw, session.name)
+        handle = found
+        task_id = _task_id(handle, session.name)
         if link.listener is not None:
             await link.listener.started(session.name, task_id)
-    return await _follow(session, name, task_id, link.listener, _interval(raw if link.follow is None else {}))
+    return await _follow(session, name, task_id, link.listener, _interval(handle))
 
 
 async def _follow(
@@ -163,11 +188,14 @@ async def _follow(
         await asyncio.sleep(pause)  # the upstream's hinted interval: a remote state, no event to wait on
         got = await session.request("tasks/get", {"taskId": task_id}, extensions=EXTENSIONS)
         status = got.get("status")
+        if status in ("completed", "failed") and not session.modern:
+            # 2025-11-25: the outcome is fetched (the call's result, or its JSON-RPC error raised).
+            return _unrelated(await session.request("tasks/result", {"taskId": task_id}))
         if status == "completed":
             result = got.get("result")
             if not isinstance(result, dict):
                 raise UpstreamError(f"{session.name}: {tool}: the upstream's task completed without a result")
-            return {k: v for k, v in result.items() if k != "resultType"}
+            return _unrelated(result)
         if status == "failed":
             error = got.get("error")
             error = error if isinstance(error, dict) else {}
@@ -194,6 +222,19 @@ async def _follow(
             await listener.status(str(status), message, requests)
         last = seen
         pause = _interval(got)
+
+
+def _unrelated(result: dict[str, Any]) -> dict[str, Any]:
+    """A task's result as a tool result: no ``resultType`` (the envelope's, not the call's), and no
+    related-task ``_meta`` of the upstream's (it names the upstream's task)."""
+    result = {k: v for k, v in result.items() if k != "resultType"}
+    meta = result.get("_meta")
+    if isinstance(meta, dict) and RELATED_TASK_META in meta:
+        kept = {k: v for k, v in meta.items() if k != RELATED_TASK_META}
+        result = {k: v for k, v in result.items() if k != "_meta"}
+        if kept:
+            result["_meta"] = kept
+    return result
 
 
 def checked_requests(raw: Any) -> dict[str, Any] | None:
@@ -253,7 +294,7 @@ def _task_id(raw: Mapping[str, Any], server: str) -> str:
 
 
 def _interval(raw: Mapping[str, Any]) -> float:
-    hint = raw.get("pollIntervalMs")
+    hint = raw.get("pollIntervalMs", raw.get("pollInterval"))  # 2026-07-28, else 2025-11-25
     if isinstance(hint, bool) or not isinstance(hint, int | float) or hint != hint:
         return DEFAULT_POLL_S
     return min(MAX_POLL_S, max(MIN_POLL_S, hint / 1000))

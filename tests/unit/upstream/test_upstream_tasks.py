@@ -21,7 +21,9 @@ from foldgate.upstream.tasks import (
     checked_requests,
     linked,
 )
-from tests.task_upstream import EXTENSION, ID_PREFIX, TaskUpstream
+from tests.task_upstream import EXTENSION, ID_PREFIX, RpcFault, TaskUpstream
+
+RELATED = "io.modelcontextprotocol/related-task"
 
 
 class Heard:
@@ -215,4 +217,56 @@ async def test_a_task_handle_without_a_usable_id_is_an_upstream_error() -> None:
     s = await session(up)
     with linked(TaskLink(support="required")), pytest.raises(UpstreamError, match="usable taskId"):
         await _send_call(s, "job", {})
+    await s.aclose()
+
+
+class LegacyTaskUpstream(TaskUpstream):
+    """A 2025-11-25 upstream with task-augmented tools/call: ``params.task`` asks for a task, its
+    outcome is fetched with ``tasks/result`` (which carries the related-task ``_meta``)."""
+
+    def answer(self, method: str, params: dict[str, Any], declared: bool) -> dict[str, Any]:
+        if method == "server/discover":
+            raise RpcFault(-32601, "Method not found")
+        if method == "initialize":
+            caps = {"tools": {}, "tasks": {"requests": {"tools": {"call": {}}}}}
+            return {
+                "protocolVersion": "2025-11-25",
+                "capabilities": caps,
+                "serverInfo": {"name": "x", "version": "1"},
+            }
+        if method == "tools/call":
+            if not isinstance(params.get("task"), dict):
+                raise RpcFault(-32601, "job must be called as a task")
+            created = super().answer(method, params, declared=True)
+            return {
+                "task": {k: created[k] for k in ("taskId", "status")} | {"ttl": 60_000, "pollInterval": 100}
+            }
+        if method == "tasks/result":
+            task = self.tasks[params["taskId"]]
+            done = self.status(task)
+            if done["status"] == "failed":
+                raise RpcFault(-32603, "the job crashed")
+            return {**done["result"], "_meta": {RELATED: {"taskId": task.task_id}, "kept": 1}}
+        if method == "tasks/get":
+            got = super().answer(method, params, declared=True)
+            return {k: v for k, v in got.items() if k not in ("result", "error", "inputRequests")}
+        return super().answer(method, params, declared)
+
+
+async def test_a_2025_upstream_runs_a_required_tool_as_a_task_augmented_call_fetched_with_tasks_result() -> (
+    None
+):
+    up = LegacyTaskUpstream()
+    s = await session(up)
+    assert s.version == "2025-11-25"
+    heard = Heard()
+    with linked(TaskLink(support="required", listener=heard)):
+        result = await _send_call(s, "job", {"seconds": 0.2})
+    # The upstream's related-task _meta (its own task id) is dropped; the rest of _meta stays.
+    assert result == {"content": [{"type": "text", "text": "job done"}], "_meta": {"kept": 1}}
+    assert next(p for m, p, _ in up.seen if m == "tools/call")["task"] == {"ttl": 3_600_000}
+    assert up.methods()[-1] == "tasks/result"
+    assert heard.events[0] == ("started", "up", f"{ID_PREFIX}1")
+    with linked(TaskLink(support="required")), pytest.raises(RpcError, match="crashed"):
+        await _send_call(s, "job", {"seconds": 0, "fail": "protocol"})
     await s.aclose()
