@@ -2,9 +2,11 @@
 
 The MCP function starts it with an asynchronous invoke naming the task (``{"task_id": ...}``) before it
 answers the task handle. The worker reads the task (the caller's scope, the tool, the arguments), builds
-exactly that caller's view, sends the call upstream and, while it runs, polls the record for a cancel
-(``tasks/cancel`` answered by any MCP instance): then the upstream request is abandoned, which cancels
-it upstream. The outcome is written only while the task is still open, so a cancel that won stays.
+exactly that caller's view, sends the call upstream (or, when the MCP function's call already runs as
+a task of the upstream's, follows that task instead of calling again) and, while it runs, polls the
+record for a cancel (``tasks/cancel`` answered by any MCP instance): then the upstream request is
+abandoned, which cancels it upstream. The outcome is written only while the task is still open, so a
+cancel that won stays.
 
 Its timeout (up to 900 s, the template's) bounds the call: the upstream's ``timeout_s`` applies as
 usual, and the invocation's own deadline less a margin ends a call still running, failing the task
@@ -30,6 +32,7 @@ from foldgate.serve.catalogs import CatalogCache
 from foldgate.serve.gateway import Gateway
 from foldgate.serve.task_progress import ProgressNote
 from foldgate.serve.tasks import CallFailure, TaskService, noting_failure, principal_of
+from foldgate.serve.upstream_tasks import UpstreamFollow, followed_link, task_link
 
 __all__ = ["build_worker_handler", "run_task"]
 
@@ -62,8 +65,17 @@ async def run_task(gateway: Gateway, tasks: TaskService, task_id: str, deadline:
         note.attach(record)
         # A protocol error ends the task failed, a tool error completed (serve/tasks.py).
         failure = CallFailure()
+        # A call that runs as its upstream's task is followed, not sent again (serve/upstream_tasks.py);
+        # any other may start one upstream, which the record then names.
+        link, follow = followed_link(record, tasks.store)
+        if link is None or follow is None:
+            takes_input = call.get("takes_input") is True
+            follow = UpstreamFollow(tasks.store, carries_input=takes_input)
+            await follow.attach(record)
+            link = task_link(tool, prefer=True, refuse_required=False)
         dispatch = noting_failure(
-            note.around(lambda: gateway.caller.dispatch(view, tool, server, arguments)), failure
+            note.around(follow.around(lambda: gateway.caller.dispatch(view, tool, server, arguments), link)),
+            failure,
         )
         work = asyncio.ensure_future(dispatch())
         await tasks.drive(record, work, failure)

@@ -9,6 +9,10 @@
   ``tasks/update`` and ``tasks/cancel`` follow, each refused with -32021 for a request that does not
   declare the extension.
 
+A task whose call runs as its upstream's own (``foldgate.serve.upstream_tasks``) shows the upstream's
+``input_required`` with its requests on ``tasks/get``; ``tasks/update`` forwards the answers to pending
+requests there, and a ``tasks/cancel`` that wins is forwarded too.
+
 Every answer comes from the task store, so any instance answers for any task. A task is visible only to
 the credential that created it: any other caller gets exactly the "not found" a missing task gets.
 
@@ -37,7 +41,7 @@ from starlette.types import Message, Send
 
 from foldgate.edge.jsonrpc import CLIENT_CAPABILITIES_META
 from foldgate.edge.protocol import MODERN_PROTOCOL_VERSIONS
-from foldgate.errors import FoldgateError, NotFoundError
+from foldgate.errors import FoldgateError, InvalidRequestError, NotFoundError, UpstreamError
 from foldgate.model.deadline import time_left
 from foldgate.model.principal import Principal
 from foldgate.serve.gateway import Gateway
@@ -146,7 +150,9 @@ def routing_mismatch(parsed: Parsed, request: Request) -> str | None:
 def task_request_of(parsed: Parsed) -> TaskRequest:
     """How this tools/call's client takes task handles (an empty request: it takes none)."""
     if parsed.modern:
-        return TaskRequest(era="2026-07-28") if parsed.declares_extension() else TaskRequest()
+        if parsed.declares_extension():
+            return TaskRequest(era="2026-07-28", modern=True)
+        return TaskRequest(modern=True)
     task = parsed.params.get("task")
     if not isinstance(task, dict):
         return TaskRequest()
@@ -181,12 +187,20 @@ def handle_json(record: TaskRecord, *, modern: bool) -> dict[str, Any]:
     return {"task": task_json(record, modern=False)}
 
 
-async def answer_task_method(parsed: Parsed, tasks: TaskService, principal: Principal, send: Send) -> None:
-    """Answer one tasks/* request (errors as JSON-RPC errors, never an HTTP error)."""
+async def answer_task_method(
+    parsed: Parsed, tasks: TaskService, principal: Principal, send: Send, gateway: Gateway | None = None
+) -> None:
+    """Answer one tasks/* request (errors as JSON-RPC errors, never an HTTP error); ``gateway`` reaches
+    the upstream of a task that runs as the upstream's own (update and cancel are forwarded there)."""
     try:
-        outcome = await _task_method(parsed, tasks, principal)
+        outcome = await _task_method(parsed, tasks, principal, gateway)
     except NotFoundError:
         outcome = _error(-32602, _NOT_FOUND)
+    except InvalidRequestError as exc:
+        outcome = _error(-32602, f"Invalid params: {exc.message}")
+    except UpstreamError as exc:
+        log.warning("%s failed upstream: %s", parsed.method, exc.message)
+        outcome = _error(-32603, "Internal error: the task's upstream did not take the update; retry shortly")
     except FoldgateError as exc:
         log.warning("%s failed: %s", parsed.method, exc.message)
         outcome = _error(-32603, "Internal error: the task store is unavailable; retry shortly")
@@ -210,7 +224,9 @@ def _task_id(params: dict[str, Any]) -> str:
     return task_id
 
 
-async def _task_method(parsed: Parsed, tasks: TaskService, principal: Principal) -> dict[str, Any]:
+async def _task_method(
+    parsed: Parsed, tasks: TaskService, principal: Principal, gateway: Gateway | None
+) -> dict[str, Any]:
     method, params, modern = parsed.method, parsed.params, parsed.modern
     if (modern and method in _HANDSHAKE_ONLY) or (not modern and method in _MODERN_ONLY):
         return _error(-32601, f"Method not found: {method} is not served at {parsed.version}")
@@ -235,14 +251,27 @@ async def _task_method(parsed: Parsed, tasks: TaskService, principal: Principal)
         return {"result": got}
     if method == "tasks/cancel":
         record, won = tasks.cancel(principal, task_id)
+        if won and gateway is not None and record.upstream_task_id is not None:
+            # Only here has the cancel a caller: the upstream's task is cancelled as this caller.
+            from foldgate.serve.upstream_tasks import forward_cancel  # only tasks of upstream tasks
+
+            await forward_cancel(gateway, principal, record)
         if modern:
             return {"result": {}}
         if not won:
             return _error(-32602, f"Cannot cancel task: already {record.status}")
         return {"result": task_json(record, modern=False)}
     if method == "tasks/update":
-        tasks.get(principal, task_id)  # a foreign or missing task is refused; responses are ignored:
-        return {"result": {}}  # foldgate relays no input requests yet, so none is outstanding
+        record = tasks.get(principal, task_id)  # a foreign or missing task is refused
+        responses = params.get("inputResponses")
+        if not isinstance(responses, dict):
+            return _error(-32602, "Invalid params: inputResponses must be an object")
+        if gateway is not None and record.upstream_task_id is not None:
+            # Loaded for tasks whose call runs as the upstream's own only (answers go there).
+            from foldgate.serve.upstream_tasks import update_task
+
+            await update_task(gateway, tasks.store, principal, record, responses)
+        return {"result": {}}  # nothing pending (or answered already): the same ack
     return await _task_result(tasks, principal, task_id)
 
 
@@ -252,6 +281,8 @@ def _inlined(record: TaskRecord) -> dict[str, Any]:
         return {"result": json.loads(record.result)}
     if record.status == "failed":
         return {"error": json.loads(record.error) if record.error else {"code": -32603, "message": "failed"}}
+    if record.status == "input_required" and record.input_requests is not None:
+        return {"inputRequests": json.loads(record.input_requests)}  # checked when the upstream sent them
     return {}
 
 
@@ -391,7 +422,7 @@ async def task_scope(
             body_out = {"jsonrpc": "2.0", "id": parsed.rid, **_error(_HEADER_MISMATCH, mismatch)}
             await _send_json(send, body_out, status=400)
         else:
-            await answer_task_method(parsed, gateway.tasks, principal, send)
+            await answer_task_method(parsed, gateway.tasks, principal, send, gateway)
         yield None
         return
     if parsed.method in ("initialize", "server/discover"):

@@ -10,6 +10,12 @@ Otherwise it runs in the request for at most the sync window (``sync_window_s``:
 tenant, else the deployment's default); a call still running then continues as a task, and a client
 that takes no tasks gets a tool result naming the key ``task_result`` fetches the outcome with.
 
+A call may also run as a task of its upstream (the upstream declared the tasks extension; the tool
+requires tasks, or supports them and the call is a task here): foldgate's task then names the
+upstream's and mirrors it, ``input_required`` included (:mod:`foldgate.serve.upstream_tasks`). A
+2026-07-28 client's call of a task-supporting tool waits for the upstream's first answer before it
+becomes a task: a result or an ``input_required`` (relayed as for any call) is answered as it is.
+
 Where the call runs:
 
 * **In this process** (``foldgate serve``): an asyncio task that writes the outcome to the store. It
@@ -45,7 +51,9 @@ from foldgate.model.principal import Principal
 from foldgate.serve.paging import ResultPager
 from foldgate.serve.results import error_result, json_result
 from foldgate.serve.task_progress import ProgressNote
+from foldgate.serve.upstream_tasks import UpstreamFollow, answered_first, task_link
 from foldgate.store.tasks.base import TaskRecord, TaskStatus, TaskStore
+from foldgate.upstream.tasks import linked
 
 __all__ = [
     "TASK_RESULT_FRAGMENT",
@@ -98,6 +106,8 @@ class TaskRequest:
     requested: bool = False
     ttl_ms: int | None = None
     created: TaskRecord | None = None
+    # A 2026-07-28 client (which could declare the tasks extension per request, whether it did or not).
+    modern: bool = False
 
 
 task_request: contextvars.ContextVar[TaskRequest | None] = contextvars.ContextVar(
@@ -207,18 +217,41 @@ class TaskService:
         req = task_request.get()
         mode = task_mode(config, server, tool.tool.name)
         if req is None or mode == "never":
-            return await call()
+            # No task of the gateway's: an upstream that requires one runs it, followed within the call.
+            with linked(task_link(tool, prefer=False, refuse_required=False)):
+                return await call()
         takes = req.era is not None
-        payload = self._payload(principal, config, tool, arguments)
+        payload = self._payload(principal, config, tool, arguments, takes_input=req.era == "2026-07-28")
         # Its progress becomes the task's statusMessage once (if ever) it is a task.
         note = ProgressNote(self.store, self.poll_interval_ms / 1000)
         failure = CallFailure()
-        call = noting_failure(note.around(call), failure)
         declared = mode == "auto" and tool.tool.declares_tasks
-        if takes and payload is not None and (req.requested or mode == "always" or declared):
+        starts = takes and payload is not None and (req.requested or mode == "always" or declared)
+        # A 2026-07-28 client's call of a task-supporting tool: the upstream answers first
+        # (it may run the call as a task of its own, see serve/upstream_tasks.py).
+        upstream_first = starts and req.era == "2026-07-28" and tool.tool.declares_tasks
+        follow = UpstreamFollow(self.store, gated=upstream_first, carries_input=req.era == "2026-07-28")
+        link = task_link(tool, prefer=takes, refuse_required=req.modern and not takes)
+        call = noting_failure(note.around(follow.around(call, link)), failure)
+        if upstream_first:
+            assert payload is not None
+            first = await answered_first(
+                call,
+                follow,
+                lambda: self._try_create(principal, tool, payload, req.ttl_ms, follow),
+                lambda record, work: self._become_task(record, work, follow, failure),
+                note.attach,
+            )
+            if not isinstance(first, TaskRecord):
+                return first
+            req.created = first
+            return _handle_result(first)
+        if starts:
+            assert payload is not None
             record = self._try_create(principal, tool, payload, req.ttl_ms)
             if record is not None:
                 note.attach(record)
+                await follow.attach(record)
                 if self.worker is not None:
                     self._hand_off(record)
                 else:
@@ -236,13 +269,15 @@ class TaskService:
             raise
         if done:
             return work.result()
-        if self.worker is not None and not _rerunnable(tool):
-            # Sent again by a worker it could act twice: it keeps its request (module doc).
+        if self.worker is not None and follow.task_id is None and not _rerunnable(tool):
+            # Sent again by a worker it could act twice: it keeps its request (module doc). A call that
+            # runs as its upstream's task is not sent again: the worker follows that task.
             return await work
-        record = self._try_create(principal, tool, payload, req.ttl_ms)
+        record = self._try_create(principal, tool, payload, req.ttl_ms, follow)
         if record is None:
             return await work  # no task could be kept: the call keeps its request
         note.attach(record)
+        await follow.attach(record)
         if self.worker is not None:
             work.cancel()  # the upstream request is abandoned (cancelled upstream, see the module doc)
             # Let the abandonment reach the upstream before this instance answers and is frozen.
@@ -255,12 +290,36 @@ class TaskService:
             return _handle_result(record)
         return self._continues(record, window)
 
+    async def _become_task(
+        self,
+        record: TaskRecord,
+        work: asyncio.Task[dict[str, Any]],
+        follow: UpstreamFollow,
+        failure: CallFailure,
+    ) -> None:
+        """Run ``work`` (a call whose upstream answered first) as ``record``: in this process, or in a
+        worker, which sends the call or follows the upstream's task itself (a plain call still waits
+        in ``follow``, unsent; see serve/upstream_tasks.py)."""
+        if self.worker is not None:
+            work.cancel()
+            await asyncio.wait({work}, timeout=_ABANDON_S)
+            self._hand_off(record)
+        else:
+            follow.proceed()
+            self._supervise(record, work, failure)
+
     def _try_create(
-        self, principal: Principal, tool: IndexedTool, payload: str, ttl_ms: int | None
+        self,
+        principal: Principal,
+        tool: IndexedTool,
+        payload: str,
+        ttl_ms: int | None,
+        follow: UpstreamFollow | None = None,
     ) -> TaskRecord | None:
-        """A new task, or None when the store cannot keep one (the call then answers in its request)."""
+        """A new task (naming the upstream's, when the call runs as one), or None when the store
+        cannot keep one (the call then answers in its request)."""
         try:
-            return self._create(principal, tool, payload, ttl_ms)
+            return self._create(principal, tool, payload, ttl_ms, follow)
         except StoreError as exc:
             log.warning("cannot create a task for %s: %s", tool.published, exc.message)
             return None
@@ -272,20 +331,33 @@ class TaskService:
         )
 
     def _payload(
-        self, principal: Principal, config: TenantConfig, tool: IndexedTool, arguments: dict[str, Any]
+        self,
+        principal: Principal,
+        config: TenantConfig,
+        tool: IndexedTool,
+        arguments: dict[str, Any],
+        *,
+        takes_input: bool = False,
     ) -> str | None:
-        """What a worker needs to run the call, and the result limit it ends under; None: too big."""
+        """What a worker needs to run the call, the result limit it ends under, and whether its client
+        answers input requests (tasks/update); None: too big."""
         body = {
             "principal": _principal_json(principal),
             "tool": tool.published,
             "arguments": arguments,
             "limit": config.tool_response_limit,
+            "takes_input": takes_input,
         }
         text = json.dumps(body, ensure_ascii=False)
         return text if len(text) <= MAX_CALL_CHARS else None
 
     def _create(
-        self, principal: Principal, tool: IndexedTool, payload: str, ttl_ms: int | None
+        self,
+        principal: Principal,
+        tool: IndexedTool,
+        payload: str,
+        ttl_ms: int | None,
+        follow: UpstreamFollow | None = None,
     ) -> TaskRecord:
         now = time.time()
         ttl = self.ttl_s if ttl_ms is None else max(60, min(self.ttl_s, ttl_ms // 1000))
@@ -302,6 +374,8 @@ class TaskService:
             status_message="The call is running.",
             call=payload,
         )
+        if follow is not None:
+            record = follow.linked_record(record)
         self.store.create(record)
         return record
 

@@ -25,6 +25,7 @@ from foldgate.config.tenant import ServerConfig
 from foldgate.errors import UpstreamDeadlineError, UpstreamError, UpstreamProtocolError, UpstreamTimeoutError
 from foldgate.model.deadline import time_left
 from foldgate.telemetry.tracing import span
+from foldgate.upstream import tasks as upstream_tasks
 from foldgate.upstream.changes import ChangeListener, change_handler, listen_for_changes
 from foldgate.upstream.credentials import (
     UpstreamAuth,
@@ -344,6 +345,22 @@ class UpstreamClient:
                 await after_refusal(server, self._auth, exc, attempt)
         raise AssertionError("unreachable")  # the second attempt returns or raises
 
+    async def task_request(
+        self, server: ServerConfig, method: str, task_id: str, params: dict[str, Any]
+    ) -> None:
+        """Forward ``tasks/update`` or ``tasks/cancel`` to an upstream's task (a call of the running
+        caller's followed it, see ``foldgate.upstream.tasks``); its JSON-RPC error re-raised as the
+        SDK's MCPError, a transport failure as UpstreamError."""
+
+        async def run(session: Any) -> None:
+            if not isinstance(session, PlainSession):
+                raise UpstreamError(f"{server.name}: only an HTTP upstream runs tasks")
+            await upstream_tasks.forward(session, method, task_id, params)
+
+        with span("foldgate.upstream", "client", server=server.name, method=method):
+            # Neither is sent twice: an update delivered twice could answer a later question.
+            await self._on_session(server, run, method, retry=False)
+
     async def list_offerings(self, server: ServerConfig) -> Offerings:
         """Every prompt, resource and resource template of a server that declares the capability,
         following cursors; raises UpstreamError on failure (the caller keeps the last good ones)."""
@@ -467,6 +484,10 @@ class UpstreamClient:
 
 
 async def _send_call(session: Any, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    # A task of the upstream's own where the call's link asks for one (foldgate.upstream.tasks).
+    as_task = await upstream_tasks.call_tool(session, name, arguments)
+    if as_task is not None:
+        return as_task
     if isinstance(session, PlainSession):
         return await session.request("tools/call", {"name": name, "arguments": arguments})
     # A stdio session is the SDK's, which is loaded already.

@@ -89,7 +89,12 @@ _LATER_FIELDS: Final = {
     ),
 }
 _RELAYED: Final = frozenset({"tools/call", "prompts/get"})
-_NAME_PARAM: Final = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+_NAME_PARAM: Final = {
+    "tools/call": "name",
+    "prompts/get": "name",
+    "resources/read": "uri",
+    **dict.fromkeys(("tasks/get", "tasks/update", "tasks/cancel"), "taskId"),
+}
 _ACCEPT: Final = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
 _ERROR_BODY_BYTES = 64 * 1024
 _REDIRECTS = 5  # the last answer is used as it is (a redirect past the budget is reported)
@@ -243,13 +248,19 @@ class PlainSession:
         return headers
 
     async def request(
-        self, method: str, params: Mapping[str, Any] | None, *, headers: Mapping[str, str] | None = None
+        self,
+        method: str,
+        params: Mapping[str, Any] | None,
+        *,
+        headers: Mapping[str, str] | None = None,
+        extensions: Mapping[str, Any] | None = None,
     ) -> dict[str, Any]:
         """Send one request on the settled session and return its raw result.
 
         Raises RpcError (the upstream's JSON-RPC error), SessionExpiredError, WireError (an unreadable
         answer) or UpstreamError / httpx2 errors (no answer: the request may or may not have run).
-        ``headers`` are added to this request only (per-call credentials).
+        ``headers`` are added to this request only (per-call credentials); ``extensions`` are declared
+        in this 2026-07-28 request's capabilities (the tasks extension, ``foldgate.upstream.tasks``).
         """
         body = dict(params or {})
         extra = self._headers()
@@ -281,6 +292,10 @@ class PlainSession:
             if offered is not None:
                 # The client's own capabilities (SEP-2322: the upstream asks only for what can reach it).
                 body["_meta"] = {**body["_meta"], _CAPABILITIES_META: offered}
+        if extensions and self.modern:
+            caps = dict(body["_meta"][_CAPABILITIES_META])
+            caps["extensions"] = {**caps.get("extensions", {}), **extensions}
+            body["_meta"] = {**body["_meta"], _CAPABILITIES_META: caps}
         raw = await self._call(method, body, extra, relay)
         ttl = raw.get("ttlMs")
         if isinstance(ttl, int | float) and not isinstance(ttl, bool) and ttl < 0:

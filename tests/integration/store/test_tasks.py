@@ -5,8 +5,10 @@ both win), listing is per owner, newest first, in pages, and results of any size
 from __future__ import annotations
 
 import json
+import sqlite3
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -92,6 +94,28 @@ def test_non_terminal_updates_keep_the_task_open(store: TaskStore) -> None:
     assert store.transition(record.settled("completed", time.time(), result="{}"))
 
 
+def test_an_upstream_task_and_its_input_requests_are_kept_until_settled(store: TaskStore) -> None:
+    """The upstream's task id (any instance follows it, forwards update and cancel to it) is written with
+    the record and by a transition; pending input requests live only while input_required."""
+    record = replace(task("t1"), upstream_server="crm", upstream_task_id="up-7")
+    store.create(record)
+    assert store.get("t1") == record
+    asking = json.dumps({"confirm": {"method": "elicitation/create", "params": {"message": "Sure?"}}})
+    assert store.transition(record.waiting(time.time(), asking, "waiting for input"))
+    got = store.get("t1")
+    assert got is not None
+    assert (got.status, got.input_requests, got.upstream_task_id) == ("input_required", asking, "up-7")
+    assert store.transition(got.settled("working", time.time()))
+    resumed = store.get("t1")
+    assert resumed is not None
+    assert (resumed.status, resumed.input_requests, resumed.upstream_server) == ("working", None, "crm")
+    # A task that became one upstream only later gains the id by a transition.
+    later = task("t2")
+    store.create(later)
+    assert store.transition(replace(later, upstream_server="crm", upstream_task_id="up-8"))
+    assert store.get("t2").upstream_task_id == "up-8"  # type: ignore[union-attr]
+
+
 def test_a_missing_task_cannot_be_settled(store: TaskStore) -> None:
     assert not store.transition(task("ghost").settled("cancelled", time.time()))
     assert store.get("ghost") is None
@@ -112,3 +136,31 @@ def test_listing_is_per_owner_newest_first_in_pages(store: TaskStore) -> None:
     assert cursor is None
     assert [r.task_id for r in store.list("acme\x1ftok2", limit=10)[0]] == ["theirs"]
     assert store.list("acme\x1ftok3", limit=10) == ([], None)
+
+
+def test_a_task_file_made_before_upstream_tasks_gains_their_columns_and_keeps_its_tasks(
+    tmp_path: Path,
+) -> None:
+    """`foldgate serve` upgraded over an existing file: its tasks table gets the new columns on open."""
+    path = tmp_path / "old.sqlite3"
+    db = sqlite3.connect(path)
+    db.executescript(
+        """CREATE TABLE tasks (
+        task_id TEXT PRIMARY KEY, owner TEXT NOT NULL, tenant TEXT NOT NULL, tool TEXT NOT NULL,
+        status TEXT NOT NULL, created_at REAL NOT NULL, updated_at REAL NOT NULL, expires_at REAL NOT NULL,
+        poll_interval_ms INTEGER NOT NULL, status_message TEXT, result TEXT, error TEXT,
+        call TEXT NOT NULL);"""
+    )
+    old = task("t1")
+    db.execute(
+        "INSERT INTO tasks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (old.task_id, old.owner, old.tenant, old.tool, old.status, old.created_at, old.updated_at,
+         old.expires_at, old.poll_interval_ms, None, None, None, old.call),
+    )  # fmt: skip
+    db.commit()
+    db.close()
+    store = SqliteTaskStore(path)
+    assert store.get("t1") == old
+    assert store.transition(replace(old, upstream_server="crm", upstream_task_id="up-1"))
+    assert store.get("t1").upstream_task_id == "up-1"  # type: ignore[union-attr]
+    store.close()

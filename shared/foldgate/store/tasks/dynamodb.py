@@ -29,7 +29,9 @@ _TERMINAL_VALUES = {
     ":failed": {"S": "failed"},
     ":cancelled": {"S": "cancelled"},
 }
-_BLOBS = ("result", "error", "call")
+_BLOBS = ("result", "error", "call", "input_requests")
+# Plain string attributes that may be absent: item attribute name -> record field.
+_STRINGS = {"message": "status_message", "up_server": "upstream_server", "up_task": "upstream_task_id"}
 
 
 def _owner_key(owner: str) -> dict[str, str]:
@@ -63,9 +65,10 @@ def _item(r: TaskRecord) -> dict[str, Any]:
         "poll_ms": {"N": str(r.poll_interval_ms)},
         "call": _blob(r.call),
     }
-    if r.status_message is not None:
-        item["message"] = {"S": r.status_message}
-    for name in ("result", "error"):
+    for attr, name in _STRINGS.items():
+        if getattr(r, name) is not None:
+            item[attr] = {"S": getattr(r, name)}
+    for name in ("result", "error", "input_requests"):
         value = getattr(r, name)
         if value is not None:
             item[name] = _blob(value)
@@ -87,6 +90,9 @@ def _record(item: dict[str, Any]) -> TaskRecord:
         result=_text(item.get("result")),
         error=_text(item.get("error")),
         call=_text(item.get("call")) or "",
+        upstream_server=item["up_server"]["S"] if "up_server" in item else None,
+        upstream_task_id=item["up_task"]["S"] if "up_task" in item else None,
+        input_requests=_text(item.get("input_requests")),
     )
 
 
@@ -146,7 +152,10 @@ class DynamoTaskStore(TaskStore):
         sets = ["#status = :status", "#u = :u", "#p = :p"]
         removes: list[str] = []
         fields: dict[str, dict[str, Any] | None] = {
-            "message": None if record.status_message is None else {"S": record.status_message},
+            **{
+                attr: None if getattr(record, name) is None else {"S": getattr(record, name)}
+                for attr, name in _STRINGS.items()
+            },
             **{
                 name: None if getattr(record, name) is None else _blob(getattr(record, name))
                 for name in _BLOBS

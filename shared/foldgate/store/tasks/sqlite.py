@@ -19,13 +19,15 @@ CREATE TABLE IF NOT EXISTS tasks (
     task_id TEXT PRIMARY KEY, owner TEXT NOT NULL, tenant TEXT NOT NULL, tool TEXT NOT NULL,
     status TEXT NOT NULL, created_at REAL NOT NULL, updated_at REAL NOT NULL, expires_at REAL NOT NULL,
     poll_interval_ms INTEGER NOT NULL, status_message TEXT, result TEXT, error TEXT,
-    call TEXT NOT NULL);
+    call TEXT NOT NULL, upstream_server TEXT, upstream_task_id TEXT, input_requests TEXT);
 CREATE INDEX IF NOT EXISTS tasks_by_owner ON tasks (owner, created_at DESC, task_id DESC);
 """
 _COLUMNS = (
     "task_id, owner, tenant, tool, status, created_at, updated_at, expires_at, poll_interval_ms, "
-    "status_message, result, error, call"
+    "status_message, result, error, call, upstream_server, upstream_task_id, input_requests"
 )
+# Columns added after the first release (a file made before them gains them on open).
+_ADDED = (("upstream_server", "TEXT"), ("upstream_task_id", "TEXT"), ("input_requests", "TEXT"))
 _NOT_TERMINAL = "status NOT IN ('completed', 'failed', 'cancelled')"
 
 
@@ -33,14 +35,15 @@ def _row(record: TaskRecord) -> tuple[Any, ...]:
     r = record
     return (
         r.task_id, r.owner, r.tenant, r.tool, r.status, r.created_at, r.updated_at, r.expires_at,
-        r.poll_interval_ms, r.status_message, r.result, r.error, r.call,
+        r.poll_interval_ms, r.status_message, r.result, r.error, r.call, r.upstream_server,
+        r.upstream_task_id, r.input_requests,
     )  # fmt: skip
 
 
 def _record(row: tuple[Any, ...]) -> TaskRecord:
     return TaskRecord(
         str(row[0]), str(row[1]), str(row[2]), str(row[3]), row[4], float(row[5]), float(row[6]),
-        float(row[7]), int(row[8]), row[9], row[10], row[11], str(row[12]),
+        float(row[7]), int(row[8]), row[9], row[10], row[11], str(row[12]), row[13], row[14], row[15],
     )  # fmt: skip
 
 
@@ -50,6 +53,22 @@ class SqliteTaskStore(TaskStore):
     def __init__(self, path: str | Path) -> None:
         self._lock = threading.Lock()
         self._db = connect_sqlite(path, _SCHEMA, what="task store")
+        self._add_columns()
+
+    def _add_columns(self) -> None:
+        have = {str(row[1]) for row in self._run("read the schema", "PRAGMA table_info(tasks)", ())[0]}
+        for column, kind in _ADDED:
+            if column in have:
+                continue
+            try:
+                self._run("upgrade the schema", f"ALTER TABLE tasks ADD COLUMN {column} {kind}", ())
+            except StoreError:
+                # Another process sharing the file may have added it between the look and the ALTER.
+                again = {
+                    str(row[1]) for row in self._run("read the schema", "PRAGMA table_info(tasks)", ())[0]
+                }
+                if column not in again:
+                    raise
 
     def _run(self, what: str, sql: str, args: tuple[Any, ...]) -> tuple[list[Any], int]:
         """The rows and the row count of one statement (read under the lock: one shared connection)."""
@@ -63,7 +82,7 @@ class SqliteTaskStore(TaskStore):
     def create(self, record: TaskRecord) -> None:
         """Insert the task (and drop expired ones)."""
         self._run("purge expired tasks", "DELETE FROM tasks WHERE expires_at < ?", (time.time(),))
-        marks = ", ".join("?" * 13)
+        marks = ", ".join("?" * 16)
         self._run("create a task", f"INSERT INTO tasks ({_COLUMNS}) VALUES ({marks})", _row(record))
 
     def get(self, task_id: str) -> TaskRecord | None:
@@ -80,9 +99,10 @@ class SqliteTaskStore(TaskStore):
         _, count = self._run(
             "update a task",
             "UPDATE tasks SET status = ?, updated_at = ?, status_message = ?, result = ?, error = ?, "
-            f"call = ?, poll_interval_ms = ? WHERE task_id = ? AND {_NOT_TERMINAL}",
+            "call = ?, poll_interval_ms = ?, upstream_server = ?, upstream_task_id = ?, input_requests = ? "
+            f"WHERE task_id = ? AND {_NOT_TERMINAL}",
             (r.status, r.updated_at, r.status_message, r.result, r.error, r.call, r.poll_interval_ms,
-             r.task_id),
+             r.upstream_server, r.upstream_task_id, r.input_requests, r.task_id),
         )  # fmt: skip
         return count == 1
 
