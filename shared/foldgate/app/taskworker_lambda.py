@@ -30,8 +30,9 @@ from foldgate.errors import FoldgateError
 from foldgate.model.deadline import ANSWER_MARGIN_S, answering_by
 from foldgate.serve.catalogs import CatalogCache
 from foldgate.serve.gateway import Gateway
+from foldgate.serve.task_context import CallFailure, noting_failure, principal_of
 from foldgate.serve.task_progress import ProgressNote
-from foldgate.serve.tasks import CallFailure, TaskService, noting_failure, principal_of
+from foldgate.serve.tasks import TaskService
 from foldgate.serve.upstream_tasks import UpstreamFollow, followed_link, task_link
 
 __all__ = ["build_worker_handler", "run_task"]

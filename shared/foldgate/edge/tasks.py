@@ -46,7 +46,8 @@ from foldgate.model.deadline import time_left
 from foldgate.model.principal import Principal
 from foldgate.serve.gateway import Gateway
 from foldgate.serve.recording import current
-from foldgate.serve.tasks import TaskRequest, TaskService, task_request
+from foldgate.serve.task_context import TaskRequest, task_request
+from foldgate.serve.tasks import TaskService
 from foldgate.store.tasks.base import TaskRecord
 
 __all__ = [

@@ -173,7 +173,7 @@ class ToolCaller:
             log.warning("tenant %s: %s", view.catalog.tenant, exc.message)
             if not isinstance(exc, UpstreamConsentError):
                 # Imported here: the tasks module stays off the cold-start path of gateways without tasks.
-                from foldgate.serve.tasks import note_protocol_error
+                from foldgate.serve.task_context import note_protocol_error
 
                 # No answer from the tool: a task's call ends failed (a consent link is the agent's).
                 note_protocol_error(exc)

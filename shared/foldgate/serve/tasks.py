@@ -39,17 +39,24 @@ import logging
 import math
 import secrets
 import time
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-from typing import Any, Final, Literal
+from collections.abc import Callable
+from typing import Any, Final
 
-from foldgate.config.tenant import ServerConfig, TaskMode, TenantConfig
+from foldgate.config.tenant import ServerConfig, TenantConfig
 from foldgate.errors import FoldgateError, NotFoundError, StoreError, TaskCancelledError, UpstreamError
 from foldgate.model.catalog import IndexedTool
 from foldgate.model.jsonutil import compact
 from foldgate.model.principal import Principal
 from foldgate.serve.paging import ResultPager
 from foldgate.serve.results import error_result, json_result
+from foldgate.serve.task_context import (
+    Call,
+    CallFailure,
+    noting_failure,
+    principal_json,
+    task_mode,
+    task_request,
+)
 from foldgate.serve.task_progress import ProgressNote
 from foldgate.serve.upstream_tasks import UpstreamFollow, answered_first, task_link
 from foldgate.store.tasks.base import TaskRecord, TaskStatus, TaskStore
@@ -59,14 +66,7 @@ __all__ = [
     "TASK_RESULT_FRAGMENT",
     "TASK_RESULT_NAME",
     "TASK_RESULT_TOOL",
-    "CallFailure",
-    "TaskRequest",
     "TaskService",
-    "note_protocol_error",
-    "noting_failure",
-    "principal_of",
-    "task_mode",
-    "task_request",
 ]
 
 log = logging.getLogger(__name__)
@@ -93,89 +93,6 @@ MAX_RESULT_CHARS: Final = 350_000
 # A call payload (arguments) a worker could not be handed is never made a task.
 MAX_CALL_CHARS: Final = 200_000
 _NOT_FOUND: Final = "no task for this key (it may have expired)"
-
-
-@dataclass
-class TaskRequest:
-    """What the edge learned of one tools/call: ``era`` is how a task handle can be answered
-    ("2025-11-25": ``CreateTaskResult``, "2026-07-28": the tasks extension; None: the client takes no
-    handle), ``requested`` that the client asked for one (2025-11-25 ``params.task``), ``ttl_ms`` the
-    retention it asked for. ``created`` is set when the call became a task."""
-
-    era: Literal["2025-11-25", "2026-07-28"] | None = None
-    requested: bool = False
-    ttl_ms: int | None = None
-    created: TaskRecord | None = None
-    # A 2026-07-28 client (which could declare the tasks extension per request, whether it did or not).
-    modern: bool = False
-
-
-task_request: contextvars.ContextVar[TaskRequest | None] = contextvars.ContextVar(
-    "foldgate_task_request", default=None
-)
-
-
-class CallFailure:
-    """Where a task's call notes the protocol error it ended in (its result is then not the outcome)."""
-
-    __slots__ = ("error",)
-
-    def __init__(self) -> None:
-        self.error: dict[str, Any] | None = None
-
-
-_failure: contextvars.ContextVar[CallFailure | None] = contextvars.ContextVar(
-    "foldgate_task_failure", default=None
-)
-
-
-def note_protocol_error(exc: FoldgateError) -> None:
-    """Note that the call running in this context ended in a protocol error, not a tool error: the
-    upstream answered a JSON-RPC error, or foldgate could not get an answer. The call path still
-    answers a request with its error result; a task's call ends ``failed`` with this error inlined
-    (the tasks extension keeps ``completed`` for calls that ran, their tool errors included)."""
-    failure = _failure.get()
-    if failure is None:
-        return
-    code = exc.details.get("rpc_code")
-    code = code if isinstance(code, int) and not isinstance(code, bool) else -32603
-    failure.error = {"code": code, "message": exc.message}
-
-
-def task_mode(config: TenantConfig, server: ServerConfig, tool_name: str) -> TaskMode:
-    """The operator's pin for this tool: the tool's own, else its server's."""
-    override = server.tools.get(tool_name)
-    if override is not None and override.task is not None:
-        return override.task
-    return server.task
-
-
-def _principal_json(principal: Principal) -> dict[str, Any]:
-    return {
-        "tenant": principal.tenant,
-        "servers": None if principal.servers is None else sorted(principal.servers),
-        "tier": principal.tier,
-        "key": principal.key,
-        "subject": principal.subject,
-        "label": principal.label,
-    }
-
-
-def principal_of(call: dict[str, Any]) -> Principal:
-    """The caller a stored call payload names (a worker rebuilds exactly that caller's view)."""
-    p = call["principal"]
-    servers = p.get("servers")
-    return Principal(
-        tenant=str(p["tenant"]),
-        servers=None if servers is None else frozenset(str(s) for s in servers),
-        tier=p["tier"],
-        key=str(p["key"]),
-        subject=p.get("subject"),
-        label=str(p.get("label") or ""),
-    )
-
-
-Call = Callable[[], Awaitable[dict[str, Any]]]
 
 
 class TaskService:
@@ -342,7 +259,7 @@ class TaskService:
         """What a worker needs to run the call, the result limit it ends under, and whether its client
         answers input requests (tasks/update); None: too big."""
         body = {
-            "principal": _principal_json(principal),
+            "principal": principal_json(principal),
             "tool": tool.published,
             "arguments": arguments,
             "limit": config.tool_response_limit,
@@ -571,16 +488,6 @@ def _rpc_error(exc: Exception) -> dict[str, Any]:
         return error
     log.error("a task's call failed: %s", type(exc).__name__, exc_info=exc)
     return {"code": -32603, "message": f"the call failed: {type(exc).__name__}"}
-
-
-def noting_failure(call: Call, failure: CallFailure) -> Call:
-    """``call`` noting its protocol error in ``failure`` (:func:`note_protocol_error`)."""
-
-    async def noted() -> dict[str, Any]:
-        _failure.set(failure)  # this call's own context: it runs as its own asyncio task
-        return await call()
-
-    return noted
 
 
 def _rerunnable(tool: IndexedTool) -> bool:

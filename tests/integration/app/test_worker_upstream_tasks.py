@@ -19,7 +19,8 @@ from foldgate.config.tenant import parse_tenant_config
 from foldgate.index.indexer import catalog_from_tools
 from foldgate.model.principal import Principal
 from foldgate.serve.gateway import Gateway
-from foldgate.serve.tasks import TaskRequest, TaskService, task_request
+from foldgate.serve.task_context import TaskRequest, task_request
+from foldgate.serve.tasks import TaskService
 from foldgate.store.catalog.sqlite import SqliteStore
 from foldgate.store.tasks.sqlite import SqliteTaskStore
 from foldgate.upstream.client import UpstreamClient

@@ -14,7 +14,8 @@ from foldgate.index.indexer import catalog_from_tools
 from foldgate.model.principal import Principal
 from foldgate.model.tool import Tool
 from foldgate.serve.results import error_result
-from foldgate.serve.tasks import Call, TaskRequest, TaskService, note_protocol_error, task_request
+from foldgate.serve.task_context import Call, TaskRequest, note_protocol_error, task_request
+from foldgate.serve.tasks import TaskService
 from foldgate.store.tasks.base import TaskRecord
 from foldgate.store.tasks.sqlite import SqliteTaskStore
 

@@ -12,8 +12,9 @@ from foldgate.config.tenant import parse_tenant_config
 from foldgate.index.indexer import catalog_from_tools
 from foldgate.model.principal import Principal
 from foldgate.model.tool import Tool
+from foldgate.serve.task_context import TaskRequest, task_request
 from foldgate.serve.task_progress import ProgressNote, progress_text
-from foldgate.serve.tasks import TaskRequest, TaskService, task_request
+from foldgate.serve.tasks import TaskService
 from foldgate.store.tasks.sqlite import SqliteTaskStore
 from foldgate.upstream.relay import Progress, current_relay
 

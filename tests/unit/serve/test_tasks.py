@@ -18,7 +18,8 @@ from foldgate.index.indexer import catalog_from_tools
 from foldgate.model.principal import Principal
 from foldgate.model.tool import Tool
 from foldgate.serve.paging import ResultPager
-from foldgate.serve.tasks import TaskRequest, TaskService, task_mode, task_request
+from foldgate.serve.task_context import TaskRequest, task_mode, task_request
+from foldgate.serve.tasks import TaskService
 from foldgate.store.results.sqlite import SqliteResultStore
 from foldgate.store.tasks.base import TaskRecord
 from foldgate.store.tasks.sqlite import SqliteTaskStore
