@@ -28,6 +28,7 @@ from foldgate.edge.input_relay import call_relay
 from foldgate.edge.jsonrpc import plain_request, unserved_request
 from foldgate.edge.oauth import challenge_headers
 from foldgate.edge.observe import counting, finish, open_observation, record_refusal
+from foldgate.edge.param_headers import param_header_refusal
 from foldgate.edge.plain_rpc import answer
 from foldgate.edge.protocol import MODERN_PROTOCOL_VERSIONS, jsonrpc_error, modern_error_status
 from foldgate.edge.streaming import answer_streamed, streamable, take_reply
@@ -174,6 +175,12 @@ class McpEndpoint:
             await send({"type": "http.response.body", "body": b""})
             return
         gateway: Gateway = self.app.state.gateway
+        # SEP-2243: a call whose Mcp-Param-* headers disagree with its arguments runs nowhere.
+        mismatch = param_header_refusal(request, body, gateway, principal, self.surface)
+        if mismatch is not None:
+            traced.set(method="tools/call")
+            await mismatch(scope, receive, send)
+            return
         if gateway.tasks is not None and body:
             # Durable tasks (tasks/* answered here, handles and capabilities added); loaded only where a
             # task store is wired, so a cold start without one pays nothing for them.
