@@ -31,7 +31,7 @@ from foldgate.edge.observe import counting, finish, open_observation, record_ref
 from foldgate.edge.param_headers import param_header_refusal
 from foldgate.edge.plain_rpc import answer
 from foldgate.edge.protocol import MODERN_PROTOCOL_VERSIONS, jsonrpc_error, modern_error_status
-from foldgate.edge.streaming import answer_streamed, streamable, take_reply
+from foldgate.edge.streaming import LAMBDA_NOTIFICATION_BYTES, answer_streamed, streamable, take_reply
 from foldgate.errors import AuthError, FoldgateError, InsufficientScopeError, StoreError
 from foldgate.model.activity import Outcome
 from foldgate.model.deadline import answering_by, request_deadline
@@ -291,7 +291,11 @@ class McpEndpoint:
         local = request.scope.get("aws.context") is None
         inputs = streamable(req, request, principal, asks=local)
         if inputs is not None:
-            await answer_streamed(req, gateway, principal, self.surface, send, answer, inputs)
+            # On Lambda the response (buffered behind API Gateway) is the result's first.
+            cap = None if local else LAMBDA_NOTIFICATION_BYTES
+            await answer_streamed(
+                req, gateway, principal, self.surface, send, answer, inputs, notification_bytes=cap
+            )
             return True
         if req.method != "tools/call":
             await answer(req, gateway, principal, self.surface, send)
