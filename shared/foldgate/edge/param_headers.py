@@ -22,6 +22,7 @@ from foldgate.errors import FoldgateError
 from foldgate.model.param_headers import decode, param_header_mismatch
 from foldgate.model.principal import Principal
 from foldgate.serve.gateway import Gateway
+from foldgate.serve.recording import current
 
 __all__ = ["HEADER_MISMATCH", "param_header_refusal"]
 
@@ -63,6 +64,12 @@ def param_header_refusal(
     mismatch = param_header_mismatch(tool.header_params, params.get("arguments"), headers.getlist)
     if mismatch is None:
         return None
+    observed = current()
+    if observed is not None:
+        # One activity event, as for arguments that fail the schema: the tool, and that it never ran.
+        observed.work("tools/call", name)
+        observed.target(tool.server, tool.tool.name, view.tier(tool))
+        observed.ended("invalid_arguments", "header_mismatch")
     rid = message.get("id")
     error = {"code": HEADER_MISMATCH, "message": f"Header mismatch: {mismatch}"}
     if isinstance(rid, bool) or not isinstance(rid, str | int):

@@ -14,6 +14,7 @@ import pytest
 from foldgate.config.tenant import parse_tenant_config
 from foldgate.model.tool import Tool, tool_from_wire
 from tests.gateway_fixture import demo_tools, gateway_client
+from tests.recorders import ListRecorder
 
 SCHEMA = {
     "type": "object",
@@ -66,9 +67,18 @@ async def _call(
 async def test_headers_that_disagree_with_the_arguments_are_refused_before_any_call(
     extra: dict[str, str], accept: str
 ) -> None:
-    async with gateway_client(tools=_tools()) as (client, _gateway, upstream, _):
+    async with gateway_client(tools=_tools()) as (client, gateway, upstream, _):
+        recorder = gateway.recorder = ListRecorder()
         r = await _call(client, {"region": "eu-west"}, extra, accept)
     assert r.status_code == 400, r.text
+    # One activity event: the tool that was named, and that it never ran.
+    (event,) = recorder.calls
+    assert (event.server, event.tool, event.outcome, event.detail) == (
+        "crm",
+        "route",
+        "invalid_arguments",
+        "header_mismatch",
+    )
     body = r.json()
     assert body["id"] == 9
     assert body["error"]["code"] == -32020
