@@ -172,6 +172,7 @@ bench: venv model demo-deps
 	$(BIN)/foldgate bench call
 	$(BIN)/foldgate bench cloud --corpus $(CORPORA)/mcpproxy/livemcptool_snapshot/tools.json --corpus $(CORPORA)/mcp-flow/tools.jsonl
 	$(BIN)/foldgate bench console --corpus $(CORPORA)/livemcpbench/tools.jsonl --corpus $(CORPORA)/mcp-flow/tools.jsonl
+	$(BIN)/foldgate bench headers --corpus $(CORPORA)/mcp-flow/tools.jsonl
 
 # Generated tuning sets (tools/tuning_sets.py): the repository keeps references only (ids, templates,
 # labels); the query texts and the merged 11k-tool haystack are materialised here from ../shared/corpora.

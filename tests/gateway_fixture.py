@@ -19,6 +19,7 @@ from foldgate.dev.corpus import load_catalog
 from foldgate.edge.app import create_app
 from foldgate.errors import UpstreamError
 from foldgate.index.indexer import catalog_from_tools
+from foldgate.model.param_headers import HeaderParam
 from foldgate.model.tool import Tool
 from foldgate.serve.gateway import Gateway
 from foldgate.serve.paging import ResultPager
@@ -36,6 +37,8 @@ class RecordingUpstream(UpstreamClient):
         super().__init__()
         self.calls: list[tuple[str, str, dict[str, Any]]] = []
         self.fail: dict[str, UpstreamError] = {}
+        # The x-mcp-header arguments each call was told to mirror in Mcp-Param-* headers, by tool.
+        self.header_params: dict[str, tuple[HeaderParam, ...]] = {}
 
     async def call_tool(
         self,
@@ -44,8 +47,11 @@ class RecordingUpstream(UpstreamClient):
         arguments: dict[str, Any],
         *,
         annotations: Mapping[str, Any] | None = None,
+        header_params: tuple[HeaderParam, ...] = (),
     ) -> dict[str, Any]:
         self.calls.append((server.name, name, arguments))
+        if header_params:
+            self.header_params[name] = header_params
         if name in self.fail:
             raise self.fail[name]
         text = json.dumps({"echo": arguments})

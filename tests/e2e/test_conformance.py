@@ -253,6 +253,33 @@ def test_suite_02_no_exception_escapes_the_lambda_handler(suite_02: Fronts) -> N
     assert_no_escape(suite_02)
 
 
+@pytest.mark.parametrize("path", PATHS)
+def test_a_header_argument_reaches_the_upstream_in_its_mcp_param_header(suite_02: Fronts, path: str) -> None:
+    """SEP-2243 upstream: the reference server refuses a call to test_header_param whose Mcp-Param-Region
+    is missing or differs (-32020); through foldgate the call runs, with a value that needs Base64."""
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    region = "zürich eu"
+    params = {"name": "test_header_param", "arguments": {"region": region}, "_meta": meta}
+    body = {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": params}
+    headers = {
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": "2026-07-28",
+        "Mcp-Method": "tools/call",
+        "Mcp-Name": "test_header_param",
+        "Mcp-Param-Region": "=?base64?esO8cmljaCBldQ==?=",
+    }
+    request = urllib.request.Request(suite_02.url(path), data=json.dumps(body).encode(), headers=headers)
+    with urllib.request.urlopen(request, timeout=30) as response:
+        answer = json.loads(response.read())
+    result = answer["result"]
+    assert result.get("isError") is not True, result
+    assert region in json.dumps(result, ensure_ascii=False), result
+
+
 @pytest.mark.parametrize("suite", SUITES.values(), ids=lambda s: s.name)
 @pytest.mark.parametrize("path", PATHS)
 def test_expected_failures_name_scenarios_the_suite_has(suite: Suite, path: str) -> None:

@@ -195,6 +195,15 @@ def _cmd_bench_scale_quota(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_bench_headers(args: argparse.Namespace) -> int:
+    # Loaded per command: the CLI starts fast and each command pays only for what it uses.
+    from foldgate.dev.bench.param_headers import format_headers_report, run_headers_bench
+
+    report = run_headers_bench(args.corpus, calls=args.calls)
+    print(json.dumps(report) if args.json else format_headers_report(report))
+    return 0
+
+
 def _cmd_bench_telemetry(args: argparse.Namespace) -> int:
     # Loaded per command: the CLI starts fast and each command pays only for what it uses.
     from foldgate.dev.bench.telemetry import format_telemetry_report, run_telemetry_bench
@@ -382,6 +391,12 @@ def add_bench_commands(sub: Any) -> None:
     sq.add_argument("--steady-load", type=float, default=0.8, help="steady phase load / quota (default 0.8)")
     sq.add_argument("--json", action="store_true", help="print one JSON object")
     sq.set_defaults(func=_cmd_bench_scale_quota)
+
+    hdr = bench_sub.add_parser("headers", help="SEP-2243 Mcp-Param-* check: index-time and per-call cost")
+    hdr.add_argument("--corpus", default="demo/catalog.jsonl", help="catalog served (default: the demo's)")
+    hdr.add_argument("--calls", type=int, default=2000, help="checks timed per case (default 2,000)")
+    hdr.add_argument("--json", action="store_true", help="print one JSON object")
+    hdr.set_defaults(func=_cmd_bench_headers)
 
     tel = bench_sub.add_parser("telemetry", help="call metrics and tracing: per-call cost, function init")
     tel.add_argument("--corpus", default="demo/catalog.jsonl", help="catalog served (default: the demo's)")

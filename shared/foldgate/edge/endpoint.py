@@ -28,9 +28,10 @@ from foldgate.edge.input_relay import call_relay
 from foldgate.edge.jsonrpc import plain_request, unserved_request
 from foldgate.edge.oauth import challenge_headers
 from foldgate.edge.observe import counting, finish, open_observation, record_refusal
+from foldgate.edge.param_headers import param_header_refusal
 from foldgate.edge.plain_rpc import answer
 from foldgate.edge.protocol import MODERN_PROTOCOL_VERSIONS, jsonrpc_error, modern_error_status
-from foldgate.edge.streaming import answer_streamed, streamable, take_reply
+from foldgate.edge.streaming import LAMBDA_NOTIFICATION_BYTES, answer_streamed, streamable, take_reply
 from foldgate.errors import AuthError, FoldgateError, InsufficientScopeError, StoreError
 from foldgate.model.activity import Outcome
 from foldgate.model.deadline import answering_by, request_deadline
@@ -174,6 +175,12 @@ class McpEndpoint:
             await send({"type": "http.response.body", "body": b""})
             return
         gateway: Gateway = self.app.state.gateway
+        # SEP-2243: a call whose Mcp-Param-* headers disagree with its arguments runs nowhere.
+        mismatch = param_header_refusal(request, body, gateway, principal, self.surface)
+        if mismatch is not None:
+            traced.set(method="tools/call")
+            await mismatch(scope, receive, send)
+            return
         if gateway.tasks is not None and body:
             # Durable tasks (tasks/* answered here, handles and capabilities added); loaded only where a
             # task store is wired, so a cold start without one pays nothing for them.
@@ -284,7 +291,11 @@ class McpEndpoint:
         local = request.scope.get("aws.context") is None
         inputs = streamable(req, request, principal, asks=local)
         if inputs is not None:
-            await answer_streamed(req, gateway, principal, self.surface, send, answer, inputs)
+            # On Lambda the response (buffered behind API Gateway) is the result's first.
+            cap = None if local else LAMBDA_NOTIFICATION_BYTES
+            await answer_streamed(
+                req, gateway, principal, self.surface, send, answer, inputs, notification_bytes=cap
+            )
             return True
         if req.method != "tools/call":
             await answer(req, gateway, principal, self.surface, send)

@@ -11,10 +11,12 @@ this caller and call, with -32602) and sends the upstream the responses and the 
 
 A handshake-era client that takes the requests on its call's stream (``foldgate serve``,
 ``foldgate.edge.streaming``) is asked them there instead, and the call sent again with its replies
-and the upstream's state (``foldgate.upstream.relay.Relay.answer_input_required``). Anything else (a
-client without the capability, the Lambda path for an older client, another surface) never gets
-``input_required``: the call ends in a tool error naming what the upstream asked for
-(``upstream_input_required``), and nothing waits.
+and the upstream's state (``foldgate.upstream.relay.Relay.answer_input_required``). A 2026-07-28
+upstream is told exactly the capabilities for input a 2026-07-28 client declared (none when it
+declared none: an upstream that needs one refuses with -32021 and its ``requiredCapabilities``, which
+reach the client unchanged). Anything else (a declared capability this path cannot carry: the Lambda
+path for an older client, another surface) never gets ``input_required``: the call ends in a tool
+error naming what the upstream asked for (``upstream_input_required``), and nothing waits.
 
 The sealing key is derived from the key the activity log's argument digests use, itself derived
 from the stack's token secret (shared by every instance); without a token secret it is a random key
@@ -83,12 +85,14 @@ def call_relay(
     meta = params.get("_meta")
     token = meta.get("progressToken") if isinstance(meta, Mapping) else None
     modern = version in MODERN_PROTOCOL_VERSIONS
+    declared = _declared(params) if modern else None
     relay = Relay(
         notify=notify,
         progress_token=token if isinstance(token, str | int) and not isinstance(token, bool) else None,
         ask=ask,
         asks=asks,
-        input_required=_declared(params) if modern and surface == "direct" else frozenset(),
+        input_required=declared if declared is not None and surface == "direct" else frozenset(),
+        declared=declared,
         # A handshake-era client hears every level unless it said otherwise (logging/setLevel, which
         # the stateless edge does not keep); a 2026-07-28 client names its level per request.
         log_level=_log_level(meta) if modern else "debug",

@@ -252,7 +252,8 @@ def build_mcp_server(gateway: Gateway) -> Server[Any]:
         on_list_tools=list_tools,
         on_call_tool=call_tool,
         # Without this, 2026-07-28 calls would re-run the list handler per call to check Mcp-Param
-        # headers; foldgate declares none, so there is nothing to check.
+        # headers; the endpoint checks them before the SDK runs, from what the index read
+        # (edge/param_headers.py), so there is nothing left to check here.
         get_tool_input_schema=lambda name: None,
         **handlers,
     )

@@ -33,7 +33,7 @@ SERVER_INFO_META: Final = json.dumps(
 
 # The HTTP status of a 2026-07-28 JSON-RPC error answer, by code, as the SDK's modern transport sends
 # it (mcp.shared.inbound.ERROR_CODE_HTTP_STATUS, kept equal by a unit test); any other code: 200.
-_MODERN_ERROR_STATUS: Final = {-32700: 400, -32600: 400, -32602: 400, -32021: 400, -32601: 404}
+_MODERN_ERROR_STATUS: Final = {-32700: 400, -32600: 400, -32602: 400, -32020: 400, -32021: 400, -32601: 404}
 
 
 def modern_error_status(code: int) -> int:

@@ -1,13 +1,19 @@
 """A ``tools/call`` answered on an event stream: what the upstream sends meanwhile, relayed.
 
 A plain ``tools/call`` whose client accepts ``text/event-stream`` may be answered as a stream when
-there is something to relay: the client sent a ``progressToken`` in ``_meta``, or (handshake era) its
-``initialize`` declared form-mode elicitation or sampling. The stream starts with the first thing
-relayed; a call that relays nothing gets its usual JSON answer. The stream carries, in the order
-the upstream sent them, its progress (with the client's token) and log notifications, its
-elicitation and sampling requests (handshake-era client: as requests on the stream, with ids of the
-gateway's own, a 2026-07-28 upstream's ``input_required`` too), then the call's response
-(:mod:`foldgate.upstream.relay` checks and rebuilds all).
+there is something to relay: the client sent a ``progressToken`` in ``_meta``, it hears the upstream's
+logs (a handshake-era client always, as it has no per-request say; a 2026-07-28 one when its ``_meta``
+names a log level), or (handshake era) its ``initialize`` declared form-mode elicitation or sampling.
+The stream starts with the first thing relayed; a call that relays nothing gets its usual JSON answer.
+The stream carries, in the order the upstream sent them, its progress (with the client's token) and
+log notifications, its elicitation and sampling requests (handshake-era client: as requests on the
+stream, with ids of the gateway's own, a 2026-07-28 upstream's ``input_required`` too), then the
+call's response (:mod:`foldgate.upstream.relay` checks and rebuilds all).
+
+Behind the buffered Lambda response (API Gateway) the same event stream is sent whole when the call
+ends: the notifications still precede the result, in order. What a Lambda response holds (6 MB) is
+the result's first, so there the notifications one call relays are capped at
+:data:`LAMBDA_NOTIFICATION_BYTES` in all; later ones are dropped (the result never is).
 
 The client answers such a request with a separate POST carrying a JSON-RPC response; the edge routes
 it here (:func:`take_reply`) to the call waiting for it, when it comes from the same credential,
@@ -34,9 +40,12 @@ from foldgate.edge.jsonrpc import PlainRequest
 from foldgate.errors import UpstreamInputError
 from foldgate.model.principal import Principal
 from foldgate.serve.gateway import Gateway
-from foldgate.upstream.relay import URL_ELICITATION, Relay, relaying
+from foldgate.upstream.relay import LOG_LEVEL_META, LOG_LEVELS, URL_ELICITATION, Relay, relaying
 
-__all__ = ["PENDING", "answer_streamed", "streamable", "take_reply"]
+__all__ = ["LAMBDA_NOTIFICATION_BYTES", "PENDING", "answer_streamed", "streamable", "take_reply"]
+
+# On Lambda, the notifications one call relays take at most this many bytes of its response.
+LAMBDA_NOTIFICATION_BYTES: Final = 1024 * 1024
 
 _ID_PREFIX: Final = "foldgate-"
 # At most this many requests for input wait for a client's answer in one process.
@@ -70,11 +79,16 @@ def streamable(
         return None
     meta = req.params.get("_meta")
     progress = isinstance(meta, dict) and "progressToken" in meta
+    # A handshake-era client hears every log level (it cannot ask per request); a 2026-07-28 client
+    # only when it names a level, and then the upstream is asked for logs (relay.call_meta).
+    logs = not req.modern or (isinstance(meta, dict) and meta.get(LOG_LEVEL_META) in LOG_LEVELS)
     # Handshake era only: at 2026-07-28 a request for input is an input_required result instead.
     inputs = CLIENTS.inputs(principal.stamp) if asks and not req.modern else frozenset()
-    # URL mode alone opens no stream: such a client's connect-link elicitation (edge/elicitation.py)
-    # is a JSON-RPC error its JSON answer carries, and an upstream seldom asks for a URL.
-    if not progress and not inputs - {URL_ELICITATION}:
+    # URL mode alone is not asked on a stream: such a client's connect-link elicitation
+    # (edge/elicitation.py) is a JSON-RPC error its answer carries, and an upstream seldom asks for a URL.
+    if not inputs - {URL_ELICITATION}:
+        inputs = frozenset()
+    if not progress and not logs and not inputs:
         return None
     return inputs
 
@@ -87,17 +101,27 @@ async def answer_streamed(
     send: Send,
     answer: Answer,
     inputs: frozenset[str],
+    *,
+    notification_bytes: int | None = None,
 ) -> None:
     """Answer ``req`` with the plain path's ``answer``, turned into an event stream by the first
     notification or request relayed (then the response is the stream's last event); a call that
     relays nothing is answered exactly as without a stream (one JSON body).
-    ``inputs``: the requests for input the client takes on this stream (see :func:`streamable`)."""
+    ``inputs``: the requests for input the client takes on this stream (see :func:`streamable`);
+    ``notification_bytes``: at most this many bytes of notifications are relayed (None: no cap)."""
     lock = asyncio.Lock()
     started = False
+    budget = notification_bytes
 
     async def write(message: dict[str, Any]) -> None:
-        nonlocal started
+        nonlocal started, budget
         data = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
+        if budget is not None and "id" not in message:
+            size = len(data.encode())
+            if size > budget:
+                budget = 0  # past the cap: this and every later notification are dropped, in order
+                return
+            budget -= size
         async with lock:
             if not started:
                 started = True

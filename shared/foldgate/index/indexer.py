@@ -23,6 +23,7 @@ from foldgate.model.caller import calling_as
 from foldgate.model.catalog import CatalogVersion, IndexedTool, ServerStatus, new_version_id
 from foldgate.model.listing import fragments_for
 from foldgate.model.naming import assign_names
+from foldgate.model.param_headers import header_params
 from foldgate.model.pattern_probe import unsafe_patterns
 from foldgate.model.token_count import TokenCounter, get_counter
 from foldgate.model.tool import Tool, tool_from_wire
@@ -84,6 +85,7 @@ def index_tool(
         tokens_full=count(frags.full),
         tokens_deferred=count(frags.deferred),
         renamed=renamed,
+        header_params=header_params(tool.input_schema),
     )
 
 

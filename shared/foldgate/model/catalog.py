@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from foldgate.model.jsonutil import canonical, sha256_hex
 from foldgate.model.offerings import IndexedItem
+from foldgate.model.param_headers import HeaderParam, header_params, params_from_doc, params_to_doc
 from foldgate.model.tool import Tool, tool_from_wire
 
 __all__ = [
@@ -73,6 +74,8 @@ class IndexedTool:
     tokens_full: int
     tokens_deferred: int
     renamed: str | None = None
+    # The arguments clients mirror in Mcp-Param-* headers (SEP-2243), read from the schema once.
+    header_params: tuple[HeaderParam, ...] = ()
 
     @property
     def server(self) -> str:
@@ -98,14 +101,18 @@ class IndexedTool:
             "tokens_full": self.tokens_full,
             "tokens_deferred": self.tokens_deferred,
             "renamed": self.renamed,
+            "headers": params_to_doc(self.header_params),
         }
 
     @classmethod
     def from_doc(cls, doc: dict[str, Any]) -> IndexedTool:
-        """Inverse of :meth:`to_doc`."""
+        """Inverse of :meth:`to_doc` (a version written before header params were kept reads them from
+        the schema, once, as it loads)."""
+        tool = tool_from_wire(doc["server"], doc["entry"])
+        stored = doc.get("headers")
         return cls(
             published=doc["published"],
-            tool=tool_from_wire(doc["server"], doc["entry"]),
+            tool=tool,
             signature=doc["signature"],
             lossy=doc["lossy"],
             full_fragment=doc["full"],
@@ -113,6 +120,7 @@ class IndexedTool:
             tokens_full=doc["tokens_full"],
             tokens_deferred=doc["tokens_deferred"],
             renamed=doc.get("renamed"),
+            header_params=params_from_doc(stored) if stored is not None else header_params(tool.input_schema),
         )
 
 

@@ -23,6 +23,7 @@ from foldgate.errors import (
 from foldgate.model.caller import calling_as
 from foldgate.model.catalog import IndexedTool
 from foldgate.model.lru import MemoryBudget
+from foldgate.model.param_headers import HeaderParam
 from foldgate.serve.consent import note_consent_link
 from foldgate.serve.guarding import guard_tool_result
 from foldgate.serve.recording import Observation, activity_arguments, current, upstream_timer
@@ -51,9 +52,11 @@ class Upstream(Protocol):
         arguments: dict[str, Any],
         *,
         annotations: Mapping[str, Any] | None = None,
+        header_params: tuple[HeaderParam, ...] = (),
     ) -> dict[str, Any]:
         """Call one tool upstream; a CallToolResult wire dict, or UpstreamError. ``annotations`` tell
-        whether a call lost in transit may be sent again (read-only or idempotent tools only)."""
+        whether a call lost in transit may be sent again (read-only or idempotent tools only);
+        ``header_params`` are the arguments a 2026-07-28 upstream gets in Mcp-Param-* headers too."""
         ...
 
 
@@ -158,9 +161,11 @@ class ToolCaller:
         try:
             # OAuth upstreams use the grant of this tenant and (per_user servers) this end user.
             with calling_as(view.catalog.tenant, view.principal.upstream_subject), upstream_timer():
-                # The annotations decide whether a call lost in transit may be sent again.
+                # The annotations decide whether a call lost in transit may be sent again; a tool
+                # that declares x-mcp-header arguments has them mirrored in headers (SEP-2243).
+                mirrored = {"header_params": tool.header_params} if tool.header_params else {}
                 result = await self.upstream.call_tool(
-                    server, tool.tool.name, arguments or {}, annotations=tool.tool.annotations
+                    server, tool.tool.name, arguments or {}, annotations=tool.tool.annotations, **mirrored
                 )
         except UpstreamProtocolError as exc:
             # The client must act on it (a capability to declare): answered as the upstream's error.

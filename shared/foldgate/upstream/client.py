@@ -24,6 +24,7 @@ from pydantic import TypeAdapter, ValidationError
 from foldgate.config.tenant import ServerConfig
 from foldgate.errors import UpstreamDeadlineError, UpstreamError, UpstreamProtocolError, UpstreamTimeoutError
 from foldgate.model.deadline import time_left
+from foldgate.model.param_headers import HeaderParam, param_headers
 from foldgate.telemetry.tracing import span
 from foldgate.upstream import tasks as upstream_tasks
 from foldgate.upstream.changes import ChangeListener, change_handler, listen_for_changes
@@ -248,8 +249,11 @@ class UpstreamClient:
         arguments: dict[str, Any],
         *,
         annotations: Mapping[str, Any] | None = None,
+        header_params: tuple[HeaderParam, ...] = (),
     ) -> dict[str, Any]:
         """Call a tool; returns the raw CallToolResult dict. Transport failures raise UpstreamError.
+        ``header_params``: the tool's ``x-mcp-header`` arguments, sent to a 2026-07-28 upstream in
+        ``Mcp-Param-*`` headers as well (SEP-2243).
 
         What the upstream sends back while the call runs goes through the running request's relay
         (:mod:`foldgate.upstream.relay`: progress, logs, requests for input; a task runner hears each
@@ -273,7 +277,9 @@ class UpstreamClient:
             for _ in range(MAX_INPUT_ROUNDS + 1):
                 try:
                     with relaying(relay):
-                        result = await self._call_http(server, name, arguments, retry_safe(annotations))
+                        result = await self._call_http(
+                            server, name, arguments, retry_safe(annotations), header_params
+                        )
                 except Exception as exc:
                     # The upstream failed the call because it was told no: what it asked is the news.
                     if relay.refused:
@@ -323,13 +329,18 @@ class UpstreamClient:
             return result
 
     async def _call_http(
-        self, server: ServerConfig, name: str, arguments: dict[str, Any], idempotent: bool
+        self,
+        server: ServerConfig,
+        name: str,
+        arguments: dict[str, Any],
+        idempotent: bool,
+        header_params: tuple[HeaderParam, ...] = (),
     ) -> dict[str, Any]:
         for attempt in (1, 2):
             try:
                 async with self._pooled(server) as pooled:
                     try:
-                        return await _send_call(await pooled.ready(), name, arguments)
+                        return await _send_call(await pooled.ready(), name, arguments, header_params)
                     except Exception as exc:
                         raise_if_refused(exc, server.name)
                         # The upstream refused the session's id: the call did not run.
@@ -483,13 +494,18 @@ class UpstreamClient:
         self._stdio.clear()
 
 
-async def _send_call(session: Any, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+async def _send_call(
+    session: Any, name: str, arguments: dict[str, Any], header_params: tuple[HeaderParam, ...] = ()
+) -> dict[str, Any]:
+    # Mcp-Param-* headers are a 2026-07-28 thing (SEP-2243): an older upstream is sent none.
+    modern = isinstance(session, PlainSession) and session.modern
+    mirrored = param_headers(header_params, arguments) if modern and header_params else None
     # A task of the upstream's own where the call's link asks for one (foldgate.upstream.tasks).
-    as_task = await upstream_tasks.call_tool(session, name, arguments)
+    as_task = await upstream_tasks.call_tool(session, name, arguments, headers=mirrored)
     if as_task is not None:
         return as_task
     if isinstance(session, PlainSession):
-        return await session.request("tools/call", {"name": name, "arguments": arguments})
+        return await session.request("tools/call", {"name": name, "arguments": arguments}, headers=mirrored)
     # A stdio session is the SDK's, which is loaded already.
     import mcp_types as types
 

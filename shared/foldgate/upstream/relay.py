@@ -108,6 +108,9 @@ class Relay:
     asks: frozenset[str] = frozenset()
     input_required: frozenset[str] = frozenset()
     resume: Mapping[str, Any] | None = None
+    # The requests for input the client declared (a 2026-07-28 client names them in every request's
+    # _meta), whether or not this path can carry them; None when not known (a handshake-era client).
+    declared: frozenset[str] | None = None
     # The lowest log level the client wants relayed (a 2026-07-28 upstream sends logs only when asked).
     log_level: str | None = None
     refused: list[str] = field(default_factory=list)
@@ -141,16 +144,19 @@ class Relay:
             asks=self.asks,
             input_required=self.input_required,
             resume=self.resume,
+            declared=self.declared,
             log_level=self.log_level,
         )
 
     def offered_capabilities(self) -> dict[str, Any] | None:
-        """The client capabilities a 2026-07-28 upstream is told of for this call: those of the
-        requests for input the client takes, so the upstream asks only for what can reach it; None
-        when the client takes none (the gateway's own then: what the upstream asks is named in the
-        call's error)."""
-        methods = self.input_required | self.asks
-        if not methods:
+        """The client capabilities a 2026-07-28 upstream is told of for this call: exactly those for
+        input the client declared (SEP-2322: nothing when it declared nothing, so an upstream that
+        needs one refuses with -32021 naming it, which the client sees), plus any its stream takes.
+        A declared request this path cannot carry is still offered: the upstream asks, is told no at
+        once, and the call's error names what it asked (:func:`refusal`). None when nothing is known
+        of the client (a handshake-era client taking nothing on a stream): the gateway's own then."""
+        methods = self.input_required | self.asks | (self.declared or frozenset())
+        if not methods and self.declared is None:
             return None
         offered: dict[str, Any] = {}
         modes: dict[str, Any] = {mode: {} for method, mode in _ELICITATION_MODES if method in methods}

@@ -149,9 +149,12 @@ def _as_task(link: TaskLink | None, session: Any) -> bool:
     return link.support == "optional" and link.prefer
 
 
-async def call_tool(session: Any, name: str, arguments: dict[str, Any]) -> dict[str, Any] | None:
+async def call_tool(
+    session: Any, name: str, arguments: dict[str, Any], *, headers: Mapping[str, str] | None = None
+) -> dict[str, Any] | None:
     """The call's result when it runs as the upstream's task (see the module doc); None when it is a
-    plain call, which the caller then sends (the listener was told first)."""
+    plain call, which the caller then sends (the listener was told first). ``headers`` are the call's
+    ``Mcp-Param-*`` headers, sent with the task-augmented ``tools/call`` as with a plain one."""
     link = current_link()
     if not _as_task(link, session):
         if link is not None and link.listener is not None:
@@ -165,7 +168,7 @@ async def call_tool(session: Any, name: str, arguments: dict[str, Any]) -> dict[
         params: dict[str, Any] = {"name": name, "arguments": arguments}
         if not session.modern:
             params["task"] = {"ttl": LEGACY_TTL_MS}  # 2025-11-25: the request itself asks for a task
-        raw = await session.request("tools/call", params, extensions=EXTENSIONS)
+        raw = await session.request("tools/call", params, headers=headers, extensions=EXTENSIONS)
         # A 2026-07-28 handle is the result itself; a 2025-11-25 one is under "task".
         found = raw if raw.get("resultType") == "task" else None
         if not session.modern:

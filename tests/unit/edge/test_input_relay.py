@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import httpx2
+import pytest
 
 from foldgate.auth.request_state import call_binding
 from foldgate.edge.input_relay import sealer_for
@@ -80,3 +81,65 @@ async def test_states_not_sealed_for_this_caller_and_call_are_refused_before_any
             assert answer["error"]["code"] == -32602, state
             assert "requestState is not valid" in answer["error"]["message"]
         assert upstream.calls == []
+
+
+@pytest.mark.parametrize(
+    ("accept", "caps", "offered"),
+    [
+        # Declared nothing: nothing offered (on main the gateway's own, so the upstream ran the tool).
+        ("application/json", {}, {}),
+        ("application/json, text/event-stream", {}, {}),
+        ("application/json", {"sampling": {}}, {"sampling": {}}),
+        (
+            "application/json",
+            {"elicitation": {"form": {}}, "roots": {}},
+            {"elicitation": {"form": {}}, "roots": {}},
+        ),
+    ],
+)
+async def test_a_2026_07_28_client_s_declared_capabilities_are_offered_upstream_exactly(
+    accept: str, caps: dict[str, Any], offered: dict[str, Any]
+) -> None:
+    """SEP-2322 / server-stateless: the upstream is told exactly what the client declared, so an upstream
+    tool that needs an undeclared capability refuses it (-32021, passed through) instead of running."""
+    seen: list[Any] = []
+
+    async def call_tool(self: RecordingUpstream, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        relay = current_relay()
+        seen.append(relay.for_call().offered_capabilities() if relay is not None else "no relay")
+        return {"content": [{"type": "text", "text": "done"}], "isError": False}
+
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientCapabilities": caps,
+    }
+    body = {"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+            "params": {"name": TOOL, "arguments": ARGS, "_meta": meta}}  # fmt: skip
+    async with gateway_client() as (client, _gateway, upstream, _):
+        upstream.call_tool = call_tool.__get__(upstream)  # type: ignore[method-assign]
+        response = await client.post("/mcp/all", json=body, headers={**HEADERS, "accept": accept})
+    assert response.status_code == 200, response.text
+    assert seen == [offered]
+
+
+async def test_a_handshake_era_client_s_call_keeps_the_gateway_s_own_capabilities_upstream() -> None:
+    """Its capabilities are not in the request (initialize was another request, maybe elsewhere):
+    nothing is claimed for it, so an upstream's request for input is refused and named in the error."""
+    seen: list[Any] = []
+
+    async def call_tool(self: RecordingUpstream, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        relay = current_relay()
+        seen.append(relay.for_call().offered_capabilities() if relay is not None else "no relay")
+        return {"content": [{"type": "text", "text": "done"}], "isError": False}
+
+    body = {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": TOOL, "arguments": ARGS}}
+    headers = {
+        "accept": "application/json",
+        "content-type": "application/json",
+        "mcp-protocol-version": "2025-11-25",
+    }
+    async with gateway_client() as (client, _gateway, upstream, _):
+        upstream.call_tool = call_tool.__get__(upstream)  # type: ignore[method-assign]
+        response = await client.post("/mcp/all", json=body, headers=headers)
+    assert response.status_code == 200, response.text
+    assert seen == [None]

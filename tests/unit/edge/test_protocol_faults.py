@@ -47,7 +47,7 @@ async def test_subscriptions_listen_is_method_not_found_not_a_500() -> None:
 def test_modern_error_statuses_are_the_sdks() -> None:
     from mcp.shared.inbound import ERROR_CODE_HTTP_STATUS
 
-    for code in (-32700, -32600, -32602, -32021, -32601, -32603, -32000):
+    for code in (-32700, -32600, -32602, -32020, -32021, -32601, -32603, -32000):
         assert modern_error_status(code) == ERROR_CODE_HTTP_STATUS.get(code, 200), code
 
 

@@ -32,8 +32,22 @@ def test_a_progress_token_and_an_event_stream_accept_open_a_stream() -> None:
     token = {"progressToken": "p"}
     assert streamable(_call(token), _request(BOTH), ME, asks=True) == frozenset()
     assert streamable(_call(token), _request("application/json"), ME, asks=True) is None
-    assert streamable(_call(), _request(BOTH), ME, asks=True) is None
     assert streamable(_call(token, "2026-07-28"), _request(BOTH), ME, asks=True) == frozenset()
+
+
+def test_a_client_that_hears_logs_may_get_a_stream_without_a_progress_token() -> None:
+    """A handshake-era client hears every level (it cannot say otherwise per request), also on Lambda;
+    a 2026-07-28 client only when its _meta names a level (no log without logLevel, SEP-2575)."""
+    CLIENTS.clear()
+    assert streamable(_call(), _request(BOTH), ME, asks=True) == frozenset()
+    assert streamable(_call(), _request(BOTH), ME, asks=False) == frozenset()
+    assert streamable(_call(), _request("application/json"), ME, asks=False) is None
+    modern = "2026-07-28"
+    assert streamable(_call(version=modern), _request(BOTH), ME, asks=False) is None
+    level = {"io.modelcontextprotocol/logLevel": "info"}
+    assert streamable(_call(level, modern), _request(BOTH), ME, asks=False) == frozenset()
+    bogus = {"io.modelcontextprotocol/logLevel": "loud"}
+    assert streamable(_call(bogus, modern), _request(BOTH), ME, asks=False) is None
 
 
 def test_a_declared_elicitation_opens_a_stream_only_where_replies_can_be_routed() -> None:
@@ -42,12 +56,14 @@ def test_a_declared_elicitation_opens_a_stream_only_where_replies_can_be_routed(
         CLIENTS.note(ME.stamp, {"elicitation": {}, "sampling": {}})
         wanted = frozenset({"elicitation/create", "sampling/createMessage"})
         assert streamable(_call(), _request(BOTH), ME, asks=True) == wanted
-        assert streamable(_call(), _request(BOTH), OTHER, asks=True) is None
-        assert streamable(_call(), _request(BOTH), ME, asks=False) is None  # the Lambda path
+        # Another credential, or the Lambda path: a stream for logs and progress, never for input.
+        assert streamable(_call(), _request(BOTH), OTHER, asks=True) == frozenset()
+        assert streamable(_call(), _request(BOTH), ME, asks=False) == frozenset()
         # At 2026-07-28 a request for input is an input_required result, never on the stream.
         assert streamable(_call(version="2026-07-28"), _request(BOTH), ME, asks=True) is None
         CLIENTS.note(ME.stamp, {"elicitation": {"url": {}}})
-        assert streamable(_call(), _request(BOTH), ME, asks=True) is None  # URL mode alone
+        # URL mode alone is asked for in the JSON answer's error, never on the stream.
+        assert streamable(_call(), _request(BOTH), ME, asks=True) == frozenset()
     finally:
         CLIENTS.clear()
 

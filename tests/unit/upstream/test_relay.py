@@ -224,6 +224,16 @@ def test_the_capabilities_offered_upstream_are_the_clients_own(
     assert Relay(asks=frozenset(takes)).offered_capabilities() == offered
 
 
+def test_what_a_client_declared_is_offered_even_when_this_path_cannot_carry_it() -> None:
+    """Declared nothing: nothing (the upstream refuses with -32021 rather than run or ask); declared
+    but not carried here (a meta-tool surface, a buffered response): offered, so the upstream asks and
+    the call's error names what (the refusal); unknown (a handshake-era client): the gateway's own."""
+    assert Relay(declared=frozenset()).offered_capabilities() == {}
+    assert Relay(declared=frozenset({"sampling/createMessage"})).offered_capabilities() == {"sampling": {}}
+    assert Relay(declared=frozenset()).for_call().offered_capabilities() == {}
+    assert Relay().offered_capabilities() is None
+
+
 async def test_roots_list_is_asked_of_a_client_that_declared_roots_and_refused_otherwise() -> None:
     relay, asked = _asking({"result": {"roots": [{"uri": "file:///w"}]}})
     relay.asks = frozenset({"roots/list"})

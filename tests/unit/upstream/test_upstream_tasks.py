@@ -10,6 +10,7 @@ import httpx2
 import pytest
 
 from foldgate.errors import UpstreamError, UpstreamInputError
+from foldgate.model.param_headers import HeaderParam
 from foldgate.upstream.client import _send_call
 from foldgate.upstream.plain_session import PlainSession, RpcError
 from foldgate.upstream.relay import MAX_INPUT_REQUESTS
@@ -71,6 +72,18 @@ async def test_a_required_tool_is_called_with_the_extension_and_its_task_followe
     assert call["_meta"]["io.modelcontextprotocol/clientCapabilities"]["extensions"] == {EXTENSION: {}}
     assert heard.events[0] == ("started", "up", f"{ID_PREFIX}1")
     assert ("status", "working", None) in heard.events
+    await s.aclose()
+
+
+async def test_a_task_augmented_call_carries_the_arguments_mcp_param_headers() -> None:
+    """SEP-2243 headers go with the tools/call that starts the upstream's task, as with a plain call."""
+    up = TaskUpstream()
+    s = await session(up)
+    region = HeaderParam(path=("region",), name="Region", type="string")
+    with linked(TaskLink(support="required", listener=Heard())):
+        await _send_call(s, "job", {"seconds": 0.1, "region": "eu-west-1"}, (region,))
+    headers = next(h for m, _, h in up.seen if m == "tools/call")
+    assert headers.get("mcp-param-region") == "eu-west-1"
     await s.aclose()
 
 

@@ -26,6 +26,7 @@ from foldgate.config.tenant import ServerConfig, parse_tenant_config
 from foldgate.dev.corpus import load_catalog
 from foldgate.edge.app import create_app
 from foldgate.index.indexer import catalog_from_tools
+from foldgate.model.param_headers import HeaderParam
 from foldgate.serve.gateway import Gateway
 from foldgate.store.catalog.sqlite import SqliteStore
 from foldgate.upstream.client import UpstreamClient
@@ -58,6 +59,7 @@ class _InstantUpstream(UpstreamClient):
         arguments: dict[str, Any],
         *,
         annotations: Mapping[str, Any] | None = None,
+        header_params: tuple[HeaderParam, ...] = (),
     ) -> dict[str, Any]:
         return {"content": [{"type": "text", "text": "ok"}], "isError": False}
 
