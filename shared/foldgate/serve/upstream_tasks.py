@@ -19,7 +19,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from foldgate.errors import InvalidRequestError, StoreError, UpstreamError
 from foldgate.model.caller import calling_as
@@ -30,7 +30,22 @@ from foldgate.upstream.relay import MAX_ASK_BYTES
 from foldgate.upstream.tasks import TaskLink, linked
 
 if TYPE_CHECKING:
-    from foldgate.serve.gateway import Gateway
+    from foldgate.serve.views import TenantView
+
+
+class _Caller(Protocol):
+    @property
+    def upstream(self) -> object: ...
+
+
+class Gateway(Protocol):
+    """What forwarding to an upstream's task needs of the gateway (a protocol: the gateway module
+    imports the task service, which imports this one)."""
+
+    @property
+    def caller(self) -> _Caller: ...
+
+    def view(self, who: Principal) -> TenantView: ...
 
 __all__ = ["UpstreamFollow", "answered_first", "followed_link", "forward_cancel", "task_link", "update_task"]
 
