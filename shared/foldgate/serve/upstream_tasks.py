@@ -47,6 +47,7 @@ class Gateway(Protocol):
 
     def view(self, who: Principal) -> TenantView: ...
 
+
 __all__ = ["UpstreamFollow", "answered_first", "followed_link", "forward_cancel", "task_link", "update_task"]
 
 log = logging.getLogger(__name__)
