@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Literal
 
+from foldgate.enrich.base import Enrichment
 from foldgate.model.jsonutil import canonical, sha256_hex
 from foldgate.model.offerings import IndexedItem
 from foldgate.model.tool import Tool, tool_from_wire
@@ -73,6 +74,9 @@ class IndexedTool:
     tokens_full: int
     tokens_deferred: int
     renamed: str | None = None
+    # Generated "when to use" hint and queries for this tool version (foldgate.enrich): searchable,
+    # never shown as the upstream's words. None when not enriched (yet, or ever).
+    enrichment: Enrichment | None = None
 
     @property
     def server(self) -> str:
@@ -98,7 +102,7 @@ class IndexedTool:
             "tokens_full": self.tokens_full,
             "tokens_deferred": self.tokens_deferred,
             "renamed": self.renamed,
-        }
+        } | ({"enrichment": self.enrichment.to_doc()} if self.enrichment is not None else {})
 
     @classmethod
     def from_doc(cls, doc: dict[str, Any]) -> IndexedTool:
@@ -113,7 +117,18 @@ class IndexedTool:
             tokens_full=doc["tokens_full"],
             tokens_deferred=doc["tokens_deferred"],
             renamed=doc.get("renamed"),
+            enrichment=_enrichment(doc.get("enrichment")),
         )
+
+
+def _enrichment(doc: Any) -> Enrichment | None:
+    """A stored enrichment; None when absent (documents written before enrichment) or malformed."""
+    if not isinstance(doc, dict):
+        return None
+    try:
+        return Enrichment.from_doc(doc)
+    except (KeyError, TypeError, ValueError):
+        return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,6 +216,14 @@ class CatalogVersion:
             "withheld": {k: [w.get("state"), w.get("hash")] for k, w in self.withheld.items()},
             "model": model,
         }
+        enriched = sorted(
+            (t.tool.key, t.enrichment.content_hash, t.enrichment.source)
+            for t in self.tools
+            if t.enrichment is not None
+        )
+        if enriched:  # only when present, so versions without any keep their fingerprints
+            # A run that only adds enrichment publishes: the next run continues from what it stored.
+            doc["enriched"] = enriched
         if self.offerings:  # only when present, so versions without any keep their fingerprints
             doc["offerings"] = sorted((i.kind, i.published, i.content_hash) for i in self.offerings)
         return sha256_hex(canonical(doc))
