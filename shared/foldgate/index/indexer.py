@@ -132,15 +132,19 @@ def catalog_from_tools(
     from foldgate.search import build_search_index  # the indexer's cost, never the request path's
 
     tools_in_order = [t.tool for t in indexed]
-    search = build_search_index(tools_in_order).to_doc()
-    dense = _dense_doc(embedder, tools_in_order, previous) if embedder is not None else None
+    made = {t.tool.key: t.enrichment for t in indexed if t.enrichment is not None}
+    search = build_search_index(tools_in_order, enrichments=made).to_doc()
+    dense = _dense_doc(embedder, tools_in_order, previous, made) if embedder is not None else None
     return CatalogVersion(
         tenant, new_version_id(now), now, tuple(indexed), statuses, search=search, dense=dense
     )
 
 
 def _dense_doc(
-    embedder: Embedder, tools: list[Tool], previous: CatalogVersion | None
+    embedder: Embedder,
+    tools: list[Tool],
+    previous: CatalogVersion | None,
+    enrichments: dict[str, Enrichment],
 ) -> dict[str, Any] | None:
     """Embed every tool once (unchanged tools reuse their vectors by content hash); None when the
     provider is unavailable, so the version is published lexical-only rather than not at all."""
@@ -158,7 +162,7 @@ def _dense_doc(
         except IndexFormatError:
             reuse = None
     try:
-        dense = build_dense_index(embedder, tools, reuse)
+        dense = build_dense_index(embedder, tools, reuse, enrichments=enrichments)
     except EmbeddingError as exc:
         log.error("embedding provider %s failed; publishing lexical search only: %s", embedder.name, exc)
         return None

@@ -33,6 +33,13 @@ from foldgate.search.fields import Field
 __all__ = ["DEFAULT", "PLAIN", "SearchConfig"]
 
 _NFIELDS = len(Field)
+# The generated hint and queries of an enriched tool (foldgate.enrich). Tools without an enrichment
+# have empty fields and score as before; see the README's enrichment section for the measurement.
+HINT_WEIGHT = 1.0
+QUERIES_WEIGHT = 1.0
+# Indexes serialised before the enrichment fields carry one weight and b per older field: the new
+# fields load switched off (weight 0), which is what those indexes were built with.
+_PADDING = {"weights": 0.0, "b": 0.75}
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,8 +51,8 @@ class SearchConfig:
     """
 
     k1: float = 1.2
-    weights: tuple[float, ...] = (5.0, 2.0, 1.0, 0.25, 1.0, 0.5)
-    b: tuple[float, ...] = (0.3, 0.5, 0.75, 0.75, 0.3, 0.3)
+    weights: tuple[float, ...] = (5.0, 2.0, 1.0, 0.25, 1.0, 0.5, HINT_WEIGHT, QUERIES_WEIGHT)
+    b: tuple[float, ...] = (0.3, 0.5, 0.75, 0.75, 0.3, 0.3, 0.75, 0.75)
     stemming: bool = True
     synonyms: bool = True
     # True: classic single-field BM25 over the concatenation of every field whose weight is > 0.
@@ -78,7 +85,8 @@ class SearchConfig:
         kwargs = {k: v for k, v in doc.items() if k in known}
         for key in ("weights", "b"):
             if key in kwargs:
-                kwargs[key] = tuple(float(x) for x in kwargs[key])
+                values = tuple(float(x) for x in kwargs[key])
+                kwargs[key] = values + (_PADDING[key],) * (_NFIELDS - len(values))
         return cls(**kwargs)
 
     def field_params(self) -> tuple[list[float], list[float]]:
@@ -96,7 +104,7 @@ class SearchConfig:
 DEFAULT = SearchConfig()
 PLAIN = SearchConfig(
     # name, title, description, parameters: the fields of the published plain-BM25 baseline.
-    weights=(1.0, 1.0, 1.0, 1.0, 0.0, 0.0),
+    weights=(1.0, 1.0, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0),
     b=(0.75,) * _NFIELDS,
     synonyms=False,
     merge_fields=True,

@@ -128,3 +128,25 @@ async def test_the_job_summary_carries_the_enrichment_usage() -> None:
     assert usage["enriched"] == 2
     assert usage["tokens_in"] == 20
     assert "seconds_per_100_tools" in usage
+
+
+async def test_the_enrichment_reaches_the_versions_dense_text() -> None:
+    from tests.unit.search.fakes import FakeEmbedder  # the dense side's test double
+
+    model = FakeEmbedder()
+    store = SqliteStore(":memory:")
+    indexer = Indexer(
+        store,
+        Upstreams(),
+        approvals=SqliteApprovalStore(":memory:"),
+        embedder=model,
+        enrichment=EnrichmentPass(FixedProvider()),
+    )
+    await indexer.index_tenant("t", config())
+    assert any(
+        text.endswith(
+            "Use when you need to find customer zorblat. how do I find customer quuxify find_customer"
+        )
+        for text in model.calls
+    )
+    assert current(store).dense is not None
