@@ -23,9 +23,9 @@ import asyncio
 import logging
 import time
 from collections import deque
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from foldgate.enrich.base import (
     Enrichment,
@@ -45,8 +45,13 @@ __all__ = ["EnrichmentCaps", "EnrichmentPass", "EnrichmentRunReport", "Validator
 
 log = logging.getLogger(__name__)
 
-# Turns a provider's raw answer into what is stored, or raises EnrichmentError (foldgate.enrich.validate).
-Validator = Callable[[RawEnrichment, EnrichmentRequest, str], Enrichment]
+
+class Validator(Protocol):
+    """Turns a provider's raw answer into what is stored, or raises EnrichmentError
+    (:func:`foldgate.enrich.validate.validate`)."""
+
+    def __call__(self, raw: RawEnrichment, request: EnrichmentRequest, *, source: str) -> Enrichment: ...
+
 
 # What of a tool a prompt sees: bounded, whatever the upstream lists.
 _MAX_DESCRIPTION = 2000
@@ -63,7 +68,8 @@ class EnrichmentCaps:
     """Per-run limits: a run stops starting provider calls at the first one reached."""
 
     max_tools: int = 500  # provider calls per run
-    max_tokens: int = 1_000_000  # tokens in + out per run (calls in flight may finish past it)
+    # Tokens in + out per run (calls in flight may finish past it); None: the provider's own cap only.
+    max_tokens: int | None = None
     # Wall time of the pass (and at most 60% of what the index job's deadline leaves); calls still
     # running then are cut off and retried by a later run.
     max_seconds: float = 600.0
@@ -160,29 +166,35 @@ class EnrichmentPass:
         self.clock = clock
 
     def _reusable(
-        self, previous: CatalogVersion | None
+        self, previous: CatalogVersion | None, cached: Mapping[str, Enrichment]
     ) -> tuple[dict[str, Enrichment], dict[str, Enrichment]]:
         """(by content hash: made by this provider, by content hash: made by another one)."""
         same: dict[str, Enrichment] = {}
         other: dict[str, Enrichment] = {}
-        for t in previous.tools if previous is not None else ():
-            e = t.enrichment
-            if e is None or e.content_hash != t.tool.content_hash:
-                continue
-            (same if e.source == self.provider.source else other).setdefault(e.content_hash, e)
+        stored = [(t.tool.content_hash, t.enrichment) for t in previous.tools] if previous else []
+        for digest, e in [*stored, *cached.items()]:
+            if e is not None and e.content_hash == digest:
+                (same if e.source == self.provider.source else other).setdefault(digest, e)
         return same, other
 
     async def run(
-        self, tools: Sequence[Tool], previous: CatalogVersion | None, *, held: Collection[str] = ()
+        self,
+        tools: Sequence[Tool],
+        previous: CatalogVersion | None,
+        *,
+        held: Collection[str] = (),
+        cached: Mapping[str, Enrichment] | None = None,
     ) -> tuple[dict[str, Enrichment], EnrichmentRunReport]:
         """Enrichment per canonical key for ``tools`` (absent: none), and the run's report.
 
         ``held`` names the keys whose listed content awaits an operator; they are never sent to the
         provider (the last approved content a changed tool still shows keeps an enrichment made for it).
+        ``cached`` (content hash → enrichment, e.g. a bench's cache file) is reused like the previous
+        version's.
         """
         started = self.clock()
         report = EnrichmentRunReport(self.provider.source, tools=len(tools))
-        same, other = self._reusable(previous)
+        same, other = self._reusable(previous, cached or {})
         out: dict[str, Enrichment] = {}
         missing: list[Tool] = []
         stale: list[Tool] = []
@@ -240,7 +252,7 @@ class EnrichmentPass:
         def cap_reached() -> str | None:
             if report.calls + running[0] >= caps.max_tools:
                 return "tools"
-            if sum(tokens()) >= caps.max_tokens:
+            if caps.max_tokens is not None and sum(tokens()) >= caps.max_tokens:
                 return "tokens"
             if self.clock() >= deadline:
                 return "seconds"
@@ -280,7 +292,7 @@ class EnrichmentPass:
                 spent[0] += max(0, raw.tokens_in)
                 spent[1] += max(0, raw.tokens_out)
                 try:
-                    enrichment = self.validator(raw, request, self.provider.source)
+                    enrichment = self.validator(raw, request, source=self.provider.source)
                 except EnrichmentError as exc:
                     failed(tool, f"rejected: {exc.message}")
                     continue

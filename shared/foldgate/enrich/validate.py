@@ -15,7 +15,7 @@ _MAX_QUERY = 120
 _MAX_QUERIES = 5
 
 
-def validate(raw: RawEnrichment, request: EnrichmentRequest, source: str) -> Enrichment:
+def validate(raw: RawEnrichment, request: EnrichmentRequest, *, source: str) -> Enrichment:
     """The enrichment to store for ``request``; EnrichmentError when the output is unusable."""
     hint = " ".join(raw.hint.split())
     queries = tuple(q for q in (" ".join(q.split()) for q in raw.queries) if 0 < len(q) <= _MAX_QUERY)

@@ -99,7 +99,7 @@ async def test_a_provider_failure_or_crash_leaves_the_tool_unenriched_and_the_ru
 
 
 async def test_a_rejected_answer_is_a_failure_not_a_stored_enrichment() -> None:
-    def reject(*_: object) -> Enrichment:
+    def reject(raw: RawEnrichment, request: EnrichmentRequest, *, source: str) -> Enrichment:
         from foldgate.enrich.base import EnrichmentError  # local: only this test rejects
 
         raise EnrichmentError("instructions to the model")
@@ -196,3 +196,14 @@ async def test_neighbours_reach_the_request_and_the_request_is_bounded() -> None
     huge = request_for(listed[2])
     assert len(huge.description) == 2000
     assert len(huge.params) == 20
+
+
+async def test_a_cache_by_content_hash_is_reused_like_a_previous_version() -> None:
+    listed = tools("a_one", "b_two")
+    cache = {listed[0].content_hash: Enrichment("Use for one.", (), listed[0].content_hash, "fixed:v1")}
+    cache["wrong"] = Enrichment("Mismatched key.", (), listed[1].content_hash, "fixed:v1")
+    provider = FixedProvider()
+    found, report = await EnrichmentPass(provider).run(listed, None, cached=cache)
+    assert provider.names == ["b_two"]
+    assert found["crm:a_one"].hint == "Use for one."
+    assert report.reused == 1
