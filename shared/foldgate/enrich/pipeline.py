@@ -296,6 +296,10 @@ class EnrichmentPass:
                 except EnrichmentError as exc:
                     failed(tool, f"rejected: {exc.message}")
                     continue
+                except Exception as exc:  # a validation bug rejects the answer, never the run
+                    log.exception("validating %s's enrichment raised", tool.key)
+                    failed(tool, f"rejected: {type(exc).__name__}")
+                    continue
                 out[tool.key] = enrichment
                 report.enriched += 1
 

@@ -111,6 +111,17 @@ async def test_a_rejected_answer_is_a_failure_not_a_stored_enrichment() -> None:
     assert report.errors == ["crm:find_customer: rejected: instructions to the model"]
 
 
+async def test_a_validator_that_crashes_rejects_the_answer_and_the_run_goes_on() -> None:
+    def broken(raw: RawEnrichment, request: EnrichmentRequest, *, source: str) -> Enrichment:
+        if request.name == "a_one":
+            raise ValueError("bug")
+        return Enrichment(raw.hint, raw.queries, request.content_hash, source)
+
+    found, report = await EnrichmentPass(FixedProvider(), validator=broken).run(tools("a_one", "b_two"), None)
+    assert set(found) == {"crm:b_two"}
+    assert report.errors == ["crm:a_one: rejected: ValueError"]
+
+
 async def test_a_tool_cap_defers_the_rest_and_the_next_run_continues_without_redoing_any() -> None:
     provider = FixedProvider()
     listed = tools("a_one", "b_two", "c_three", "d_four", "e_five")
