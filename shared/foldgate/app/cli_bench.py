@@ -123,6 +123,12 @@ def _cmd_bench_search(args: argparse.Namespace) -> int:
     from foldgate.search import DEFAULT, PLAIN
 
     config = PLAIN if args.plain else DEFAULT
+    if args.enrich_weights is not None:
+        from foldgate.search.fields import Field  # only this option needs the field numbers
+
+        weights = list(config.weights)
+        weights[Field.HINT], weights[Field.QUERIES] = args.enrich_weights
+        config = config.replace(weights=tuple(weights))
     dense: dict[str, Any] = {"engine": args.engine, "model_dir": args.model_dir}
     dense["dense_cache"] = args.dense_cache
     if args.weight is not None:
@@ -133,6 +139,16 @@ def _cmd_bench_search(args: argparse.Namespace) -> int:
     report = run_search_bench(args.tools, args.queries, limit=args.limit, config=config, **dense)
     print(json.dumps(report) if args.json else format_search_report(report))
     return 0
+
+
+def _two_weights(text: str) -> tuple[float, float]:
+    try:
+        hint, queries = (float(x) for x in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError("expected two numbers: HINT,QUERIES (e.g. 1,0.5)") from None
+    if hint < 0 or queries < 0:
+        raise argparse.ArgumentTypeError("weights are never negative")
+    return hint, queries
 
 
 def _bench_search_enriched(args: argparse.Namespace, **options: Any) -> int:
@@ -361,6 +377,12 @@ def add_bench_commands(sub: Any) -> None:
     )
     srch.add_argument("--enrich-cache", help="JSON file of enrichments by content hash, reused between runs")
     srch.add_argument("--enrich-model", help="the enrichment model (cache: the source to use)")
+    srch.add_argument(
+        "--enrich-weights",
+        type=_two_weights,
+        metavar="HINT,QUERIES",
+        help="BM25F weights of the hint and queries fields (tuning; default: the shipped ones)",
+    )
     srch.add_argument("--json", action="store_true", help="print one JSON object")
     srch.set_defaults(func=_cmd_bench_search)
     scan = bench_sub.add_parser(

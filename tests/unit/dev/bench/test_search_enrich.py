@@ -101,3 +101,18 @@ def test_the_cli_prints_both_runs_from_the_cache(
     assert report["without"]["recall@5"] == 0.5
     assert report["with"]["recall@5"] == 1.0
     assert report["delta"]["recall@5"] == 0.5
+
+
+def test_the_enrichment_field_weights_can_be_tuned_from_the_cli(
+    files: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    tools, queries = files
+    cache = tmp_path / "enrich.json"
+    run_enriched_search_bench(tools, queries, FixedProvider(), cache_path=cache)
+    args = ["--tools", str(tools), "--queries", str(queries), "--enrich-cache", str(cache), "--json"]
+    assert main(["bench", "search", "--enrich", "cache", "--enrich-weights", "0,0", *args]) == 0
+    report = json.loads(capsys.readouterr().out)
+    # Both enrichment fields off: the enriched run ranks exactly as the plain one.
+    assert report["with"]["recall@5"] == report["without"]["recall@5"] == 0.5
+    with pytest.raises(SystemExit):
+        main(["bench", "search", "--enrich-weights", "1", *args])
