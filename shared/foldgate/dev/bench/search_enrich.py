@@ -155,10 +155,10 @@ def run_enriched_search_bench(
     the other's tools next time.
     """
     cache = EnrichmentCache(cache_path)
-    # One tool at a time unless told otherwise: a local model already uses every core.
-    found, usage = _enrich(
-        tools_path, provider, cache, caps or EnrichmentCaps(max_tools=100_000, concurrency=1)
-    )
+    # One tool at a time unless told otherwise: a local model already uses every core. No wall-time
+    # cap: a corpus is enriched once, then read from the cache.
+    unbounded = EnrichmentCaps(max_tools=1_000_000, max_seconds=7 * 86400, concurrency=1)
+    found, usage = _enrich(tools_path, provider, cache, caps or unbounded)
     enriched_cache = None
     if dense_cache is not None:
         p = Path(dense_cache)
