@@ -143,10 +143,5 @@ async def test_the_enrichment_reaches_the_versions_dense_text() -> None:
         enrichment=EnrichmentPass(FixedProvider()),
     )
     await indexer.index_tenant("t", config())
-    assert any(
-        text.endswith(
-            "Use when you need to find customer zorblat. how do I find customer quuxify find_customer"
-        )
-        for text in model.calls
-    )
+    assert any(text.endswith("Use when you need to find customer zorblat.") for text in model.calls)
     assert current(store).dense is not None

@@ -32,16 +32,26 @@ def test_hint_and_queries_fill_their_own_fields_only_for_the_version_they_were_m
     assert Field.HINT not in field_texts(tool, stale)
 
 
-def test_a_word_only_in_the_enrichment_finds_the_tool_and_none_without_it() -> None:
-    enrichments = {TOOLS[0].key: made_for(TOOLS[0], "Use for a rolodex lookup.")}
+def test_a_word_only_in_the_generated_queries_finds_the_tool_and_none_without_them() -> None:
+    enrichments = {TOOLS[0].key: made_for(TOOLS[0], "Use for a lookup.", "rolodex entry for bob")}
     with_it = build_search_index(TOOLS, enrichments=enrichments)
     assert [h.key for h in with_it.search("rolodex", limit=3)] == ["crm:find_contact"]
     assert build_search_index(TOOLS).search("rolodex", limit=3) == []
 
 
-def test_the_enrichment_fields_are_weighted_in_the_default_config() -> None:
-    assert DEFAULT.weights[Field.HINT] > 0
-    assert DEFAULT.weights[Field.QUERIES] > 0
+def test_the_hint_field_is_searched_when_its_weight_is_set() -> None:
+    enrichments = {TOOLS[0].key: made_for(TOOLS[0], "Use for a rolodex lookup.", "who is bob")}
+    assert build_search_index(TOOLS, enrichments=enrichments).search("rolodex", limit=3) == []
+    weights = list(DEFAULT.weights)
+    weights[Field.HINT] = 1.0
+    tuned = build_search_index(TOOLS, enrichments=enrichments, config=DEFAULT.replace(weights=tuple(weights)))
+    assert [h.key for h in tuned.search("rolodex", limit=3)] == ["crm:find_contact"]
+
+
+def test_the_default_weights_are_the_ones_measured_on_the_tuning_sets() -> None:
+    # The local model's hint lost a golden query at every weight tried; its queries at 0.1 did not.
+    assert DEFAULT.weights[Field.HINT] == 0.0
+    assert DEFAULT.weights[Field.QUERIES] == 0.1
 
 
 def test_an_index_serialised_with_six_field_weights_loads_with_the_new_fields_off() -> None:
@@ -59,7 +69,7 @@ def test_an_index_serialised_with_six_field_weights_loads_with_the_new_fields_of
 def test_the_dense_text_carries_the_enrichment_and_a_new_enrichment_is_embedded_again() -> None:
     tool = TOOLS[0]
     first = made_for(tool, "Use for a rolodex lookup.")
-    assert dense_text(tool, first).endswith("Use for a rolodex lookup. whois lookup")
+    assert dense_text(tool, first).endswith(": Look a person up by name or email. Use for a rolodex lookup.")
     assert dense_text(tool, Enrichment("x", (), "another-version", "s")) == dense_text(tool)
     model = FakeEmbedder()
     plain = build_dense_index(model, TOOLS)

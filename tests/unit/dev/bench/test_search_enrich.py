@@ -25,9 +25,9 @@ TOOLS = [
     {"server": "fs", "name": "write_file", "description": "Write a file to disk."},
     {"server": "git", "name": "git_log", "description": "Show the commit log."},
 ]
-# "zorblat" is in no tool's text, only in FixedProvider's hints: enrichment alone can answer it.
+# "quuxify" is in no tool's text, only in FixedProvider's generated queries: enrichment alone answers it.
 QUERIES = [
-    {"query": "zorblat", "expected": ["fs__read_file"]},
+    {"query": "quuxify", "expected": ["fs__read_file"]},
     {"query": "show commit history", "expected": ["git__git_log"]},
 ]
 
