@@ -123,13 +123,50 @@ def _cmd_bench_search(args: argparse.Namespace) -> int:
     from foldgate.search import DEFAULT, PLAIN
 
     config = PLAIN if args.plain else DEFAULT
+    if args.enrich_weights is not None:
+        from foldgate.search.fields import Field  # only this option needs the field numbers
+
+        weights = list(config.weights)
+        weights[Field.HINT], weights[Field.QUERIES] = args.enrich_weights
+        config = config.replace(weights=tuple(weights))
     dense: dict[str, Any] = {"engine": args.engine, "model_dir": args.model_dir}
     dense["dense_cache"] = args.dense_cache
     if args.weight is not None:
         dense["weight"] = args.weight
     dense["multi_intent"] = not args.single_intent
+    if args.enrich:
+        return _bench_search_enriched(args, config=config, **dense)
     report = run_search_bench(args.tools, args.queries, limit=args.limit, config=config, **dense)
     print(json.dumps(report) if args.json else format_search_report(report))
+    return 0
+
+
+def _two_weights(text: str) -> tuple[float, float]:
+    try:
+        hint, queries = (float(x) for x in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError("expected two numbers: HINT,QUERIES (e.g. 1,0.5)") from None
+    if hint < 0 or queries < 0:
+        raise argparse.ArgumentTypeError("weights are never negative")
+    return hint, queries
+
+
+def _bench_search_enriched(args: argparse.Namespace, **options: Any) -> int:
+    # Loaded per command: the CLI starts fast and each command pays only for what it uses.
+    from foldgate.dev.bench.search import format_search_report
+    from foldgate.dev.bench.search_enrich import (
+        EnrichmentCache,
+        format_enriched_report,
+        open_bench_provider,
+        run_enriched_search_bench,
+    )
+
+    cache = EnrichmentCache(args.enrich_cache)
+    provider = open_bench_provider(args.enrich, cache, args.enrich_model)
+    report = run_enriched_search_bench(
+        args.tools, args.queries, provider, cache_path=args.enrich_cache, limit=args.limit, **options
+    )
+    print(json.dumps(report) if args.json else format_enriched_report(report, format_search_report))
     return 0
 
 
@@ -341,6 +378,20 @@ def add_bench_commands(sub: Any) -> None:
     srch.add_argument("--weight", type=float, help="hybrid: dense weight in [0, 1] (default 0.6)")
     srch.add_argument("--dense-cache", help="JSON file keeping tool vectors between runs (reused by hash)")
     srch.add_argument("--single-intent", action="store_true", help="search each query whole (no splitting)")
+    srch.add_argument(
+        "--enrich",
+        choices=["cache", "local", "openai", "bedrock"],
+        help="also search with index-time enrichment by this provider (FOLDGATE_ENRICHMENT_* configure it; "
+        "cache: only the answers --enrich-cache holds) and print both runs",
+    )
+    srch.add_argument("--enrich-cache", help="JSON file of enrichments by content hash, reused between runs")
+    srch.add_argument("--enrich-model", help="the enrichment model (cache: the source to use)")
+    srch.add_argument(
+        "--enrich-weights",
+        type=_two_weights,
+        metavar="HINT,QUERIES",
+        help="BM25F weights of the hint and queries fields (tuning; default: the shipped ones)",
+    )
     srch.add_argument("--json", action="store_true", help="print one JSON object")
     srch.set_defaults(func=_cmd_bench_search)
     scan = bench_sub.add_parser(

@@ -36,6 +36,16 @@ __all__ = ["build_indexer_handler"]
 LambdaHandler = Callable[[dict[str, Any], Any], dict[str, Any]]
 
 
+# CloudWatch metric → the enrichment pass's report field (foldgate.enrich.pipeline.EnrichmentRunReport).
+_ENRICHMENT_METRICS = (
+    ("ToolsEnriched", "enriched"),
+    ("EnrichmentFailures", "failed"),
+    ("EnrichmentDeferred", "deferred"),
+    ("EnrichmentTokensIn", "tokens_in"),
+    ("EnrichmentTokensOut", "tokens_out"),
+)
+
+
 def _record(metrics: Any, result: JobResult, elapsed_ms: float) -> None:
     # Loaded on the first invocation that needs it, keeping the init phase short.
     from aws_lambda_powertools.metrics import MetricUnit
@@ -50,6 +60,10 @@ def _record(metrics: Any, result: JobResult, elapsed_ms: float) -> None:
     metrics.add_metric("ConfigErrors", MetricUnit.Count, len(result.errors))
     metrics.add_metric("ConfigFindings", MetricUnit.Count, sum(len(f) for f in result.findings.values()))
     metrics.add_metric("IndexDuration", MetricUnit.Milliseconds, elapsed_ms)
+    enriched = [r.enrichment for r in reports if r.enrichment is not None]
+    if enriched:  # only on a stack that enriches: what the model cost this invocation
+        for name, key in _ENRICHMENT_METRICS:
+            metrics.add_metric(name, MetricUnit.Count, sum(int(e[key]) for e in enriched))
 
 
 def _failed(metrics: Any) -> None:

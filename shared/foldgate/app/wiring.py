@@ -29,6 +29,8 @@ if TYPE_CHECKING:
     from foldgate.config.tenant import TenantConfig
     from foldgate.edge.access import Access
     from foldgate.edge.console.login_limit import LoginLimit
+    from foldgate.enrich.base import EnrichmentProvider
+    from foldgate.enrich.pipeline import EnrichmentPass
     from foldgate.index.triggers import Reindexer
     from foldgate.model.activity import Recorder
     from foldgate.search.embed import Embedder
@@ -55,6 +57,7 @@ __all__ = [
     "open_authority",
     "open_configs",
     "open_embedder",
+    "open_enrichment",
     "open_grant_cipher",
     "open_grant_store",
     "open_hook_secrets",
@@ -410,6 +413,25 @@ def lazy_embedder(settings: Settings) -> Callable[[], Embedder]:
             return opened[0]
 
     return get
+
+
+def open_enrichment(
+    settings: Settings, provider: EnrichmentProvider | None, *, token_cap: int | None = None
+) -> EnrichmentPass | None:
+    """The indexer's enrichment pass over ``provider`` (the one FOLDGATE_ENRICHMENT_PROVIDER names)
+    within the per-run caps of the settings; None without a provider or when it is ``none``."""
+    if provider is None or provider.source.split(":", 1)[0] == "none":
+        return None
+    # Loaded only in an indexer that enriches: the serving functions never pay for it.
+    from foldgate.enrich.pipeline import EnrichmentCaps, EnrichmentPass
+
+    caps = EnrichmentCaps(
+        max_tools=settings.enrichment_run_tools,
+        max_tokens=token_cap,
+        max_seconds=settings.enrichment_run_seconds,
+        concurrency=settings.enrichment_concurrency,
+    )
+    return EnrichmentPass(provider, caps)
 
 
 def open_sandbox(settings: Settings) -> Callable[[], Sandbox] | None:

@@ -108,6 +108,12 @@ class Settings(Strict):
     # Lambda context, not from here.
     serve_timeout_s: float | None = Field(default=None, gt=0, le=900)
     index_concurrency: int = 8
+    # Index-time enrichment (foldgate.enrich.pipeline), per index run of one tenant: at most this many
+    # provider calls and seconds (the rest continues in the next run), this many calls at once. The
+    # provider and its model, token and cost caps are FOLDGATE_ENRICHMENT_* (foldgate.config.enrichment).
+    enrichment_run_tools: int = Field(default=500, ge=0, le=100_000)
+    enrichment_run_seconds: float = Field(default=600.0, gt=0, le=3600)
+    enrichment_concurrency: int = Field(default=4, ge=1, le=64)
     # Fan-out indexing (foldgate.index.fanout): the queue the schedule function sends one message per
     # tenant to (its URL; only that function has it), how many tenants of a queue batch the
     # IndexerFunction runs at once, and the redrive policy's maxReceiveCount (the receive that fails

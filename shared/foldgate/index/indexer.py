@@ -33,6 +33,8 @@ from foldgate.upstream.client import Listing, Offerings, UpstreamClient
 from foldgate.upstream.declared import declared_listing
 
 if TYPE_CHECKING:
+    from foldgate.enrich.base import Enrichment
+    from foldgate.enrich.pipeline import EnrichmentPass
     from foldgate.search.embed import Embedder
 
 __all__ = ["IndexReport", "Indexer", "catalog_from_tools", "index_tool"]
@@ -61,6 +63,8 @@ class IndexReport:
     unsafe_patterns: dict[str, list[str]] = field(default_factory=dict)
     # Another indexer published first (the pointer moved under this run): nothing was written.
     conflict: bool = False
+    # The enrichment pass (foldgate.enrich.pipeline): counts, tokens, wall time; None when none ran.
+    enrichment: dict[str, Any] | None = None
 
     @property
     def failed_servers(self) -> int:
@@ -99,9 +103,12 @@ def catalog_from_tools(
     now: float | None = None,
     embedder: Embedder | None = None,
     bare: Collection[str] = (),
+    enrichments: dict[str, Enrichment] | None = None,
 ) -> CatalogVersion:
     """Name, pre-compute and assemble a catalog version from tools in listing order; tools of the
-    servers in ``bare`` keep their upstream names where nothing collides (:mod:`foldgate.model.naming`)."""
+    servers in ``bare`` keep their upstream names where nothing collides (:mod:`foldgate.model.naming`).
+    ``enrichments`` (canonical key → enrichment of that tool version) are stored with the tools and
+    searched as their own fields; without them no tool carries an enrichment."""
     now = time.time() if now is None else now
     count = count or get_counter("cl100k", exact=False)
     names = assign_names(((t.server, t.name) for t in tools), bare=bare)
@@ -110,7 +117,13 @@ def catalog_from_tools(
     indexed = []
     for pub in names:
         tool = by_pair[(pub.server, pub.tool)]
-        indexed.append(index_tool(tool, pub.published, pub.renamed, count, reuse.get(tool.key)))
+        entry = index_tool(tool, pub.published, pub.renamed, count, reuse.get(tool.key))
+        enrichment = (enrichments or {}).get(tool.key)
+        if enrichment is not None and enrichment.content_hash != tool.content_hash:
+            enrichment = None  # made for another version of the tool
+        if entry.enrichment is not enrichment:
+            entry = replace(entry, enrichment=enrichment)
+        indexed.append(entry)
     if statuses is None:
         statuses = {}
         for t in tools:
@@ -121,15 +134,19 @@ def catalog_from_tools(
     from foldgate.search import build_search_index  # the indexer's cost, never the request path's
 
     tools_in_order = [t.tool for t in indexed]
-    search = build_search_index(tools_in_order).to_doc()
-    dense = _dense_doc(embedder, tools_in_order, previous) if embedder is not None else None
+    made = {t.tool.key: t.enrichment for t in indexed if t.enrichment is not None}
+    search = build_search_index(tools_in_order, enrichments=made).to_doc()
+    dense = _dense_doc(embedder, tools_in_order, previous, made) if embedder is not None else None
     return CatalogVersion(
         tenant, new_version_id(now), now, tuple(indexed), statuses, search=search, dense=dense
     )
 
 
 def _dense_doc(
-    embedder: Embedder, tools: list[Tool], previous: CatalogVersion | None
+    embedder: Embedder,
+    tools: list[Tool],
+    previous: CatalogVersion | None,
+    enrichments: dict[str, Enrichment],
 ) -> dict[str, Any] | None:
     """Embed every tool once (unchanged tools reuse their vectors by content hash); None when the
     provider is unavailable, so the version is published lexical-only rather than not at all."""
@@ -147,7 +164,7 @@ def _dense_doc(
         except IndexFormatError:
             reuse = None
     try:
-        dense = build_dense_index(embedder, tools, reuse)
+        dense = build_dense_index(embedder, tools, reuse, enrichments=enrichments)
     except EmbeddingError as exc:
         log.error("embedding provider %s failed; publishing lexical search only: %s", embedder.name, exc)
         return None
@@ -190,8 +207,11 @@ class Indexer:
         approvals: ApprovalStore | None = None,
         embedder: Embedder | None = None,
         scan: Scanner | None = scan_findings,
+        enrichment: EnrichmentPass | None = None,
     ) -> None:
         self.store = store
+        # Index-time enrichment (a language model's hint and queries per tool); None: no enrichment.
+        self.enrichment = enrichment
         self.approvals = approvals
         # The poisoning scan run on content that is not approved yet (see foldgate.index.holds); None
         # turns it off (a tenant that approves everything by hand anyway).
@@ -388,6 +408,10 @@ class Indexer:
         listed = kept + holds.published
         if scope is not None and previous is not None:
             listed = _in_place(previous, scope, untouched, listed)
+        enrichments, enrich_report = None, None
+        if self.enrichment is not None and approvals_error is None:
+            enrichments, run = await self.enrichment.run(listed, previous, held=withheld.keys())
+            enrich_report = run.to_doc()
         catalog = catalog_from_tools(
             tenant,
             listed,
@@ -397,6 +421,7 @@ class Indexer:
             now=now,
             embedder=self.embedder,
             bare=config.bare_servers,
+            enrichments=enrichments,
         )
         catalog = replace(
             catalog,
@@ -421,6 +446,7 @@ class Indexer:
             for name, s in statuses.items()
         }
         report.recovered = problem
+        report.enrichment = enrich_report
         # Rejected content is held too, but an operator has decided on it: it awaits nobody.
         report.awaiting_approval = sum(1 for w in withheld.values() if w.get("state") != "rejected")
         report.flagged = sum(1 for w in withheld.values() if w.get("state") == "flagged")

@@ -106,6 +106,7 @@ class JobResult:
                     "unsafe_patterns": r.unsafe_patterns,
                     "recovered": r.recovered,
                     "error": r.error,
+                    "enrichment": r.enrichment,
                 }
                 for r in self.reports
             },

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Literal
 
+from foldgate.enrich.base import Enrichment
 from foldgate.model.jsonutil import canonical, sha256_hex
 from foldgate.model.offerings import IndexedItem
 from foldgate.model.param_headers import HeaderParam, header_params, params_from_doc, params_to_doc
@@ -76,6 +77,9 @@ class IndexedTool:
     renamed: str | None = None
     # The arguments clients mirror in Mcp-Param-* headers (SEP-2243), read from the schema once.
     header_params: tuple[HeaderParam, ...] = ()
+    # Generated "when to use" hint and queries for this tool version (foldgate.enrich): searchable,
+    # never shown as the upstream's words. None when not enriched (yet, or ever).
+    enrichment: Enrichment | None = None
 
     @property
     def server(self) -> str:
@@ -102,7 +106,7 @@ class IndexedTool:
             "tokens_deferred": self.tokens_deferred,
             "renamed": self.renamed,
             "headers": params_to_doc(self.header_params),
-        }
+        } | ({"enrichment": self.enrichment.to_doc()} if self.enrichment is not None else {})
 
     @classmethod
     def from_doc(cls, doc: dict[str, Any]) -> IndexedTool:
@@ -121,7 +125,18 @@ class IndexedTool:
             tokens_deferred=doc["tokens_deferred"],
             renamed=doc.get("renamed"),
             header_params=params_from_doc(stored) if stored is not None else header_params(tool.input_schema),
+            enrichment=_enrichment(doc.get("enrichment")),
         )
+
+
+def _enrichment(doc: Any) -> Enrichment | None:
+    """A stored enrichment; None when absent (documents written before enrichment) or malformed."""
+    if not isinstance(doc, dict):
+        return None
+    try:
+        return Enrichment.from_doc(doc)
+    except (KeyError, TypeError, ValueError):
+        return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,6 +224,14 @@ class CatalogVersion:
             "withheld": {k: [w.get("state"), w.get("hash")] for k, w in self.withheld.items()},
             "model": model,
         }
+        enriched = sorted(
+            (t.tool.key, t.enrichment.content_hash, t.enrichment.source)
+            for t in self.tools
+            if t.enrichment is not None
+        )
+        if enriched:  # only when present, so versions without any keep their fingerprints
+            # A run that only adds enrichment publishes: the next run continues from what it stored.
+            doc["enriched"] = enriched
         if self.offerings:  # only when present, so versions without any keep their fingerprints
             doc["offerings"] = sorted((i.kind, i.published, i.content_hash) for i in self.offerings)
         return sha256_hex(canonical(doc))

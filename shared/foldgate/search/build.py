@@ -15,9 +15,10 @@ sees part of the catalog gets saturations and idf over the tools it sees (foldga
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from itertools import chain
 
+from foldgate.enrich.base import Enrichment
 from foldgate.model.tool import Tool
 from foldgate.search.analysis import analyze
 from foldgate.search.config import DEFAULT, SearchConfig
@@ -29,9 +30,9 @@ from foldgate.search.synonyms import expand
 __all__ = ["build_search_index", "unique_tools"]
 
 
-def _doc_fields(tool: Tool, config: SearchConfig) -> list[Counter[str]]:
+def _doc_fields(tool: Tool, config: SearchConfig, enrichment: Enrichment | None) -> list[Counter[str]]:
     """Term counts per field of one tool (a single merged bag when ``config.merge_fields``)."""
-    texts = field_texts(tool)
+    texts = field_texts(tool, enrichment)
     bags = [Counter(analyze(texts.get(f, ""), stemming=config.stemming)) for f in Field]
     if config.synonyms:
         bags[Field.SYNONYMS] = Counter(expand(chain(bags[Field.NAME], bags[Field.TITLE])))
@@ -55,12 +56,19 @@ def unique_tools(tools: Sequence[Tool]) -> list[Tool]:
     return unique
 
 
-def build_search_index(tools: Sequence[Tool], *, config: SearchConfig = DEFAULT) -> SearchIndex:
+def build_search_index(
+    tools: Sequence[Tool],
+    *,
+    config: SearchConfig = DEFAULT,
+    enrichments: Mapping[str, Enrichment] | None = None,
+) -> SearchIndex:
     """Build the lexical search index of a catalog (run by the indexer, once per catalog version).
 
-    Tools are numbered in the given order; duplicate keys keep the first tool. Never raises on odd
-    tool content (empty names, hostile schemas, any script).
+    Tools are numbered in the given order; duplicate keys keep the first tool. ``enrichments`` (by
+    canonical key) fill the hint and queries fields of the tools they were made for. Never raises on
+    odd tool content (empty names, hostile schemas, any script).
     """
+    enriched = enrichments or {}
     unique = unique_tools(tools)
     nfields = len(Field)
     weights, bs = config.field_params()
@@ -68,7 +76,7 @@ def build_search_index(tools: Sequence[Tool], *, config: SearchConfig = DEFAULT)
     postings: dict[str, list[tuple[int, list[int]]]] = {}
     lengths: list[list[int]] = []
     for doc, tool in enumerate(unique):
-        bags = _doc_fields(tool, config)
+        bags = _doc_fields(tool, config, enriched.get(tool.key))
         lengths.append([sum(bag.values()) for bag in bags])
         per_term: dict[str, list[int]] = {}
         for f, bag in enumerate(bags):

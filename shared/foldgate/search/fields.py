@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from enum import IntEnum
 from typing import Any
 
+from foldgate.enrich.base import Enrichment
 from foldgate.model.tool import Tool
 
 __all__ = ["Field", "field_texts", "param_texts"]
@@ -31,6 +32,10 @@ class Field(IntEnum):
     PARAMS = 3
     SERVER = 4
     SYNONYMS = 5
+    # Index-time enrichment (foldgate.enrich): generated text, searchable but never shown as the
+    # upstream's words. Empty for tools without an enrichment.
+    HINT = 6
+    QUERIES = 7
 
 
 def _walk(schema: Any, depth: int, budget: list[int]) -> Iterator[str]:
@@ -68,15 +73,20 @@ def param_texts(schema: Any) -> list[str]:
     return list(_walk(schema, 0, [_MAX_NODES]))
 
 
-def field_texts(tool: Tool) -> dict[Field, str]:
-    """The raw text of each searchable field of ``tool`` (synonyms are added later, from terms)."""
+def field_texts(tool: Tool, enrichment: Enrichment | None = None) -> dict[Field, str]:
+    """The raw text of each searchable field of ``tool`` (synonyms are added later, from terms);
+    ``enrichment`` fills the hint and queries fields when it was made for this version of the tool."""
     ann = tool.annotations or {}
     ann_title = ann.get("title") if isinstance(ann.get("title"), str) else None
     titles = [t for t in (tool.title, ann_title) if t]
-    return {
+    texts = {
         Field.NAME: tool.name,
         Field.TITLE: " ".join(titles),
         Field.DESCRIPTION: tool.description[:_MAX_CHARS],
         Field.PARAMS: " ".join(param_texts(tool.input_schema)),
         Field.SERVER: tool.server,
     }
+    if enrichment is not None and enrichment.content_hash == tool.content_hash:
+        texts[Field.HINT] = enrichment.hint[:_MAX_CHARS]
+        texts[Field.QUERIES] = " ".join(enrichment.queries)[:_MAX_CHARS]
+    return texts

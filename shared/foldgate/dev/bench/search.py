@@ -36,13 +36,14 @@ import math
 import statistics
 import time
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 from typing import Any, Literal
 
 from foldgate.dev.corpus import load_catalog
+from foldgate.enrich.base import Enrichment
 from foldgate.errors import CorpusError
 from foldgate.model.tool import Tool
 from foldgate.search import DEFAULT, SearchConfig, SearchHit, SearchIndex, build_search_index
@@ -168,6 +169,7 @@ def _dense_side(
     model_dir: str | Path | None,
     provider: Embedder | None,
     dense_cache: str | Path | None,
+    enrichments: Mapping[str, Enrichment] | None = None,
 ) -> tuple[HybridSearcher, dict[str, Any]]:
     """Open the encoder, build + serialise + reload the dense index, time query encoding alone."""
     started = time.perf_counter()
@@ -179,7 +181,7 @@ def _dense_side(
     if cache is not None and cache.is_file():
         reuse = DenseIndex.from_doc(json.loads(cache.read_text(encoding="utf-8"))).reusable_for(provider)
     started = time.perf_counter()
-    built = build_dense_index(provider, tools, reuse)
+    built = build_dense_index(provider, tools, reuse, enrichments=enrichments)
     build_s = time.perf_counter() - started
     if built is None:
         raise EmbeddingError(f"the {engine} engine needs an embedding provider, got {provider.name}")
@@ -230,6 +232,7 @@ def run_search_bench(
     provider: Embedder | None = None,
     dense_cache: str | Path | None = None,
     multi_intent: bool = True,
+    enrichments: Mapping[str, Enrichment] | None = None,
 ) -> dict[str, Any]:
     """Build the index of a catalog, run every query, return quality, latency and size figures.
 
@@ -237,13 +240,15 @@ def run_search_bench(
     model`` puts it) unless a ``provider`` is given, and raises EmbeddingError when it cannot.
     ``dense_cache`` (a JSON file) keeps the tool vectors between runs: unchanged tools are reused.
     ``multi_intent`` (as served) splits multi-need queries and fuses per-need searches.
+    ``enrichments`` (by canonical key) fill the hint and queries fields and the dense text, as the
+    indexer stores them (:mod:`foldgate.dev.bench.search_enrich` makes them).
     """
     if engine not in ENGINES:
         raise CorpusError(f"unknown search engine {engine!r}: one of {', '.join(ENGINES)}")
     tools = load_catalog(tools_path)
     queries = load_queries(queries_path, tools)
     started = time.perf_counter()
-    built = build_search_index(tools, config=config)
+    built = build_search_index(tools, config=config, enrichments=enrichments)
     build_s = time.perf_counter() - started
 
     doc_json = json.dumps(built.to_doc(), separators=(",", ":"))
@@ -267,6 +272,7 @@ def run_search_bench(
             model_dir=model_dir,
             provider=provider,
             dense_cache=dense_cache,
+            enrichments=enrichments,
         )
     # The served stack: the searcher itself (not a bound method), so that the multi-intent wrapper
     # uses its batched path for the needs of one request as the gateway does.

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from foldgate.edge.console.activity import when
+from foldgate.enrich.base import GENERATED_MARKER
 from foldgate.errors import FoldgateError
 from foldgate.model.activity import ActivityEvent, AuditEvent
 from foldgate.model.catalog import CatalogVersion, IndexedTool
@@ -210,6 +211,21 @@ def tool_detail(
         "calls_note": calls_note,
         "history": history,
         "history_note": history_note,
+        "enrichment": _enrichment(tool),
+    }
+
+
+def _enrichment(tool: IndexedTool) -> dict[str, Any] | None:
+    """The generated hint and queries search uses for this tool, marked as generated: shown to the
+    operator only (agents never see them), so what a model wrote about a tool can be reviewed."""
+    made = tool.enrichment
+    if made is None or made.content_hash != tool.tool.content_hash:
+        return None
+    return {
+        "marker": GENERATED_MARKER,
+        "source": made.source,
+        "hint": made.hint,
+        "queries": list(made.queries),
     }
 
 

@@ -224,3 +224,28 @@ async def test_the_new_pages_need_a_console_session_not_an_agent_token(make_cons
         r = await c.client.post("/console/tools/crm__delete_contact/try", data={"arguments": '{"id": "1"}'})
         assert r.status_code == 403
         assert c.gateway.upstream.calls == []
+
+
+async def test_the_tool_page_shows_the_generated_enrichment_marked_and_escaped(make_console: Any) -> None:
+    from foldgate.enrich.base import Enrichment  # only this test enriches
+
+    async for c in make_console():
+        await c.login()
+        plain = (await c.client.get("/console/tools/crm__find_contact")).text
+        assert "enrichment-h" not in plain  # an un-enriched tool has no such section
+        current = c.store.load_current("default")
+        tool = current.by_key["crm:find_contact"].tool
+        made = Enrichment(f"Use to look people up {HOSTILE}", ("who is bob",), tool.content_hash, "x:tiny")
+        enriched = catalog_from_tools("default", demo_tools(), enrichments={tool.key: made})
+        c.store.publish(enriched, expected_current=current.version)
+        page = (await c.client.get("/console/tools/crm__find_contact")).text
+        assert "<strong>generated</strong> by x:tiny" in page
+        assert "never shown to agents" in page
+        assert HOSTILE not in page
+        shown = re.search(r'<p id="enrichment-hint">(.*?)</p>', page, re.S)
+        assert shown is not None
+        assert html.unescape(shown.group(1)) == made.hint
+        assert "<li>who is bob</li>" in page
+        # What the agent gets stays the upstream's words only.
+        assert "look people up" not in pre(page, "entry-full")
+        assert "look people up" not in pre(page, "entry-describe")
