@@ -26,10 +26,12 @@ from foldgate.enrich.base import EnrichmentError, EnrichmentRequest, Neighbour
 
 __all__ = [
     "COMPLETION_STOP",
+    "EXAMPLE_TEXTS",
     "MAX_PROMPT_CHARS",
     "ParsedAnswer",
     "chat_messages",
     "completion_prompt",
+    "example_words",
     "parse_answer",
     "quote",
 ]
@@ -110,6 +112,22 @@ _EXAMPLES: Final = (
         ("will it rain in Paris this weekend", "10 day forecast for Berlin", "weather next week in Rome"),
     ),
 )
+
+# The worked examples' own hints and queries: a small model copies them, and a copy says nothing about
+# the tool (foldgate.enrich.validate refuses them).
+EXAMPLE_TEXTS: Final = tuple(text for e in _EXAMPLES for text in (e.hint, *e.queries))
+
+_EXAMPLE_WORDS: Final = frozenset(
+    w for text in EXAMPLE_TEXTS for w in re.findall(r"[A-Za-z]{4,}", text.casefold())
+) - {"when", "with", "that", "this", "from", "only", "what", "same", "tool", "server", "offers", "open"}
+
+
+def example_words(request: EnrichmentRequest) -> frozenset[str]:
+    """The worked examples' words this tool's own text never uses: a provider that can bias its
+    sampling (llama.cpp's logit bias) keeps a small model from copying the examples with them."""
+    own = " ".join([request.name, request.title, request.description, *request.params]).casefold()
+    return frozenset(w for w in _EXAMPLE_WORDS if w not in own)
+
 
 # Characters a quoted field may not carry: controls, format (invisible) and private-use characters.
 _HIDDEN_CATEGORIES: Final = frozenset({"Cc", "Cf", "Co", "Cs", "Zl", "Zp"})

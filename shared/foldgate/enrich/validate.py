@@ -6,7 +6,8 @@ same poisoning rules the indexer applies to a tool's own fields (:func:`foldgate
 scan_fields`, and the learned injection scorer when one is given) and any finding rejects it. Then the
 shape: the hint is one sentence of bounded length, the queries 3-5 short distinct lines, both mostly
 letters of the tool's own scripts, no repetition loops or gibberish (what a small model produces when
-it fails), and no link, mail address or IP address (nothing to send data to). A malformed query is
+it fails: copies of the prompt's worked examples, echoes of its layout, a hint that names nothing of
+its tool), and no link, mail address or IP address (nothing to send data to). A malformed query is
 dropped; the answer fails when fewer than three are left. Markup, control and invisible characters are
 stripped from what is kept. Pure and fast.
 """
@@ -20,6 +21,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Final
 
 from foldgate.enrich.base import Enrichment, EnrichmentError, EnrichmentRequest, RawEnrichment
+from foldgate.enrich.prompt import EXAMPLE_TEXTS
 from foldgate.index.poison_scan import scan_fields
 
 if TYPE_CHECKING:
@@ -48,6 +50,56 @@ _ADDRESS: Final = re.compile(
     r"[a-z][a-z0-9+.-]{1,15}://|\bwww\.|[\w.+-]+@[\w-]+\.\w|\b\d{1,3}(?:\.\d{1,3}){3}\b", re.I
 )
 _HIDDEN_CATEGORIES: Final = frozenset({"Cc", "Cf", "Co", "Cs", "Cn", "Zl", "Zp"})
+# The prompt's own structure echoed back: a neighbour's line ('"x" on server "y": "…"') or a field label.
+_ECHO: Final = re.compile(
+    r'on server "|"\s*:\s*"|^\W*(?:hint|queries|tool|title|description|parameters|similar tools)\s*:', re.I
+)
+_CAMEL: Final = re.compile(r"([a-z])([A-Z])")
+_COPY_SHARE: Final = 0.75  # of a worked example's words found in a text: it was copied, not written
+# Words that say nothing about a tool's subject (the stems a hint must share with the tool are others).
+_STOP: Final = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "any",
+        "are",
+        "as",
+        "at",
+        "be",
+        "by",
+        "can",
+        "for",
+        "from",
+        "get",
+        "gets",
+        "given",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "of",
+        "on",
+        "or",
+        "that",
+        "the",
+        "this",
+        "to",
+        "tool",
+        "tools",
+        "use",
+        "used",
+        "uses",
+        "using",
+        "via",
+        "when",
+        "which",
+        "with",
+        "you",
+        "your",
+    ]
+)
 # Scripts that write one language together (Japanese mixes kana and kanji).
 _SCRIPT_FAMILY: Final = {"HIRAGANA": "CJK", "KATAKANA": "CJK", "HANGUL": "CJK"}
 
@@ -127,6 +179,44 @@ def _word_count(text: str) -> int:
     return max(len(text.split()), cjk // 2)
 
 
+def _stems(text: str) -> set[str]:
+    """Content words, crudely stemmed (their first five letters), identifiers split at _ - . and case;
+    in scripts written without spaces, every pair of characters."""
+    # Both spellings of a camel-cased word: "GitHub" meets "github" and "getTime" meets "time".
+    split = _CAMEL.sub(r"\1 \2", text)
+    spaced = f"{text} {split}".replace("_", " ").replace("-", " ").casefold()
+    out: set[str] = set()
+    for w in _WORD.findall(spaced):
+        if any(_script(c) == "CJK" for c in w):
+            out.update(w[i : i + 2] for i in range(len(w) - 1))
+        elif w not in _STOP and len(w) > 2:
+            out.add(w[:5])
+    return out
+
+
+_EXAMPLE_STEMS: Final = tuple(_stems(text) for text in EXAMPLE_TEXTS)
+
+
+def _check_copied(field: str, text: str) -> None:
+    """The prompt echoed: a worked example's answer (mostly) or the prompt's field layout."""
+    if _ECHO.search(text):
+        raise EnrichmentRejected(f"{field}-echo")
+    words = _stems(text)
+    for example in _EXAMPLE_STEMS:
+        if example and len(words & example) / len(example) >= _COPY_SHARE:
+            raise EnrichmentRejected(f"{field}-copied-example")
+
+
+def _own_stems(request: EnrichmentRequest) -> set[str]:
+    return _stems(" ".join([request.name, request.title, request.description[:4000], *request.params]))
+
+
+def _check_grounded(hint: str, own: set[str]) -> None:
+    """A hint names something of its tool: a word of its name, title, description or parameters."""
+    if not _stems(hint) & own:
+        raise EnrichmentRejected("hint-ungrounded")
+
+
 def _check_addresses(field: str, text: str) -> None:
     if _ADDRESS.search(text):
         raise EnrichmentRejected(f"{field}-address")
@@ -189,6 +279,9 @@ def validate(
     _check_language("hint", hint, allowed)
     _check_loops("hint", hint)
     _check_addresses("hint", hint)
+    _check_copied("hint", hint)
+    own = _own_stems(request)
+    _check_grounded(hint, own)
 
     hint_key = " ".join(_WORD.findall(hint.casefold()))
     kept: list[str] = []
@@ -201,6 +294,7 @@ def validate(
             _check_language("query", query, allowed)
             _check_loops("query", query)
             _check_addresses("query", query)
+            _check_copied("query", query)
         except EnrichmentRejected as exc:
             dropped.append(exc.reason)
             continue
@@ -209,6 +303,9 @@ def validate(
         raise EnrichmentRejected(
             "queries-count", f"{len(kept)} kept" + (f", {dropped[0]}" if dropped else "")
         )
-    return Enrichment(
-        hint=hint, queries=tuple(kept[: QUERIES[1]]), content_hash=request.content_hash, source=source
-    )
+    queries = kept[: QUERIES[1]]
+    # A user's words may differ from the tool's (that is what queries are for), but an answer none of
+    # whose queries shares a word with the tool is about something else: a small model's invention.
+    if not any(_stems(q) & own for q in queries):
+        raise EnrichmentRejected("queries-ungrounded")
+    return Enrichment(hint=hint, queries=tuple(queries), content_hash=request.content_hash, source=source)

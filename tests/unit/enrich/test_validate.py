@@ -170,3 +170,30 @@ def test_duplicate_and_bad_queries_are_dropped_and_fewer_than_three_left_is_reje
 def test_more_than_five_queries_keeps_the_first_five() -> None:
     queries = tuple(f"open issue number {word}" for word in ("one", "two", "three", "four", "five", "six"))
     assert validate(RawEnrichment(HINT, queries), REQUEST, source="t").queries == queries[:5]
+
+
+def test_a_copy_of_the_prompts_worked_example_is_refused() -> None:
+    copied_hint = (
+        "Use to change the fields of an issue that already exists; to open a new one use create_issue."
+    )
+    assert _reason(copied_hint) == "hint-copied-example"
+    copied = ("will it rain in Paris this weekend", "10 day forecast for Berlin", "file a github issue")
+    assert _reason(queries=copied) == "queries-count"
+
+
+def test_an_echo_of_the_prompts_layout_is_refused() -> None:
+    echoed = '"update_issue" on server "github": "Update an existing issue in a repository."'
+    assert _reason(queries=(echoed, *QUERIES[:2])) == "queries-count"
+    assert _reason('Description: "Create a new issue in a GitHub repository." now') == "hint-echo"
+
+
+def test_a_hint_that_names_nothing_of_its_tool_is_refused() -> None:
+    assert _reason("Use to delete a tensor from the in-memory store of arrays.") == "hint-ungrounded"
+
+
+def test_queries_mostly_about_something_else_are_refused() -> None:
+    invented = ("will it be raining this Sunday in London", "2008 German election results", "open a bug")
+    assert validate(RawEnrichment(HINT, (*invented[:2], "open a bug on github")), REQUEST, source="t")
+    assert _reason(queries=invented) == "queries-ungrounded"
+    paraphrases = ("report a bug I found", "open a github issue", "my app crashes, tell the maintainers")
+    assert validate(RawEnrichment(HINT, paraphrases), REQUEST, source="t").queries == paraphrases
