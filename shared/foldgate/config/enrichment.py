@@ -19,10 +19,11 @@ __all__ = ["DEFAULT_MODELS", "ENV_PREFIX", "EnrichmentSettings"]
 ENV_PREFIX: Final = "FOLDGATE_ENRICHMENT_"
 
 # The model each provider uses when none is named. Bedrock: the cheapest text model of the Converse
-# API; local: the instruction-tuned GGUF `make llm` installs (foldgate.enrich.providers.local_models).
+# API; local: the packaged GGUF that follows the answer's format best of those `make llm` installs
+# (foldgate.enrich.providers.local_models: Gemma 3 270M, a base model asked with worked examples).
 DEFAULT_MODELS: Final[dict[str, str]] = {
     "none": "",
-    "local": "smollm2-135m-instruct",
+    "local": "gemma3-270m",
     "openai": "",
     "bedrock": "amazon.nova-micro-v1:0",
 }
