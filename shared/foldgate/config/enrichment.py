@@ -61,7 +61,7 @@ class EnrichmentSettings(Strict):
     temperature: float = Field(default=0.0, ge=0.0, le=2.0)
     # Per run (one index run of one tenant): stop enriching once this many tokens (in + out) or this
     # many US dollars at the prices below are spent; the rest waits for the next run. None: no cap.
-    run_token_cap: int | None = Field(default=2_000_000, ge=1)
+    run_token_cap: int | None = Field(default=10_000_000, ge=1)
     run_cost_cap_usd: float | None = Field(default=5.0, gt=0)
     # The model's on-demand price, US dollars per million tokens (defaults: Nova Micro in us-east-1).
     price_in_per_mtok: float = Field(default=0.035, ge=0)

@@ -10,6 +10,7 @@ from foldgate.enrich.prompt import (
     MAX_PROMPT_CHARS,
     chat_messages,
     completion_prompt,
+    example_words,
     parse_answer,
     quote,
 )
@@ -123,3 +124,13 @@ def test_parse_reads_what_models_write(answer: str, hint: str, queries: tuple[st
 def test_parse_refuses_an_answer_without_a_hint_or_without_queries(answer: str) -> None:
     with pytest.raises(EnrichmentError, match="unparseable"):
         parse_answer(answer)
+
+
+def test_the_examples_words_a_tool_never_uses_are_offered_for_biasing() -> None:
+    words = example_words(_request())
+    assert {"berlin", "forecast", "weather", "rename"} <= words
+    assert "issue" not in words  # the tool's own word: it must stay sayable
+    weather = example_words(_request(name="get_forecast", description="Weather forecast for a city."))
+    assert "forecast" not in weather
+    assert "weather" not in weather
+    assert "berlin" in weather
