@@ -52,7 +52,7 @@ _ADDRESS: Final = re.compile(
 _HIDDEN_CATEGORIES: Final = frozenset({"Cc", "Cf", "Co", "Cs", "Cn", "Zl", "Zp"})
 # The prompt's own structure echoed back: a neighbour's line ('"x" on server "y": "…"') or a field label.
 _ECHO: Final = re.compile(
-    r'on server "|"\s*:\s*"|^\W*(?:hint|queries|tool|title|description|parameters|similar tools)\s*:', re.I
+    r'\bon server\b|"\s*:\s*"|^\W*(?:hint|queries|tool|title|description|parameters|similar tools)\s*:', re.I
 )
 _CAMEL: Final = re.compile(r"([a-z])([A-Z])")
 _COPY_SHARE: Final = 0.75  # of a worked example's words found in a text: it was copied, not written

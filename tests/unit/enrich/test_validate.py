@@ -184,6 +184,8 @@ def test_a_copy_of_the_prompts_worked_example_is_refused() -> None:
 def test_an_echo_of_the_prompts_layout_is_refused() -> None:
     echoed = '"update_issue" on server "github": "Update an existing issue in a repository."'
     assert _reason(queries=(echoed, *QUERIES[:2])) == "queries-count"
+    unquoted = "update_issue on server github: change the title"
+    assert _reason(queries=(unquoted, *QUERIES[:2])) == "queries-count"
     assert _reason('Description: "Create a new issue in a GitHub repository." now') == "hint-echo"
 
 

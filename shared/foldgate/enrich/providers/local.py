@@ -104,6 +104,12 @@ class LocalProvider(EnrichmentProvider):
     def _example_bias(self, llm: Any, request: EnrichmentRequest) -> dict[int, float]:
         """Logit bias against the single-token spellings of :func:`example_words`."""
         bias: dict[int, float] = {}
+        # And the double quote: answers need none, and the prompt's quoted fields are what a small
+        # model echoes back ('"create_tag" on server "n8n": "…"') when it has nothing to say.
+        for form in ('"', ' "'):
+            tokens = llm.tokenize(form.encode(), add_bos=False, special=False)
+            if len(tokens) == 1:
+                bias[int(tokens[0])] = EXAMPLE_BIAS
         for word in example_words(request):
             for form in (word, " " + word, word.capitalize(), " " + word.capitalize()):
                 tokens = llm.tokenize(form.encode(), add_bos=False, special=False)
