@@ -7,9 +7,9 @@ scan_fields`, and the learned injection scorer when one is given) and any findin
 shape: the hint is one sentence of bounded length, the queries 3-5 short distinct lines, both mostly
 letters of the tool's own scripts, no repetition loops or gibberish (what a small model produces when
 it fails: copies of the prompt's worked examples, echoes of its layout, a hint that names nothing of
-its tool), and no link, mail address or IP address (nothing to send data to). A malformed query is
-dropped; the answer fails when fewer than three are left. Markup, control and invisible characters are
-stripped from what is kept. Pure and fast.
+its tool or whose action is only a neighbour's), and no link, mail address or IP address (nothing to
+send data to). A malformed query is dropped; the answer fails when fewer than three are left. Markup,
+control and invisible characters are stripped from what is kept. Pure and fast.
 """
 
 from __future__ import annotations
@@ -56,6 +56,22 @@ _ECHO: Final = re.compile(
 )
 _CAMEL: Final = re.compile(r"([a-z])([A-Z])")
 _COPY_SHARE: Final = 0.75  # of a worked example's words found in a text: it was copied, not written
+# What a tool does to its subject, by the words that say it: a hint whose action is one its own text
+# never names but a neighbour's name does describes the neighbour (a small model's usual confusion).
+_ACTIONS: Final = {
+    word: action
+    for action, words in {
+        "create": "create creates add adds insert inserts register registers",
+        "update": "update updates edit edits modify modifies change changes rename renames",
+        "delete": "delete deletes remove removes unregister unregisters drop drops",
+        "list": "list lists enumerate enumerates",
+        "read": "get gets read reads fetch fetches retrieve retrieves view views show shows obtain returns",
+        "search": "search searches find finds lookup",
+        "merge": "merge merges",
+    }.items()
+    for word in words.split()
+}
+_LEAD: Final = re.compile(r"^\s*use\s+(?:it\s+|this\s+)?(?:to|for|when you need to)\s+(\w+)", re.I)
 # Words that say nothing about a tool's subject (the stems a hint must share with the tool are others).
 _STOP: Final = frozenset(
     [
@@ -217,6 +233,25 @@ def _check_grounded(hint: str, own: set[str]) -> None:
         raise EnrichmentRejected("hint-ungrounded")
 
 
+def _actions(text: str) -> set[str]:
+    return {
+        a
+        for w in _WORD.findall(_CAMEL.sub(r"\1 \2", text).replace("_", " ").casefold())
+        if (a := _ACTIONS.get(w))
+    }
+
+
+def _check_not_a_neighbour(hint: str, request: EnrichmentRequest) -> None:
+    """The hint's action ("Use to <verb>") is its tool's, not only a neighbour's."""
+    lead = _LEAD.match(hint)
+    action = _ACTIONS.get(lead.group(1).casefold()) if lead else None
+    if action is None:
+        return
+    own = _actions(" ".join([request.name, request.title, request.description[:4000]]))
+    if action not in own and any(action in _actions(n.name) for n in request.neighbours):
+        raise EnrichmentRejected("hint-describes-neighbour", action)
+
+
 def _check_addresses(field: str, text: str) -> None:
     if _ADDRESS.search(text):
         raise EnrichmentRejected(f"{field}-address")
@@ -282,6 +317,7 @@ def validate(
     _check_copied("hint", hint)
     own = _own_stems(request)
     _check_grounded(hint, own)
+    _check_not_a_neighbour(hint, request)
 
     hint_key = " ".join(_WORD.findall(hint.casefold()))
     kept: list[str] = []

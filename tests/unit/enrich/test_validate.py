@@ -4,9 +4,11 @@ gibberish are refused, and markup and hidden characters never reach what is stor
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
-from foldgate.enrich.base import EnrichmentRequest, RawEnrichment
+from foldgate.enrich.base import EnrichmentRequest, Neighbour, RawEnrichment
 from foldgate.enrich.validate import EnrichmentRejected, clean_text, validate
 from foldgate.guard.score import Score
 
@@ -199,3 +201,27 @@ def test_queries_mostly_about_something_else_are_refused() -> None:
     assert _reason(queries=invented) == "queries-ungrounded"
     paraphrases = ("report a bug I found", "open a github issue", "my app crashes, tell the maintainers")
     assert validate(RawEnrichment(HINT, paraphrases), REQUEST, source="t").queries == paraphrases
+
+
+def test_a_hint_describing_a_neighbours_action_is_refused() -> None:
+    family = dataclasses.replace(
+        REQUEST,
+        neighbours=(
+            Neighbour("search_issues", "github", "Search issues."),
+            Neighbour("delete_issue", "github", "Delete an issue."),
+        ),
+    )
+    assert _reason("Use to search for an issue in a GitHub repository.", request=family) == (
+        "hint-describes-neighbour"
+    )
+    assert _reason("Use to delete an issue from a GitHub repository.", request=family) == (
+        "hint-describes-neighbour"
+    )
+    kept = validate(
+        RawEnrichment("Use to add a new issue to a GitHub repository.", QUERIES), family, source="t"
+    )
+    assert kept.hint.startswith("Use to add")  # its own action, in other words
+    alone = validate(
+        RawEnrichment("Use to search for an issue in a GitHub repository.", QUERIES), REQUEST, source="t"
+    )
+    assert alone.hint.startswith("Use to search")  # no neighbour does it: not a confusion
