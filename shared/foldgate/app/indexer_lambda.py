@@ -21,6 +21,7 @@ from foldgate.app.wiring import (
     open_approvals,
     open_configs,
     open_embedder,
+    open_enrichment,
     open_store,
     open_upstream,
     open_upstream_oauth,
@@ -102,6 +103,7 @@ def build_indexer_handler(settings: Settings | None = None) -> LambdaHandler:
         max_concurrency=settings.index_concurrency,
         approvals=open_approvals(settings),
         embedder=open_embedder(settings),
+        enrichment=open_enrichment(settings),
     )
     job = IndexJob(indexer, open_configs(settings), serve_timeout_s=settings.serve_timeout_s)
     # One loop per instance, reused by warm invocations, never installed as the thread's current loop

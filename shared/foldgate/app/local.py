@@ -20,6 +20,7 @@ from foldgate.app.wiring import (
     open_activity_store,
     open_approvals,
     open_embedder,
+    open_enrichment,
     open_hook_secrets,
     open_memory,
     open_results,
@@ -143,7 +144,13 @@ def build_local(
         on_change=lambda server: holder[0].upstream_changed(server) if holder else None,
     )
     approvals = open_approvals(settings)
-    indexer = Indexer(store, upstream, approvals=approvals, embedder=open_embedder(settings))
+    indexer = Indexer(
+        store,
+        upstream,
+        approvals=approvals,
+        embedder=open_embedder(settings),
+        enrichment=open_enrichment(settings),
+    )
     results = open_results(settings)
     gateway = Gateway(
         store,

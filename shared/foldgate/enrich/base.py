@@ -17,6 +17,7 @@ from typing import Any
 from foldgate.errors import FoldgateError
 
 __all__ = [
+    "CAP_REACHED",
     "GENERATED_MARKER",
     "Enrichment",
     "EnrichmentError",
@@ -29,6 +30,9 @@ __all__ = [
 
 # Shown beside generated text wherever it reaches a person or a model: it is not the upstream's text.
 GENERATED_MARKER = "generated"
+# The code of a provider's "this run's token or cost budget is spent" error: the pass stops and the
+# rest of the catalog waits for the next run (not the tools' failure).
+CAP_REACHED = "enrichment_cap_reached"
 
 
 class EnrichmentError(FoldgateError):

@@ -28,10 +28,12 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from foldgate.enrich.base import (
+    CAP_REACHED,
     Enrichment,
     EnrichmentError,
     EnrichmentProvider,
     EnrichmentRequest,
+    EnrichmentUsage,
     Neighbour,
     RawEnrichment,
 )
@@ -87,7 +89,7 @@ class EnrichmentRunReport:
     failed: int = 0  # provider failures and rejected answers (the tool stays un-enriched)
     held: int = 0  # held tools never sent to the provider
     deferred: int = 0  # left for a later run: a cap was reached
-    capped: str | None = None  # the cap that stopped the run ("tools", "tokens", "seconds")
+    capped: str | None = None  # the cap that stopped the run ("tools", "tokens", "seconds", "provider")
     tokens_in: int = 0
     tokens_out: int = 0
     seconds: float = 0.0
@@ -193,6 +195,8 @@ class EnrichmentPass:
         version's.
         """
         started = self.clock()
+        # Caps are per run: a warm Lambda's provider must not carry the last run's spending over.
+        self.provider.usage = EnrichmentUsage()
         report = EnrichmentRunReport(self.provider.source, tools=len(tools))
         same, other = self._reusable(previous, cached or {})
         out: dict[str, Enrichment] = {}
@@ -242,6 +246,7 @@ class EnrichmentPass:
         if left is not None:
             deadline = min(deadline, started + left * _DEADLINE_SHARE)
         running = [0]  # calls in flight, counted against the tool cap
+        stopped: list[str] = []  # the provider's own cap (e.g. Bedrock's cost cap) was reached
 
         def tokens() -> tuple[int, int]:
             return (
@@ -250,6 +255,8 @@ class EnrichmentPass:
             )
 
         def cap_reached() -> str | None:
+            if stopped:
+                return stopped[0]
             if report.calls + running[0] >= caps.max_tools:
                 return "tools"
             if caps.max_tokens is not None and sum(tokens()) >= caps.max_tokens:
@@ -281,6 +288,11 @@ class EnrichmentPass:
                     report.deferred += 1  # cut off by the run's wall-time cap: a later run retries it
                     continue
                 except EnrichmentError as exc:
+                    if exc.code == CAP_REACHED:
+                        # Not the tool's failure: the run's budget is spent, a later run does the rest.
+                        stopped.append("provider")
+                        pending.appendleft(tool)
+                        continue
                     failed(tool, exc.message)
                     continue
                 except Exception as exc:  # a provider bug must not fail the index run either

@@ -9,7 +9,7 @@ from foldgate.enrich.base import EnrichmentError, EnrichmentProvider, Enrichment
 
 
 class FixedProvider(EnrichmentProvider):
-    """Answers ``use when you need to <name>`` and two queries; raises for the names in ``fail``."""
+    """Answers ``use when you need to <name>`` and three queries (what the real validator asks); raises for the names in ``fail``."""
 
     def __init__(
         self,
@@ -42,7 +42,11 @@ class FixedProvider(EnrichmentProvider):
         self.usage.tokens_out += self.tokens
         return RawEnrichment(
             hint=f"Use when you need to {request.name.replace('_', ' ')} zorblat.",
-            queries=(f"how do I {request.name.replace('_', ' ')}", f"quuxify {request.name}"),
+            queries=(
+                f"how do I {request.name.replace('_', ' ')}",
+                f"quuxify {request.name}",
+                f"{request.name.replace('_', ' ')} right now",
+            ),
             tokens_in=self.tokens,
             tokens_out=self.tokens,
         )

@@ -7,7 +7,7 @@ import asyncio
 import time
 from dataclasses import replace
 
-from foldgate.enrich.base import Enrichment, EnrichmentRequest, RawEnrichment
+from foldgate.enrich.base import CAP_REACHED, Enrichment, EnrichmentError, EnrichmentRequest, RawEnrichment
 from foldgate.enrich.pipeline import EnrichmentCaps, EnrichmentPass, request_for
 from foldgate.index.indexer import catalog_from_tools
 from foldgate.model.catalog import CatalogVersion
@@ -218,3 +218,40 @@ async def test_a_cache_by_content_hash_is_reused_like_a_previous_version() -> No
     assert provider.names == ["b_two"]
     assert found["crm:a_one"].hint == "Use for one."
     assert report.reused == 1
+
+
+class CapError(EnrichmentError):
+    code = CAP_REACHED
+
+
+class CappedProvider(FixedProvider):
+    """Spends its own per-run budget after ``budget`` calls (as Bedrock's token and cost caps do)."""
+
+    def __init__(self, budget: int) -> None:
+        super().__init__()
+        self.budget = budget
+
+    async def enrich(self, request: EnrichmentRequest) -> RawEnrichment:
+        if self.usage.calls >= self.budget:
+            raise CapError("cost cap reached: $5.00 of $5.00 this run")
+        return await super().enrich(request)
+
+
+async def test_a_providers_own_cap_defers_the_rest_instead_of_failing_it() -> None:
+    provider = CappedProvider(budget=2)
+    listed = tools("a_one", "b_two", "c_three", "d_four")
+    catalog, report = await run_once(provider, listed, caps=EnrichmentCaps(concurrency=1))
+    assert report["enriched"] == 2
+    assert report["failed"] == 0
+    assert report["deferred"] == 2
+    assert report["capped"] == "provider"
+    assert sum(t.enrichment is not None for t in catalog.tools) == 2
+
+
+async def test_each_run_starts_with_the_providers_spending_at_zero() -> None:
+    """A warm Lambda keeps its provider: the last run's spending must not count against this one."""
+    provider = CappedProvider(budget=1)
+    caps = EnrichmentCaps(concurrency=1)
+    _, first = await run_once(provider, tools("a_one"), caps=caps)
+    _, second = await run_once(provider, tools("b_two"), caps=caps)
+    assert (first["enriched"], second["enriched"]) == (1, 1)

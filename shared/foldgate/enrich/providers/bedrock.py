@@ -12,7 +12,13 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any, Final
 
-from foldgate.enrich.base import EnrichmentError, EnrichmentProvider, EnrichmentRequest, RawEnrichment
+from foldgate.enrich.base import (
+    CAP_REACHED,
+    EnrichmentError,
+    EnrichmentProvider,
+    EnrichmentRequest,
+    RawEnrichment,
+)
 from foldgate.enrich.calls import accounted, with_retries
 from foldgate.enrich.prompt import chat_messages, parse_answer
 
@@ -38,7 +44,7 @@ _REFUSED_STOPS: Final = frozenset({"guardrail_intervened", "content_filtered"})
 class CapReached(EnrichmentError):
     """The run's token or cost cap is spent: no more Converse calls this run."""
 
-    code = "enrichment_cap_reached"
+    code = CAP_REACHED
 
 
 def _transient(exc: BaseException) -> float | None:
