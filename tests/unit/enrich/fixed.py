@@ -9,7 +9,8 @@ from foldgate.enrich.base import EnrichmentError, EnrichmentProvider, Enrichment
 
 
 class FixedProvider(EnrichmentProvider):
-    """Answers ``use when you need to <name>`` and three queries (what the real validator asks); raises for the names in ``fail``."""
+    """Answers ``use when you need to <name>`` and three queries (what the real validator asks);
+    raises for the names in ``fail``."""
 
     def __init__(
         self,
