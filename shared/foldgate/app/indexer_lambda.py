@@ -21,11 +21,11 @@ from foldgate.app.wiring import (
     open_approvals,
     open_configs,
     open_embedder,
-    open_enrichment,
     open_store,
     open_upstream,
     open_upstream_oauth,
 )
+from foldgate.app.wiring_enrichment import open_enrichment
 from foldgate.config.settings import Settings
 from foldgate.errors import FoldgateError, InvalidRequestError
 from foldgate.index.consumer import QueueConsumer

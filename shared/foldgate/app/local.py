@@ -20,7 +20,6 @@ from foldgate.app.wiring import (
     open_activity_store,
     open_approvals,
     open_embedder,
-    open_enrichment,
     open_hook_secrets,
     open_memory,
     open_results,
@@ -32,6 +31,7 @@ from foldgate.app.wiring import (
     operator_login_limit,
     optional_secret,
 )
+from foldgate.app.wiring_enrichment import open_enrichment
 from foldgate.app.wiring_tasks import open_tasks
 from foldgate.auth.oauth.setup import tenant_oauth_configs
 from foldgate.auth.secrets import operator_key_location

@@ -29,8 +29,6 @@ if TYPE_CHECKING:
     from foldgate.config.tenant import TenantConfig
     from foldgate.edge.access import Access
     from foldgate.edge.console.login_limit import LoginLimit
-    from foldgate.enrich.base import EnrichmentProvider
-    from foldgate.enrich.pipeline import EnrichmentPass
     from foldgate.index.triggers import Reindexer
     from foldgate.model.activity import Recorder
     from foldgate.search.embed import Embedder
@@ -57,7 +55,6 @@ __all__ = [
     "open_authority",
     "open_configs",
     "open_embedder",
-    "open_enrichment",
     "open_grant_cipher",
     "open_grant_store",
     "open_hook_secrets",
@@ -413,49 +410,6 @@ def lazy_embedder(settings: Settings) -> Callable[[], Embedder]:
             return opened[0]
 
     return get
-
-
-def open_enrichment(
-    settings: Settings,
-    provider: EnrichmentProvider | None = None,
-    *,
-    token_cap: int | None = None,
-    environ: dict[str, str] | None = None,
-) -> EnrichmentPass | None:
-    """The indexer's enrichment pass over ``provider`` (default: the one FOLDGATE_ENRICHMENT_PROVIDER
-    names, from :class:`~foldgate.config.enrichment.EnrichmentSettings`) within the per-run caps of the
-    settings; None when it is ``none``, which costs the indexer nothing. ``environ``: the variables to
-    read instead of the process's (tests)."""
-    if provider is None:
-        # The enrichment settings and providers only where an indexer is built.
-        from foldgate.config.enrichment import EnrichmentSettings
-        from foldgate.enrich.providers import provider_for
-
-        chosen = EnrichmentSettings.from_env(environ)
-        if chosen.provider == "none":
-            return None
-        provider = provider_for(chosen)
-    if provider.source.split(":", 1)[0] == "none":
-        return None
-    # Loaded only in an indexer that enriches: the serving functions never pay for it.
-    from foldgate.enrich.base import Enrichment, EnrichmentRequest, RawEnrichment
-    from foldgate.enrich.pipeline import EnrichmentCaps, EnrichmentPass
-    from foldgate.enrich.validate import validate
-    from foldgate.guard.scorer import load_scorer
-
-    scorer = load_scorer()
-
-    def validated(raw: RawEnrichment, request: EnrichmentRequest, *, source: str) -> Enrichment:
-        # Generated text meets the same learned injection scorer as upstream descriptions.
-        return validate(raw, request, source=source, scorer=scorer)
-
-    caps = EnrichmentCaps(
-        max_tools=settings.enrichment_run_tools,
-        max_tokens=token_cap,
-        max_seconds=settings.enrichment_run_seconds,
-        concurrency=settings.enrichment_concurrency,
-    )
-    return EnrichmentPass(provider, caps, validator=validated)
 
 
 def open_sandbox(settings: Settings) -> Callable[[], Sandbox] | None:

@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
-import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, TypeVar
@@ -22,12 +20,20 @@ import anyio
 from pydantic import TypeAdapter, ValidationError
 
 from foldgate.config.tenant import ServerConfig
-from foldgate.errors import UpstreamDeadlineError, UpstreamError, UpstreamProtocolError, UpstreamTimeoutError
+from foldgate.errors import UpstreamDeadlineError, UpstreamError, UpstreamTimeoutError
 from foldgate.model.deadline import time_left
 from foldgate.model.param_headers import HeaderParam, param_headers
 from foldgate.telemetry.tracing import span
 from foldgate.upstream import tasks as upstream_tasks
-from foldgate.upstream.changes import ChangeListener, change_handler, listen_for_changes
+from foldgate.upstream.call_errors import (
+    as_mcp_error,
+    describe,
+    leaf_of,
+    lost_in_transit,
+    passed_through,
+    rpc_error_message,
+)
+from foldgate.upstream.changes import ChangeListener
 from foldgate.upstream.credentials import (
     UpstreamAuth,
     after_refusal,
@@ -38,21 +44,16 @@ from foldgate.upstream.credentials import (
 )
 from foldgate.upstream.net_guard import check_upstream_url_async
 from foldgate.upstream.offerings import Offerings, list_offerings_on, request_of
-from foldgate.upstream.plain_session import PlainSession, RpcError
+from foldgate.upstream.plain_session import PlainSession
 from foldgate.upstream.pool import AuthRefusedError, PooledSession, SessionKey, SessionPool, retry_safe
 from foldgate.upstream.relay import MAX_INPUT_ROUNDS, Relay, current_relay, refusal, relaying
-from foldgate.upstream.wire import WireError
+from foldgate.upstream.stdio_session import StdioSession
 
 __all__ = ["Listing", "Offerings", "UpstreamClient"]  # Offerings re-exported for the indexer
 
 log = logging.getLogger(__name__)
 
 MAX_PAGES = 200
-# An upstream's tools/call errors its client must see as JSON-RPC errors, not as tool results: -32021,
-# a client capability the call needs was not declared (2026-07-28); the client acts on the code.
-PASSED_THROUGH: Final = frozenset({-32021})
-_MAX_PASSED_MESSAGE: Final = 500
-_MAX_PASSED_DATA: Final = 4096
 _RAW = TypeAdapter(dict[str, Any])
 
 HeaderSource = Callable[[ServerConfig], Mapping[str, str]]
@@ -84,18 +85,6 @@ class Listing:
     declared: bool = False
 
 
-def _leaf(exc: BaseException) -> BaseException:
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
-    return exc
-
-
-def _describe(exc: BaseException) -> str:
-    leaf = _leaf(exc)
-    text = str(leaf).strip() or type(leaf).__name__
-    return text if len(text) <= 300 else text[:297] + "..."
-
-
 def check_tool_entry(raw: Any) -> str | None:
     """Why an upstream tool entry cannot be published (None when it can)."""
     # The per-version serializers are heavy to import and only the indexer needs them.
@@ -119,7 +108,7 @@ def check_tool_entry(raw: Any) -> str | None:
         where = ".".join(str(p) for p in first["loc"])
         return f"rejected by the MCP types: {where}: {first['msg']}"
     except Exception as exc:  # any other refusal of the SDK's serializer is the same verdict
-        return f"rejected by the MCP types: {_describe(exc)}"
+        return f"rejected by the MCP types: {describe(exc)}"
     return None
 
 
@@ -152,7 +141,7 @@ class UpstreamClient:
         # Spawning a process from a tenant's config is for local mode only (foldgate serve / index):
         # in the cloud the child would run with the function's credentials.
         self._allow_stdio = allow_stdio
-        self._stdio: dict[str, _StdioSession] = {}
+        self._stdio: dict[str, StdioSession] = {}
         self._on_change = on_change
         self._pool = SessionPool(allow_private=allow_private, on_change=on_change)
 
@@ -165,7 +154,7 @@ class UpstreamClient:
         session = self._stdio.get(server.name)
         # A session started on another (finished) event loop cannot be used from this one.
         if session is None or session.broken or session.loop is not asyncio.get_running_loop():
-            session = self._stdio[server.name] = _StdioSession(server, self._on_change)
+            session = self._stdio[server.name] = StdioSession(server, self._on_change)
         return await session.get()
 
     @contextlib.asynccontextmanager
@@ -312,11 +301,11 @@ class UpstreamClient:
                 raise  # raised by foldgate itself (refused URL, stdio start, busy): already names the server
             except Exception as exc:
                 traced.fail("upstream_error")
-                leaf = _leaf(exc)
-                passed = _passed_through(leaf)
+                leaf = leaf_of(exc)
+                passed = passed_through(leaf)
                 if passed is not None:
                     raise passed from exc
-                said = _rpc_error_message(leaf)
+                said = rpc_error_message(leaf)
                 if said is not None:
                     # Its code is kept (never shown to the agent): a task's call fails with it.
                     code = getattr(leaf, "code", None)
@@ -324,7 +313,7 @@ class UpstreamClient:
                     raise UpstreamError(
                         f"{server.name}: {name} failed upstream: {said}", rpc_code=rpc_code
                     ) from exc
-                raise UpstreamError(f"{server.name}: {name} failed: {_describe(exc)}") from exc
+                raise UpstreamError(f"{server.name}: {name} failed: {describe(exc)}") from exc
             traced.set(outcome="tool_error" if result.get("isError") is True else "ok")
             return result
 
@@ -345,12 +334,12 @@ class UpstreamClient:
                         raise_if_refused(exc, server.name)
                         # The upstream refused the session's id: the call did not run.
                         refused = pooled.expired
-                        lost = not refused and _lost_in_transit(exc)
+                        lost = not refused and lost_in_transit(exc)
                         if refused or lost:
                             self._pool.discard(pooled)  # the next attempt (or call) opens a fresh session
                         if attempt == 2 or not (refused or (lost and idempotent)):
                             raise
-                        log.info("%s: %s; retrying %s on a new session", server.name, _describe(exc), name)
+                        log.info("%s: %s; retrying %s on a new session", server.name, describe(exc), name)
             except AuthRefusedError as exc:
                 # 401/403: the upstream ran nothing, so one more attempt with fresh credentials is safe.
                 await after_refusal(server, self._auth, exc, attempt)
@@ -437,7 +426,7 @@ class UpstreamClient:
                             return await run(await pooled.ready())
                         except Exception as exc:
                             raise_if_refused(exc, server.name)
-                            lost = _lost_in_transit(exc)
+                            lost = lost_in_transit(exc)
                             if pooled.expired or lost:
                                 self._pool.discard(pooled)
                             if attempt == 2 or not (pooled.expired or (lost and retry)):
@@ -451,11 +440,11 @@ class UpstreamClient:
         except UpstreamError:
             raise
         except Exception as exc:
-            leaf = _leaf(exc)
-            if rpc_errors and _rpc_error_message(leaf) is not None:
-                raise _as_mcp_error(leaf) from exc
+            leaf = leaf_of(exc)
+            if rpc_errors and rpc_error_message(leaf) is not None:
+                raise as_mcp_error(leaf) from exc
             failed = failure_text or f"{what} failed"
-            raise UpstreamError(f"{server.name}: {failed}: {_describe(exc)}") from exc
+            raise UpstreamError(f"{server.name}: {failed}: {describe(exc)}") from exc
 
     async def _bounded(self, server: ServerConfig, work: Callable[[], Awaitable[T]], waited: str) -> T:
         """``work()`` under the server's concurrency slot and ``timeout_s``, and the running request's
@@ -512,107 +501,3 @@ async def _send_call(
     request = types.CallToolRequest(params=types.CallToolRequestParams(name=name, arguments=arguments))
     result: dict[str, Any] = await session.send_request(request, _RAW)
     return result
-
-
-def _rpc_error_message(leaf: BaseException) -> str | None:
-    """The upstream's own JSON-RPC error message when ``leaf`` is such an error (plain or SDK), else None."""
-    if isinstance(leaf, RpcError):
-        return leaf.message
-    # A stdio session's MCPError exists only once the SDK is loaded: never load it just to ask.
-    sdk_error = getattr(sys.modules.get("mcp.shared.exceptions"), "MCPError", None)
-    if isinstance(sdk_error, type) and isinstance(leaf, sdk_error):
-        return str(getattr(leaf, "message", "")) or str(leaf)
-    return None
-
-
-def _passed_through(leaf: BaseException) -> UpstreamProtocolError | None:
-    """An upstream's tools/call JSON-RPC error its client must see (:data:`PASSED_THROUGH`), bounded:
-    the message cut, ``data`` kept only in the shape the spec gives it. None for any other error."""
-    code = getattr(leaf, "code", None)
-    if _rpc_error_message(leaf) is None or code not in PASSED_THROUGH:
-        return None
-    message = str(getattr(leaf, "message", "")) or "missing required client capability"
-    message = message[:_MAX_PASSED_MESSAGE]
-    data = getattr(leaf, "data", None)
-    required = data.get("requiredCapabilities") if isinstance(data, dict) else None
-    kept = None
-    if isinstance(required, dict):
-        try:
-            if len(json.dumps(required)) <= _MAX_PASSED_DATA:
-                kept = {"requiredCapabilities": required}
-        except (TypeError, ValueError, RecursionError):
-            kept = None
-    return UpstreamProtocolError(message, int(code), kept)
-
-
-def _as_mcp_error(leaf: BaseException) -> BaseException:
-    """An upstream JSON-RPC error as the SDK's MCPError, for the SDK edge that answers with its code."""
-    if not isinstance(leaf, RpcError):
-        return leaf  # already the SDK's
-    # Only requests the SDK edge serves (resources, prompts, completions) get here: it is loaded.
-    from mcp.shared.exceptions import MCPError
-
-    return MCPError(leaf.code, leaf.message, leaf.data)
-
-
-def _lost_in_transit(exc: BaseException) -> bool:
-    """Whether a pooled (plain) session's request failed in the transport, with no answer from the
-    upstream: not an upstream JSON-RPC error nor an unreadable answer (either way the upstream got the
-    request and may have run it)."""
-    return not isinstance(_leaf(exc), RpcError | WireError)
-
-
-class _StdioSession:
-    """One stdio upstream process with a session held open by a background task."""
-
-    def __init__(self, server: ServerConfig, on_change: ChangeListener | None = None) -> None:
-        self.server = server
-        self.on_change = on_change
-        self.broken = False
-        self.loop = asyncio.get_running_loop()  # its process pipes and task live on this loop
-        self._ready = asyncio.Event()
-        self._stop = asyncio.Event()
-        self._session: Any = None
-        self._error: BaseException | None = None
-        self._task: asyncio.Task[None] | None = None
-
-    async def _run(self) -> None:
-        # The SDK (~0.4 s to import) loads on first use, not at init.
-        from mcp import Client, StdioServerParameters
-
-        command = self.server.command or []
-        params = StdioServerParameters(command=command[0], args=command[1:], env=self.server.env or None)
-        options: dict[str, Any] = {}
-        if self.on_change is not None:
-            options["message_handler"] = change_handler(self.server.name, self.on_change)
-        try:
-            async with Client(
-                params, cache=None, read_timeout_seconds=self.server.timeout_s, **options
-            ) as client:
-                self._session = client.session
-                self._ready.set()
-                if self.on_change is not None and client.session.discover_result is not None:
-                    await listen_for_changes(client, self.server.name, self.on_change, self._stop)
-                await self._stop.wait()
-        except BaseException as exc:  # the process died or never started: report it to waiters
-            self._error = exc
-            if not isinstance(exc, Exception):
-                raise
-        finally:
-            self.broken = True
-            self._ready.set()
-
-    async def get(self) -> Any:
-        if self._task is None:
-            self._task = asyncio.get_running_loop().create_task(self._run())
-        await self._ready.wait()
-        if self._session is None or self.broken:
-            why = _describe(self._error or RuntimeError("exited"))
-            raise UpstreamError(f"{self.server.name}: stdio server did not start: {why}")
-        return self._session
-
-    async def close(self) -> None:
-        self._stop.set()
-        if self._task is not None:
-            with contextlib.suppress(BaseException):
-                await asyncio.wait_for(self._task, 5)

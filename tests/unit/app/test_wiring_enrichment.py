@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from foldgate.app.wiring import open_enrichment
+from foldgate.app.wiring_enrichment import open_enrichment
 from foldgate.config.settings import Settings
 from foldgate.enrich.base import EnrichmentError, RawEnrichment
 from foldgate.enrich.pipeline import request_for

@@ -16,7 +16,7 @@ from mcp.shared.exceptions import MCPError
 from foldgate.config.tenant import ServerConfig
 from foldgate.edge.protocol import modern_error_status
 from foldgate.errors import UpstreamProtocolError
-from foldgate.upstream.client import _passed_through
+from foldgate.upstream.call_errors import passed_through
 from foldgate.upstream.plain_session import RpcError
 from tests.gateway_fixture import gateway_client
 from tests.unit.edge.test_mcp_offerings import LEGACY, MODERN_META, H, add_offerings, rpc
@@ -116,19 +116,19 @@ async def test_an_upstreams_missing_capability_error_reaches_the_client_with_its
 
 
 def test_only_capability_errors_pass_through_and_their_data_is_bounded() -> None:
-    passed = _passed_through(RpcError(-32021, "needs sampling", {"requiredCapabilities": REQUIRED, "x": 1}))
+    passed = passed_through(RpcError(-32021, "needs sampling", {"requiredCapabilities": REQUIRED, "x": 1}))
     assert passed is not None
     assert (passed.rpc_code, passed.message, passed.rpc_data) == (
         -32021,
         "needs sampling",
         {"requiredCapabilities": REQUIRED},
     )
-    huge = _passed_through(RpcError(-32021, "m" * 10_000, {"requiredCapabilities": {"x": "y" * 10_000}}))
+    huge = passed_through(RpcError(-32021, "m" * 10_000, {"requiredCapabilities": {"x": "y" * 10_000}}))
     assert huge is not None
     assert len(huge.message) == 500
     assert huge.rpc_data is None
-    shaped_wrong = _passed_through(RpcError(-32021, "m", {"requiredCapabilities": ["sampling"]}))
+    shaped_wrong = passed_through(RpcError(-32021, "m", {"requiredCapabilities": ["sampling"]}))
     assert shaped_wrong is not None
     assert shaped_wrong.rpc_data is None
-    assert _passed_through(RpcError(-32603, "internal", None)) is None
-    assert _passed_through(ValueError("not an rpc error")) is None
+    assert passed_through(RpcError(-32603, "internal", None)) is None
+    assert passed_through(ValueError("not an rpc error")) is None
