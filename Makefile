@@ -30,7 +30,7 @@ MODEL_TOOLS := transformers==5.24.0 onnx==1.23.2 onnxruntime==1.32.0 tokenizers=
 # Real texts for the int8-vs-fp32 check when the team kit is beside the checkout (else the model card's).
 MODEL_TEXTS := $(wildcard $(CORPORA)/mcp-flow/tools.jsonl $(CORPORA)/mcptoolbench-pp/tools.jsonl)
 
-.PHONY: venv demo-deps oauth-deps conformance-deps run lint format typecheck unit test bench bench-holdout bench-tuning tuning-sets clean model guard-model llm
+.PHONY: venv demo-deps oauth-deps conformance-deps run lint format typecheck unit test bench bench-holdout bench-tuning tuning-sets clean model guard-model llm bench-enrich
 .PHONY: sam-cli sam-validate sam-build chromium docs-screenshot test-under-load
 
 $(STAMP): pyproject.toml
@@ -218,6 +218,20 @@ tuning-sets: $(TUNING)/.materialised
 
 # Multi-intent and cross-catalog tuning figures, and the context each surface costs per task.
 # The 11k-tool dense index is cached by tool hash in $(TUNING)/dense.json (~70 s to build once).
+# Index-time enrichment (issue 29) by the local model, with and without, on every tuning set that fits
+# this machine's CPU, then the aggregate on the evaluation-only LiveMCPBench set (never tuned on). The
+# model's answers are cached by content hash in $(ENRICH_CACHE): a second run asks the model nothing new.
+ENRICH_CACHE := $(TUNING)/enrich-gemma.json
+ENRICH := --enrich local --enrich-cache $(ENRICH_CACHE)
+bench-enrich: venv model llm tuning-sets
+	$(BIN)/foldgate bench search --tools $(CORPORA)/mcpproxy/corpus_v2.tools.json --queries $(CORPORA)/mcpproxy/retrieval_golden_v1.json $(ENRICH)
+	$(BIN)/foldgate bench search --tools $(CORPORA)/mcptoolbench-pp/tools.jsonl --queries $(CORPORA)/mcptoolbench-pp/queries.jsonl $(ENRICH)
+	$(BIN)/foldgate bench search --tools $(CORPORA)/mcptoolbench-pp/tools.jsonl --queries $(TUNING)/multi_intent.queries.jsonl $(ENRICH)
+	$(BIN)/foldgate bench search --engine hybrid --tools $(CORPORA)/mcpproxy/corpus_v2.tools.json --queries $(CORPORA)/mcpproxy/retrieval_golden_v1.json $(ENRICH)
+	$(BIN)/foldgate bench search --engine hybrid --tools $(CORPORA)/mcptoolbench-pp/tools.jsonl --queries $(CORPORA)/mcptoolbench-pp/queries.jsonl $(ENRICH)
+	$(BIN)/foldgate bench search --engine hybrid --tools $(CORPORA)/mcptoolbench-pp/tools.jsonl --queries $(TUNING)/multi_intent.queries.jsonl $(ENRICH)
+	$(BIN)/foldgate bench search --engine hybrid --tools $(CORPORA)/livemcpbench/tools.jsonl --queries $(SHARED)/holdout/livemcpbench-queries.jsonl $(ENRICH)
+
 bench-tuning: venv model tuning-sets
 	$(BIN)/foldgate bench search --engine hybrid --tools $(CORPORA)/mcptoolbench-pp/tools.jsonl --queries $(TUNING)/multi_intent.queries.jsonl
 	$(BIN)/foldgate bench search --engine hybrid --dense-cache $(TUNING)/dense.json --tools $(TUNING)/cross_catalog.tools.jsonl --queries $(TUNING)/cross_catalog.queries.jsonl
