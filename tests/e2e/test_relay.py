@@ -235,16 +235,26 @@ async def test_a_client_without_elicitation_gets_a_clear_error_at_once(
 
 
 async def test_a_call_that_relays_nothing_is_answered_as_json(setup: Setup) -> None:
-    """Without a progress token a call is one JSON body, as before; with one, the stream starts only
-    with the first thing relayed: a call that reports nothing is one JSON body too."""
+    """The stream starts only with the first thing relayed: a call that reports nothing is one JSON
+    body, with or without a progress token; a 2025-era client (no per-request log level) hears the
+    upstream's logs, so a call that logs is a stream of them, in order, then the result."""
     headers = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
     async with httpx2.AsyncClient() as http:
-        for steps, meta in ((2, {}), (0, {"_meta": {"progressToken": "p"}})):
-            params = {"name": "old__count", "arguments": {"steps": steps}, **meta}
+        for meta in ({}, {"_meta": {"progressToken": "p"}}):
+            params = {"name": "old__count", "arguments": {"steps": 0}, **meta}
             body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
             response = await http.post(setup.url, json=body, headers=headers)
             assert response.headers["content-type"].startswith("application/json")
-            assert response.json()["result"]["content"][0]["text"] == f"counted {steps}"
+            assert response.json()["result"]["content"][0]["text"] == "counted 0"
+        params = {"name": "old__count", "arguments": {"steps": 2}}
+        body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
+        response = await http.post(setup.url, json=body, headers=headers)
+    assert response.headers["content-type"].startswith("text/event-stream")
+    events = [json.loads(line[5:]) for line in response.text.splitlines() if line.startswith("data:")]
+    logs = [e["params"]["data"] for e in events if e.get("method") == "notifications/message"]
+    assert [str(x) for x in logs] == ["step 1 of 2", "step 2 of 2"]
+    assert events[-1]["result"]["content"][0]["text"] == "counted 2"
+    assert not any(e.get("method") == "notifications/progress" for e in events)
 
 
 async def test_a_prompts_input_required_round_trips_with_a_sealed_state(setup: Setup) -> None:
