@@ -153,7 +153,7 @@ unit: venv
 	$(BIN)/pytest tests/unit -q
 
 # Everything the tests need, set up side by side: most steps wait on the network or the disk, so the one
-# long build (llama-cpp-python's C++, `make llm`: about 6 to 11 minutes on 2 cores from a fresh machine)
+# long build (llama-cpp-python's C++, `make llm`: 4 min 40 s on 2 quiet cores, 11 minutes on a busy machine)
 # overlaps them instead of adding to the total. Each target still waits for its own prerequisites.
 TEST_DEPS := lint typecheck model llm demo-deps oauth-deps conformance-deps sam-validate sam-build chromium
 
