@@ -4,7 +4,8 @@
 exponential backoff and jitter, honouring a server's Retry-After; :func:`accounted` counts the call,
 its time and, when it fails, the failure and its message in the provider's
 :class:`~foldgate.enrich.base.EnrichmentUsage`, and turns any exception into
-:class:`~foldgate.enrich.base.EnrichmentError` (a provider raises nothing else).
+:class:`~foldgate.enrich.base.EnrichmentError` (a provider raises nothing else); :func:`answered`
+counts a model's tokens and reads its text into a raw enrichment.
 """
 
 from __future__ import annotations
@@ -16,9 +17,10 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Final, TypeVar
 
-from foldgate.enrich.base import EnrichmentError, EnrichmentUsage
+from foldgate.enrich.base import EnrichmentError, EnrichmentUsage, RawEnrichment
+from foldgate.enrich.prompt import parse_answer
 
-__all__ = ["MAX_BACKOFF_S", "accounted", "with_retries"]
+__all__ = ["MAX_BACKOFF_S", "accounted", "answered", "with_retries"]
 
 T = TypeVar("T")
 
@@ -70,3 +72,12 @@ async def accounted(usage: EnrichmentUsage) -> AsyncIterator[None]:
         raise EnrichmentError(message) from exc
     finally:
         usage.seconds += time.perf_counter() - started
+
+
+def answered(usage: EnrichmentUsage, text: str, tokens_in: int, tokens_out: int) -> RawEnrichment:
+    """A model's answer as a raw enrichment, its tokens counted in ``usage`` first (an answer that
+    cannot be read still spent them: :class:`~foldgate.enrich.base.EnrichmentError` after counting)."""
+    usage.tokens_in += tokens_in
+    usage.tokens_out += tokens_out
+    parsed = parse_answer(text)
+    return RawEnrichment(parsed.hint, parsed.queries, tokens_in, tokens_out)

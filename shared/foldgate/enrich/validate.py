@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Final
 from foldgate.enrich.base import Enrichment, EnrichmentError, EnrichmentRequest, RawEnrichment
 from foldgate.enrich.prompt import EXAMPLE_TEXTS
 from foldgate.index.poison_scan import scan_fields
+from foldgate.search.analysis import STOPWORDS
 
 if TYPE_CHECKING:
     from foldgate.guard.scorer import TextScorer
@@ -72,49 +73,10 @@ _ACTIONS: Final = {
     for word in words.split()
 }
 _LEAD: Final = re.compile(r"^\s*use\s+(?:it\s+|this\s+)?(?:to|for|when you need to)\s+(\w+)", re.I)
-# Words that say nothing about a tool's subject (the stems a hint must share with the tool are others).
-_STOP: Final = frozenset(
-    [
-        "a",
-        "an",
-        "and",
-        "any",
-        "are",
-        "as",
-        "at",
-        "be",
-        "by",
-        "can",
-        "for",
-        "from",
-        "get",
-        "gets",
-        "given",
-        "in",
-        "into",
-        "is",
-        "it",
-        "its",
-        "of",
-        "on",
-        "or",
-        "that",
-        "the",
-        "this",
-        "to",
-        "tool",
-        "tools",
-        "use",
-        "used",
-        "uses",
-        "using",
-        "via",
-        "when",
-        "which",
-        "with",
-        "you",
-        "your",
-    ]
+# Words that say nothing about a tool's subject (the stems a hint must share with the tool are others):
+# the search analyser's function words, plus the words every tool description uses.
+_STOP: Final = STOPWORDS | frozenset(
+    ["get", "gets", "given", "tool", "tools", "use", "used", "uses", "using"]
 )
 # Scripts that write one language together (Japanese mixes kana and kanji).
 _SCRIPT_FAMILY: Final = {"HIRAGANA": "CJK", "KATAKANA": "CJK", "HANGUL": "CJK"}

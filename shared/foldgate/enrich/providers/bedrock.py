@@ -19,8 +19,8 @@ from foldgate.enrich.base import (
     EnrichmentRequest,
     RawEnrichment,
 )
-from foldgate.enrich.calls import accounted, with_retries
-from foldgate.enrich.prompt import chat_messages, parse_answer
+from foldgate.enrich.calls import accounted, answered, with_retries
+from foldgate.enrich.prompt import chat_messages
 
 if TYPE_CHECKING:
     from foldgate.config.enrichment import EnrichmentSettings
@@ -139,10 +139,7 @@ class BedrockProvider(EnrichmentProvider):
                 transient=_transient,
             )
             text, tokens_in, tokens_out = _text(response)
-            self.usage.tokens_in += tokens_in
-            self.usage.tokens_out += tokens_out
-            parsed = parse_answer(text)
-            return RawEnrichment(parsed.hint, parsed.queries, tokens_in, tokens_out)
+            return answered(self.usage, text, tokens_in, tokens_out)
 
 
 def bedrock_provider(settings: EnrichmentSettings, client: Any = None) -> BedrockProvider:

@@ -15,13 +15,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from foldgate.enrich.base import EnrichmentError, EnrichmentProvider, EnrichmentRequest, RawEnrichment
-from foldgate.enrich.calls import accounted
+from foldgate.enrich.calls import accounted, answered
 from foldgate.enrich.prompt import (
     COMPLETION_STOP,
     chat_messages,
     completion_prompt,
     example_words,
-    parse_answer,
 )
 from foldgate.enrich.providers.local_models import Style, locate, verify_file
 
@@ -143,10 +142,7 @@ class LocalProvider(EnrichmentProvider):
         """Ask the model about one tool; its tokens are counted even when the answer is unreadable."""
         async with accounted(self.usage):
             text, tokens_in, tokens_out = await asyncio.to_thread(self._generate, request)
-            self.usage.tokens_in += tokens_in
-            self.usage.tokens_out += tokens_out
-            parsed = parse_answer(text)
-            return RawEnrichment(parsed.hint, parsed.queries, tokens_in, tokens_out)
+            return answered(self.usage, text, tokens_in, tokens_out)
 
     async def aclose(self) -> None:
         """Free the model."""

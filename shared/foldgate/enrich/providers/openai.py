@@ -14,8 +14,8 @@ import json
 from typing import TYPE_CHECKING, Any, Final
 
 from foldgate.enrich.base import EnrichmentError, EnrichmentProvider, EnrichmentRequest, RawEnrichment
-from foldgate.enrich.calls import accounted, with_retries
-from foldgate.enrich.prompt import chat_messages, parse_answer
+from foldgate.enrich.calls import accounted, answered, with_retries
+from foldgate.enrich.prompt import chat_messages
 
 if TYPE_CHECKING:
     import httpx2
@@ -149,10 +149,7 @@ class OpenAIProvider(EnrichmentProvider):
                 transient=_transient,
             )
             text, tokens_in, tokens_out = _content(data)
-            self.usage.tokens_in += tokens_in
-            self.usage.tokens_out += tokens_out
-            parsed = parse_answer(text)
-            return RawEnrichment(parsed.hint, parsed.queries, tokens_in, tokens_out)
+            return answered(self.usage, text, tokens_in, tokens_out)
 
     async def aclose(self) -> None:
         """Close the HTTP client."""
