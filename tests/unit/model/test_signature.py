@@ -374,3 +374,56 @@ def test_property_non_lossy_signatures_are_sound(schema: dict[str, Any]) -> None
 def test_property_deterministic_and_key_order_independent(schema: dict[str, Any]) -> None:
     reordered = json.loads(json.dumps(schema, sort_keys=True))
     assert compile_signature(schema) == compile_signature(reordered)
+
+
+# --- property: inline objects, drawn so that many are flat, are sound at every level ---------------
+
+flat_leaves = st.sampled_from(
+    [
+        {"type": "string"},
+        {"type": "integer"},
+        {"type": ["string", "null"]},
+        {"enum": ["x", "1", "a b", "}"]},
+        {"type": "integer", "enum": [1, 2]},
+        {"const": "v"},
+        {"type": "array", "items": {"type": "string"}},
+        {"type": "string", "default": "}"},
+        {"anyOf": [{"type": "string"}, {"type": "null"}]},
+        {"type": ["string", "integer"]},
+    ]
+)
+object_extras = st.sampled_from(
+    [
+        {},
+        {"additionalProperties": False},
+        {"additionalProperties": {"type": "integer"}},
+        {"minProperties": 1},
+        {"maxProperties": 2},
+        {"type": ["object", "null"]},
+        {"patternProperties": {"^x": {"type": "string"}}},
+    ]
+)
+
+
+def _inline_friendly(children: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    members = st.dictionaries(names, children, min_size=1, max_size=7)
+    return st.one_of(
+        st.tuples(members, st.lists(names, max_size=3), object_extras).map(
+            lambda p: {"type": "object", "properties": p[0], "required": p[1], **p[2]}
+        ),
+        children.map(lambda c: {"type": "array", "items": c}),
+    )
+
+
+inline_props = st.recursive(flat_leaves, _inline_friendly, max_leaves=10)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.dictionaries(names, inline_props, min_size=1, max_size=3), st.lists(names, max_size=3))
+def test_property_inline_objects_are_sound_at_every_level(props: dict[str, Any], required: list[str]) -> None:
+    schema = {"type": "object", "properties": props, "required": required}
+    sig = compile_signature(schema)
+    if not sig.lossy:
+        assert soundness_problems(schema, sig.params) == []
+    else:
+        assert sig == compile_signature(schema, inline=False)  # a lossy tool keeps its v1 form
