@@ -1,6 +1,6 @@
 """Compile a JSON Schema into a compact, sound call signature.
 
-Grammar (see README, "Compact signatures"): ``(param, param, ...)`` where a param is
+Grammar (see docs/concepts.md, "Signatures"): ``(param, param, ...)`` where a param is
 ``name[*][~]:type[=default]``. ``*`` marks a required param, ``~`` a part the signature cannot
 express faithfully ("describe before calling"). A signature without a bare ``~`` is sound: an
 argument object built from it alone validates structurally against the real schema.
