@@ -1,4 +1,8 @@
-"""Test helpers: read a compact signature back and build the call an agent would build from it."""
+"""Test helpers: read a compact signature back and build the call an agent would build from it.
+
+An independent reader of the grammar (v2: inline objects ``{a*:str}`` and ``[{...}]`` included), so
+the compiler's output is checked by code that does not share its walker.
+"""
 
 from __future__ import annotations
 
@@ -16,7 +20,7 @@ NAME_MAPS = {"properties", "patternProperties", "$defs", "definitions", "depende
 
 
 def split_top(text: str, sep: str) -> list[str]:
-    """Split on sep outside double quotes and brackets."""
+    """Split on sep outside double quotes, brackets and braces."""
     parts: list[str] = []
     cur: list[str] = []
     depth, quoted, i = 0, False, 0
@@ -32,10 +36,10 @@ def split_top(text: str, sep: str) -> list[str]:
         elif c == '"':
             quoted = True
             cur.append(c)
-        elif c in "[(":
+        elif c in "[({":
             depth += 1
             cur.append(c)
-        elif c in "])":
+        elif c in "])}":
             depth -= 1
             cur.append(c)
         elif depth == 0 and text.startswith(sep, i):
@@ -65,7 +69,11 @@ def parse_params(params: str) -> list[tuple[str, bool, bool, str]]:
     """(name, required, lossy, type) per param of a bare parameter list."""
     assert params.startswith("("), params
     assert params.endswith(")"), params
-    inner = params[1:-1]
+    return parse_members(params[1:-1])
+
+
+def parse_members(inner: str) -> list[tuple[str, bool, bool, str]]:
+    """(name, required, lossy, type) per param of a parameter list's or an inline object's inside."""
     if not inner:
         return []
     out = []
@@ -100,9 +108,20 @@ def example_value(typ: str) -> Any:
     members = split_top(typ, "|")
     if len(members) > 1:
         return example_value(members[0])
+    if typ.startswith("{"):
+        return {name: example_value(t) for name, req, _, t in parse_members(typ[1:-1]) if req}
     if typ.startswith("["):
         return [example_value(typ[1:-1])]
     return {"str": "x", "int": 1, "num": 1.5, "bool": True}[typ]
+
+
+def full_example(typ: str) -> Any:
+    """Like example_value, but an inline object carries every member, not only the required ones."""
+    if typ.startswith("{"):
+        return {name: full_example(t) for name, _, _, t in parse_members(typ[1:-1])}
+    if typ.startswith("[{"):
+        return [full_example(typ[1:-1])]
+    return example_value(typ)
 
 
 def strip_value_keywords(node: Any) -> Any:
@@ -121,23 +140,41 @@ def strip_value_keywords(node: Any) -> Any:
 
 def soundness_problems(schema: Any, params: str) -> list[str]:
     """Why a non-lossy signature would mislead an agent (empty when it is sound)."""
-    parsed = parse_params(params)
-    validator = Draft202012Validator(strip_value_keywords(schema))
+    return _object_problems(strip_value_keywords(schema), parse_params(params), "")
+
+
+def _object_problems(schema: Any, parsed: list[tuple[str, bool, bool, str]], where: str) -> list[str]:
+    """Checks one object level (the arguments or an inline object), then each inline member's own."""
+    validator = Draft202012Validator(schema)
     props = schema.get("properties") or {}
     required = [r for r in dict.fromkeys(schema.get("required") or []) if isinstance(r, str)]
     problems = []
     if {p[0] for p in parsed} != set(props) | set(required):
-        problems.append("listed names differ from the schema")
+        problems.append(f"{where}listed names differ from the schema")
     if [p[0] for p in parsed if p[1]] != required:
-        problems.append("required marks differ from the schema")
+        problems.append(f"{where}required marks differ from the schema")
     req_args = {name: example_value(typ) for name, req, _, typ in parsed if req}
-    all_args = {name: example_value(typ) for name, _, _, typ in parsed}
+    all_args = {name: full_example(typ) for name, _, _, typ in parsed}
     for label, args in (("required-only", req_args), ("all-params", all_args)):
         if not validator.is_valid(args):
-            problems.append(f"{label} call {args!r} invalid: {next(validator.iter_errors(args)).message}")
+            problems.append(
+                f"{where}{label} call {args!r} invalid: {next(validator.iter_errors(args)).message}"
+            )
     for name in req_args:
         if validator.is_valid({k: v for k, v in req_args.items() if k != name}):
-            problems.append(f"dropping required {name} still validates")
+            problems.append(f"{where}dropping required {name} still validates")
+    for name, _, _, typ in parsed:
+        sub = props.get(name)
+        if typ.startswith("{"):
+            if not isinstance(sub, dict):
+                problems.append(f"{where}{name}: inline object without an object schema")
+            else:
+                problems += _object_problems(sub, parse_members(typ[1:-1]), f"{where}{name}.")
+        elif typ.startswith("[{"):
+            if not isinstance(sub, dict) or not isinstance(sub.get("items"), dict):
+                problems.append(f"{where}{name}: inline array of objects without object items")
+            else:
+                problems += _object_problems(sub["items"], parse_members(typ[2:-2]), f"{where}{name}[].")
     return problems
 
 

@@ -18,7 +18,7 @@ from mcp import Client
 from foldgate.dev.corpus import load_catalog
 from foldgate.dev.procs import free_port, stop_process
 from tests.conftest import corpus_path
-from tests.helpers import VALUE_KEYWORDS, example_value, parse_params
+from tests.helpers import VALUE_KEYWORDS, example_value, full_example, parse_params
 from tests.procs import Replay, replay, wait_http
 
 pytestmark = [pytest.mark.e2e, pytest.mark.corpus]
@@ -86,6 +86,10 @@ async def test_calls_built_from_flat_signatures_alone_are_accepted(
              if not t.signature.lossy and not _has_value_keywords(t.input_schema)]  # fmt: skip
     sample = tools[:: max(1, len(tools) // 40)][:40]
     assert len(sample) >= 30
+    # Every tool whose signature writes an object inline (grammar v2), with full inline objects too.
+    inline = [t for t in tools if ":{" in t.signature.params or ":[{" in t.signature.params]
+    assert len(inline) >= 10
+    sample += [t for t in inline if t not in sample]
     rp.clear()
     async with Client(url) as client:
         listed = {t.name: t for t in (await client.list_tools()).tools}
@@ -94,8 +98,11 @@ async def test_calls_built_from_flat_signatures_alone_are_accepted(
                 n for n, t in listed.items() if n.startswith(names[tool.server] + "__") and
                 t.description.endswith("\n" + tool.name + tool.signature.params)
             )  # fmt: skip
+            # An inline object is sent with every member it lists (sigcheck covers required-only ones).
             args = {
-                name: example_value(typ) for name, req, _, typ in parse_params(tool.signature.params) if req
+                name: full_example(typ) if typ.startswith(("{", "[{")) else example_value(typ)
+                for name, req, _, typ in parse_params(tool.signature.params)
+                if req
             }
             result = await client.call_tool(published, args)
             assert not result.is_error, (published, args, result.content[0])

@@ -24,14 +24,15 @@ def _cmd_signature(args: argparse.Namespace) -> int:
     from foldgate.dev.corpus import load_catalog
     from foldgate.model.signature import compile_signature
 
+    inline = args.grammar == 2
     if args.catalog:
         for tool in load_catalog(args.catalog):
-            sig = tool.signature
+            sig = compile_signature(tool.input_schema, inline=inline)
             row = {"id": f"{tool.server}__{tool.name}", "signature": sig.params, "lossy": sig.lossy}
             sys.stdout.write(json.dumps(row, ensure_ascii=False) + "\n")
         return 0
     text = Path(args.schema).read_text(encoding="utf-8") if args.schema else sys.stdin.read()
-    sig = compile_signature(text)
+    sig = compile_signature(text, inline=inline)
     if args.json:
         print(json.dumps({"signature": sig.params, "lossy": sig.lossy}, ensure_ascii=False))
     else:
@@ -299,6 +300,13 @@ def _parser() -> argparse.ArgumentParser:
     sig.add_argument("schema", nargs="?", help="schema file (default: stdin)")
     sig.add_argument("--json", action="store_true", help='print {"signature", "lossy"}')
     sig.add_argument("--catalog", help="a tools.jsonl catalog: one JSON line per tool")
+    sig.add_argument(
+        "--grammar",
+        type=int,
+        choices=[1, 2],
+        default=2,
+        help="2 (default): small objects inline where that makes the signature flat; 1: objects as ~:obj",
+    )
     sig.set_defaults(func=_cmd_signature)
 
     add_bench_commands(sub)

@@ -76,7 +76,12 @@ def index_tool(
     tool: Tool, published: str, renamed: str | None, count: TokenCounter, reuse: IndexedTool | None = None
 ) -> IndexedTool:
     """Pre-compute one tool: signature, both rendered entries and their token costs."""
-    if reuse is not None and reuse.published == published and reuse.tool.content_hash == tool.content_hash:
+    if (
+        reuse is not None
+        and reuse.published == published
+        and reuse.tool.content_hash == tool.content_hash
+        and reuse.signature == tool.signature.params  # a version stored under another grammar re-renders
+    ):
         return reuse
     frags = fragments_for(tool, published)
     return IndexedTool(

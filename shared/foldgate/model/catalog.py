@@ -232,6 +232,14 @@ class CatalogVersion:
         if enriched:  # only when present, so versions without any keep their fingerprints
             # A run that only adds enrichment publishes: the next run continues from what it stored.
             doc["enriched"] = enriched
+        # Signatures follow from the schema, except across grammar versions: a version whose signatures
+        # write objects inline (grammar v2) differs from one rendered before. Only when present, so
+        # versions without any keep their fingerprints (and a v1 catalog is republished once in v2).
+        inline = sorted(
+            (t.published, t.signature) for t in self.tools if ":{" in t.signature or ":[{" in t.signature
+        )
+        if inline:
+            doc["inline_signatures"] = inline
         if self.offerings:  # only when present, so versions without any keep their fingerprints
             doc["offerings"] = sorted((i.kind, i.published, i.content_hash) for i in self.offerings)
         return sha256_hex(canonical(doc))

@@ -34,7 +34,8 @@ SIGNATURE_LEGEND: Final = (
     "Signatures: a tool description may end with `tool(param, ...)`; a param reads "
     "`name[*][~]:type[=default]` where * = required and ~ = not fully described (describe the tool "
     "before calling). Types: str int num bool obj any, [t] array of t, a|b either, enum[a|b] one of "
-    "these values. A signature without ~ is enough to build a valid call; where a tool's inputSchema is "
+    "these values, {k*:str, n:int} an object with these members (written like params; [{...}] an "
+    "array of them). A signature without ~ is enough to build a valid call; where a tool's inputSchema is "
     'only {"type":"object"}, its real schema is one describe_tool call away.'
 )
 

@@ -1,6 +1,6 @@
 """Compile a JSON Schema into a compact, sound call signature.
 
-Grammar (see README, "Compact signatures"): ``(param, param, ...)`` where a param is
+Grammar (see docs/concepts.md, "Signatures"): ``(param, param, ...)`` where a param is
 ``name[*][~]:type[=default]``. ``*`` marks a required param, ``~`` a part the signature cannot
 express faithfully ("describe before calling"). A signature without a bare ``~`` is sound: an
 argument object built from it alone validates structurally against the real schema.
@@ -10,6 +10,10 @@ Two extensions over the brief's grammar keep more tools flat without giving up s
 ``[enum[a|b]]`` for arrays of short enums, and enums/unions written from ``anyOf``/``oneOf`` of
 consts or disjoint scalar types. A trailing bare ``~`` element (``(a:str, ~)``) marks constraints on
 the object as a whole (top-level ``anyOf``, ``not``, ``if``...) that no single param carries.
+
+Grammar v2 writes small objects inline (``account*:{id*:int, name:str}``, ``files:[{path*:str}]``):
+only where the object's whole shape is expressible (see ``_inline_object``), and only where that
+turns the tool's signature flat — a signature that stays lossy anyway keeps the shorter v1 form.
 """
 
 from __future__ import annotations
@@ -18,39 +22,43 @@ import json
 from dataclasses import dataclass
 from typing import Any, Final
 
-__all__ = ["LOSSY_MARK", "Signature", "compile_signature", "quote_token"]
+from foldgate.model.signature_values import (
+    LOSSY_MARK,
+    SCALAR_TYPES,
+    STRUCTURAL,
+    Lossy,
+    declared_types,
+    declared_types_safe,
+    enum_of,
+    enum_type,
+    families,
+    has_non_text_enum,
+    literal,
+    member_count_fits,
+    member_enum,
+    quote_token,
+)
 
-LOSSY_MARK: Final = "~"
-MAX_ENUM: Final = 5
+__all__ = [
+    "LOSSY_MARK",
+    "MAX_INLINE_LEVELS",
+    "MAX_INLINE_MEMBERS",
+    "Signature",
+    "compile_signature",
+    "quote_token",
+]
+
 MAX_DEFAULT_CHARS: Final = 20
 # Nesting deeper than this is not worth a flat rendering; it also bounds recursion on hostile input.
 MAX_DEPTH: Final = 6
+# Grammar v2: an inline object names at most this many members, and inline objects nest at most this deep.
+MAX_INLINE_MEMBERS: Final = 6
+MAX_INLINE_LEVELS: Final = 2
 
-_SPECIAL: Final = frozenset(' ,:|=()*~[]"\\')
-_SCALAR_TYPES: Final = {"string": "str", "integer": "int", "number": "num", "boolean": "bool"}
-_KNOWN_TYPES: Final = frozenset({"string", "integer", "number", "boolean", "object", "array", "null"})
-# Keywords that constrain structure in ways the grammar cannot carry: any of them makes a part lossy.
-_STRUCTURAL: Final = frozenset(
-    {
-        "$ref",
-        "$dynamicRef",
-        "allOf",
-        "not",
-        "if",
-        "then",
-        "else",
-        "dependentRequired",
-        "dependentSchemas",
-        "dependencies",
-        "prefixItems",
-        "contains",
-        "unevaluatedItems",
-        "propertyNames",
-        "patternProperties",
-    }
-)
+# Keywords at an object's own level that keep it from being written inline (the rest are STRUCTURAL).
+_INLINE_BLOCKERS: Final = frozenset({"anyOf", "oneOf", "unevaluatedProperties", "enum", "const"})
 # Top-level keywords that constrain the argument object as a whole.
-_TOP_STRUCTURAL: Final = _STRUCTURAL | {"anyOf", "oneOf", "enum", "const", "unevaluatedProperties"}
+_TOP_STRUCTURAL: Final = STRUCTURAL | {"anyOf", "oneOf", "enum", "const", "unevaluatedProperties"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,210 +76,126 @@ class Signature:
 UNPARSEABLE: Final = Signature("(~)", True)
 
 
-class _Lossy(Exception):
-    """Raised inside the walker when a whole subschema must fall back to a lossy type."""
-
-    def __init__(self, fallback: str) -> None:
-        super().__init__(fallback)
-        self.fallback = fallback
-
-
-def quote_token(text: str) -> str:
-    """Write a name, enum value or default, quoting it when the grammar's special characters occur."""
-    if text and not any(ch in _SPECIAL or ch < " " for ch in text) and text == text.strip():
-        return text
-    return json.dumps(text, ensure_ascii=False).replace(LOSSY_MARK, "\\u007E")
-
-
-def _literal(value: object) -> str | None:
-    """Render a scalar literal; None when the value is not a scalar the grammar can write."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        if value != value or value in (float("inf"), float("-inf")):
-            return None
-        return json.dumps(value)
-    if isinstance(value, str):
-        # A string that reads as another JSON scalar is quoted so "1" and 1 stay distinct.
-        if value in ("true", "false", "null") or _looks_numeric(value):
-            return json.dumps(value, ensure_ascii=False)
-        return quote_token(value)
-    return None
-
-
-def _looks_numeric(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
-
-
-def _matches_type(value: object, json_type: str) -> bool:
-    if json_type == "string":
-        return isinstance(value, str)
-    if json_type == "boolean":
-        return isinstance(value, bool)
-    if json_type == "integer":
-        if isinstance(value, bool):
-            return False
-        return isinstance(value, int) or (isinstance(value, float) and value.is_integer())
-    if json_type == "number":
-        return isinstance(value, int | float) and not isinstance(value, bool)
-    if json_type == "null":
-        return value is None
-    return False
-
-
-def _declared_types(node: dict[str, Any]) -> list[str] | None:
-    """The declared ``type`` as a list, None when absent. Raises _Lossy when malformed."""
-    raw = node.get("type")
-    if raw is None:
-        return None
-    types = [raw] if isinstance(raw, str) else raw
-    if not isinstance(types, list) or not types:
-        raise _Lossy("any")
-    out: list[str] = []
-    for t in types:
-        if not isinstance(t, str) or t not in _KNOWN_TYPES:
-            raise _Lossy("any")
-        if t not in out:
-            out.append(t)
-    return out
-
-
 def _join_union(members: list[str]) -> str:
     unique = list(dict.fromkeys(members))
     if not unique:
-        raise _Lossy("any")
+        raise Lossy("any")
+    if len(unique) > 1 and any(m.startswith(("{", "[{")) for m in unique):
+        raise Lossy("obj")  # an inline object is only ever a whole type, never one of a union's members
     return "|".join(unique)
 
 
-def _enum_literals(values: list[object], types: list[str] | None) -> list[str]:
-    """Literals of the enum values the declared type accepts; raises _Lossy when one is unwritable."""
-    kept: list[object] = []
-    for v in values:
-        if v is None:
-            continue  # null members are dropped like null types: a caller never needs to send null
-        if types is not None and not any(_matches_type(v, t) for t in types):
-            continue  # a value the declared type rejects can never be valid
-        if not any(v == k and type(v) is type(k) for k in kept):
-            kept.append(v)
-    literals = [_literal(v) for v in kept]
-    if not kept or any(lit is None for lit in literals):
-        raise _Lossy(_base_of(types, kept))
-    return [lit for lit in literals if lit is not None]
+def _type_of(node: object, depth: int, inline: int = 0, slot: bool = True) -> str:
+    """Render the grammar type of one subschema, raising Lossy when it cannot be written soundly.
 
-
-def _enum_of(literals: list[str], fallback: str) -> str:
-    unique = list(dict.fromkeys(literals))
-    if len(unique) > MAX_ENUM:
-        raise _Lossy(fallback)
-    return "enum[" + "|".join(unique) + "]"
-
-
-def _enum_type(values: list[object], types: list[str] | None) -> str:
-    """``enum[a|b]`` for short scalar enums compatible with the declared type, else a lossy base type."""
-    return _enum_of(_enum_literals(values, types), _base_of(types, values))
-
-
-def _member_enum(member: object) -> list[str] | None:
-    """The literals of a plain const/enum union member, None for any other member."""
-    if not isinstance(member, dict) or not ("const" in member or "enum" in member):
-        return None
-    if not _STRUCTURAL.isdisjoint(member) or "anyOf" in member or "oneOf" in member:
-        return None
-    types = _declared_types(member)
-    values = [member["const"]] if "const" in member else member["enum"]
-    if not isinstance(values, list):
-        raise _Lossy("any")
-    return _enum_literals(values, types)
-
-
-def _base_of(types: list[str] | None, values: list[object]) -> str:
-    if types:
-        names = [_SCALAR_TYPES.get(t, "obj" if t == "object" else "any") for t in types if t != "null"]
-        if names:
-            return "|".join(dict.fromkeys(names))
-    kinds = {type(v) for v in values}
-    if kinds == {str}:
-        return "str"
-    if kinds and kinds <= {int}:
-        return "int"
-    return "any"
-
-
-def _type_of(node: object, depth: int) -> str:
-    """Render the grammar type of one subschema, raising _Lossy when it cannot be written soundly."""
+    ``inline`` is how many levels of inline objects may still open here; ``slot`` says the type is a
+    param's or member's own (array items of a slot may be inline objects, deeper arrays' items not).
+    """
     if depth > MAX_DEPTH:
-        raise _Lossy("any")
+        raise Lossy("any")
     if node is True or (isinstance(node, dict) and not node):
-        raise _Lossy("any")
+        raise Lossy("any")
     if not isinstance(node, dict):
-        raise _Lossy("any")  # False (never valid) and malformed values alike
+        raise Lossy("any")  # False (never valid) and malformed values alike
     if "$ref" in node or "$dynamicRef" in node:
-        raise _Lossy("obj")
-    if not _STRUCTURAL.isdisjoint(node):
-        raise _Lossy("any")
-    types = _declared_types(node)
+        raise Lossy("obj")
+    if not STRUCTURAL.isdisjoint(node):
+        raise Lossy("any")
+    types = declared_types(node)
     if "const" in node:
-        return _enum_type([node["const"]], types)
+        return enum_type([node["const"]], types)
     if "enum" in node:
         enum = node["enum"]
         if not isinstance(enum, list):
-            raise _Lossy("any")
-        return _enum_type(enum, types)
+            raise Lossy("any")
+        return enum_type(enum, types)
     has_union = "anyOf" in node or "oneOf" in node
     if has_union:
         if types is not None or ("anyOf" in node and "oneOf" in node):
-            raise _Lossy("any")  # a union intersected with a type or another union: not expressible
-        return _union_of(node, depth)
+            raise Lossy("any")  # a union intersected with a type or another union: not expressible
+        return _union_of(node, depth, slot)
     if types is None:
         if "properties" in node or "required" in node or "additionalProperties" in node:
-            raise _Lossy("obj")  # an implied object
+            raise Lossy("obj")  # an implied object
         if "items" in node:
-            raise _Lossy("any")  # an implied array: `items` alone does not force an array
-        raise _Lossy("any")
-    members = [_type_member(node, t, depth) for t in types if t != "null"]
+            raise Lossy("any")  # an implied array: `items` alone does not force an array
+        raise Lossy("any")
+    members = [_type_member(node, t, depth, inline, slot) for t in types if t != "null"]
     if not members:
-        raise _Lossy("any")  # only null is accepted: nothing the grammar can offer
+        raise Lossy("any")  # only null is accepted: nothing the grammar can offer
     return _join_union(members)
 
 
-def _type_member(node: dict[str, Any], json_type: str, depth: int) -> str:
-    scalar = _SCALAR_TYPES.get(json_type)
+def _type_member(node: dict[str, Any], json_type: str, depth: int, inline: int, slot: bool) -> str:
+    scalar = SCALAR_TYPES.get(json_type)
     if scalar is not None:
         return scalar
     if json_type == "array":
         if "items" not in node:
-            raise _Lossy("[any]")
+            raise Lossy("[any]")
         items = node["items"]
         try:
-            inner = _type_of(items, depth + 1)
-        except _Lossy as exc:
-            raise _Lossy(f"[{exc.fallback}]") from None
+            # Only a slot's own plain array may hold inline objects: `[{...}]`, never `[[{...}]]` nor
+            # the items of a nullable or multi-typed array.
+            plain = slot and node.get("type") in ("array", ["array"])
+            inner = _type_of(items, depth + 1, inline if plain else 0, slot=False)
+        except Lossy as exc:
+            raise Lossy(f"[{exc.fallback}]") from None
         return f"[{inner}]"
-    raise _Lossy("obj")  # objects: the grammar never flattens nested properties
+    return _inline_object(node, depth, inline)
 
 
-def _union_of(node: dict[str, Any], depth: int) -> str:
+def _inline_object(node: dict[str, Any], depth: int, inline: int) -> str:
+    """``{member, ...}`` for an object the grammar can say in full; raises Lossy("obj") otherwise.
+
+    The members are the object's declared properties, rendered and ordered like params; every one must
+    be flat, every required name declared, and nothing at the object's level may constrain it further.
+    """
+    if inline <= 0 or not _INLINE_BLOCKERS.isdisjoint(node):
+        raise Lossy("obj")
+    props = node.get("properties")
+    required = node.get("required", [])
+    if not isinstance(props, dict) or not 0 < len(props) <= MAX_INLINE_MEMBERS:
+        raise Lossy("obj")  # no properties (a free-form object) or too many to be worth inlining
+    if not isinstance(required, list) or any(not isinstance(k, str) for k in props):
+        raise Lossy("obj")
+    if any(not isinstance(r, str) or r not in props for r in required):
+        raise Lossy("obj")  # a required name with no property: its type is unknown
+    names = list(dict.fromkeys(required))
+    if not member_count_fits(node, len(names), len(props)):
+        raise Lossy("obj")
+    names += sorted(n for n in props if n not in set(required))
+    members: list[str] = []
+    for name in names:
+        is_required = name in required
+        if has_non_text_enum(props[name], MAX_DEPTH):
+            raise Lossy("obj")
+        try:
+            typ = _type_of(props[name], depth + 1, inline - 1)
+        except Lossy:
+            raise Lossy("obj") from None
+        members.append(
+            _with_default(f"{quote_token(name)}{'*' if is_required else ''}:{typ}", props[name], is_required)
+        )
+    return "{" + ", ".join(members) + "}"
+
+
+def _union_of(node: dict[str, Any], depth: int, slot: bool) -> str:
     """Render ``anyOf``/``oneOf`` members as a union; oneOf only when members cannot overlap."""
     key = "anyOf" if "anyOf" in node else "oneOf"
     members = node[key]
     if not isinstance(members, list) or not members:
-        raise _Lossy("any")
+        raise Lossy("any")
     rendered: list[str] = []
-    families: list[set[str]] = []
+    kinds_of: list[set[str]] = []
     literals: list[str] = []
     enum_at = -1
     for member in members:
-        if isinstance(member, dict) and _declared_types_safe(member) == ["null"] and len(member) <= 3:
+        if isinstance(member, dict) and declared_types_safe(member) == ["null"] and len(member) <= 3:
             continue  # {"type":"null"} (maybe with a description) is an optional marker
-        families.append(_families(member))
+        kinds_of.append(families(member))
         try:
-            consts = _member_enum(member)
+            consts = member_enum(member)
             if consts is not None:
                 # Consts and enums across members merge into one enum (anyOf-of-consts style).
                 if enum_at < 0:
@@ -279,65 +203,49 @@ def _union_of(node: dict[str, Any], depth: int) -> str:
                     rendered.append("")
                 literals.extend(consts)
                 continue
-            rendered.append(_type_of(member, depth + 1))
-        except _Lossy as exc:
-            raise _Lossy(exc.fallback if exc.fallback != "[any]" else "any") from None
+            # An object under anyOf/oneOf is never inlined: readers match `{...}` to the param's own schema.
+            rendered.append(_type_of(member, depth + 1, 0, slot))
+        except Lossy as exc:
+            raise Lossy(exc.fallback if exc.fallback != "[any]" else "any") from None
     if enum_at >= 0:
-        rendered[enum_at] = _enum_of(literals, "any")
+        rendered[enum_at] = enum_of(literals, "any")
     if key == "oneOf":
         # oneOf fails when a value matches two members; only disjoint kinds keep it satisfiable.
         # Constants and types are never mixed here: a const may match a type member too.
         seen: set[str] = set()
-        kinds = {"const" if f.startswith("const:") else "type" for fam in families for f in fam}
+        kinds = {"const" if f.startswith("const:") else "type" for fam in kinds_of for f in fam}
         if len(kinds) > 1:
-            raise _Lossy("any")
-        for fam in families:
+            raise Lossy("any")
+        for fam in kinds_of:
             if not fam or fam & seen:
-                raise _Lossy("any")
+                raise Lossy("any")
             seen |= fam
     if not rendered:
-        raise _Lossy("any")
+        raise Lossy("any")
     return _join_union(rendered)
 
 
-def _declared_types_safe(node: dict[str, Any]) -> list[str] | None:
-    try:
-        return _declared_types(node)
-    except _Lossy:
-        return None
-
-
-def _families(member: object) -> set[str]:
-    """The value kinds a union member accepts, with integer folded into number (they overlap)."""
-    if not isinstance(member, dict):
-        return set()
-    if "const" in member or "enum" in member:
-        values = [member["const"]] if "const" in member else member.get("enum")
-        if not isinstance(values, list):
-            return set()
-        # Distinct constants never overlap with each other; tag each by its JSON text.
-        return {"const:" + json.dumps(v, sort_keys=True) for v in values}
-    types = _declared_types_safe(member) or []
-    out = {"number" if t == "integer" else t for t in types}
-    return out
-
-
-def _param(name: str, schema: object, required: bool, in_props: bool) -> tuple[str, bool]:
+def _param(name: str, schema: object, required: bool, in_props: bool, inline: int) -> tuple[str, bool]:
     """Render one param; returns its text and whether it is lossy."""
     mark = "*" if required else ""
     if not in_props:
         return f"{quote_token(name)}{mark}~:any", True
     try:
-        typ, lossy = _type_of(schema, 0), False
-    except _Lossy as exc:
+        typ, lossy = _type_of(schema, 0, inline), False
+    except Lossy as exc:
         typ, lossy = exc.fallback, True
     text = f"{quote_token(name)}{mark}{LOSSY_MARK if lossy else ''}:{typ}"
+    return _with_default(text, schema, required), lossy
+
+
+def _with_default(text: str, schema: object, required: bool) -> str:
+    """Append ``=default`` for an optional param or member with a short scalar default."""
     if not required and isinstance(schema, dict) and "default" in schema:
-        lit = _literal(schema["default"])
+        lit = literal(schema["default"])
         raw = schema["default"]
         if lit is not None and len(str(raw) if not isinstance(raw, bool) else lit) <= MAX_DEFAULT_CHARS:
             text += f"={lit}"
-    return text, lossy
+    return text
 
 
 def _load(schema: object) -> object:
@@ -349,22 +257,32 @@ def _load(schema: object) -> object:
     return schema
 
 
-def compile_signature(schema: object) -> Signature:
-    """Compile an input schema (a dict, or JSON text) into a Signature. Never raises."""
+def compile_signature(schema: object, *, inline: bool = True) -> Signature:
+    """Compile an input schema (a dict, or JSON text) into a Signature. Never raises.
+
+    With ``inline`` (grammar v2) objects are written inline where that makes the whole signature flat;
+    a signature that stays lossy keeps its v1 form, so inlining only ever spends tokens where it saves
+    the agent a describe round trip. ``inline=False`` is grammar v1 exactly.
+    """
     try:
-        return _compile(_load(schema))
+        loaded = _load(schema)
+        v1 = _compile(loaded, 0)
+        if not inline or not v1.lossy:
+            return v1
+        v2 = _compile(loaded, MAX_INLINE_LEVELS)
+        return v1 if v2.lossy else v2
     except RecursionError:
         return UNPARSEABLE
     except Exception:  # hostile input must never break indexing; the lossy form is the safe answer
         return UNPARSEABLE
 
 
-def _compile(schema: object) -> Signature:
+def _compile(schema: object, inline: int) -> Signature:
     if not isinstance(schema, dict):
         return UNPARSEABLE
     try:
-        types = _declared_types(schema)
-    except _Lossy:
+        types = declared_types(schema)
+    except Lossy:
         return UNPARSEABLE
     if types is not None and "object" not in types:
         return UNPARSEABLE
@@ -386,12 +304,12 @@ def _compile(schema: object) -> Signature:
     parts: list[str] = []
     lossy = whole_lossy
     for name in required:
-        text, part_lossy = _param(name, names.get(name), True, name in names)
+        text, part_lossy = _param(name, names.get(name), True, name in names, inline)
         parts.append(text)
         lossy |= part_lossy
     required_set = set(required)
     for name in sorted(n for n in names if n not in required_set):
-        text, part_lossy = _param(name, names[name], False, True)
+        text, part_lossy = _param(name, names[name], False, True, inline)
         parts.append(text)
         lossy |= part_lossy
     if whole_lossy:

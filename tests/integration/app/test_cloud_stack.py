@@ -160,7 +160,8 @@ def test_tools_list_event_serves_the_deferred_catalog(stack: Stack, indexed: dic
     tools = listed(stack)
     assert tools["crm__create_contact"]["inputSchema"] == {"type": "object"}
     assert tools["crm__create_contact"]["description"].endswith(
-        "create_contact(name*:str, email*:str, address~:obj, tags:[enum[lead|customer|partner]])"
+        "create_contact(name*:str, email*:str, address:{city:str, country:str}, "
+        "tags:[enum[lead|customer|partner]])"
     )
     assert "everything__echo" in tools
     assert next(iter(tools)) == "describe_tool"

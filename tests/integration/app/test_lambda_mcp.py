@@ -77,7 +77,8 @@ def test_tools_list_is_deferred_in_both_protocol_eras(lambda_env: tuple[Handler,
     assert create["inputSchema"] == {"type": "object"}
     assert create["description"] == (
         "[crm] Create a contact.\n"
-        "create_contact(name*:str, email*:str, address~:obj, tags:[enum[lead|customer|partner]])"
+        "create_contact(name*:str, email*:str, address:{city:str, country:str}, "
+        "tags:[enum[lead|customer|partner]])"
     )
     assert create["annotations"] == {"readOnlyHint": False, "destructiveHint": False}
     assert tools["describe_tool"]["inputSchema"]["required"] == ["tool_ids"]

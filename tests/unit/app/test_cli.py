@@ -41,3 +41,16 @@ def test_signature_catalog(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
 def test_missing_catalog_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["signature", "--catalog", str(tmp_path / "nope.jsonl")]) == 2
     assert "cannot read catalog" in capsys.readouterr().err
+
+
+def test_signature_grammar_v1_beside_v2(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    schema = {
+        "type": "object",
+        "properties": {"o": {"type": "object", "properties": {"id": {"type": "string"}}}},
+    }
+    for grammar, expected in (("2", "(o:{id:str})\n"), ("1", "(o~:obj)\n")):
+        monkeypatch.setattr("sys.stdin", io.StringIO(json.dumps(schema)))
+        assert main(["signature", "--grammar", grammar]) == 0
+        assert capsys.readouterr().out == expected

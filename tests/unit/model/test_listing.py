@@ -13,6 +13,7 @@ from foldgate.model.listing import (
     instructions_text,
     join_fragments,
 )
+from foldgate.model.signature import compile_signature
 from foldgate.model.tool import tool_from_wire
 
 ISSUE = tool_from_wire(
@@ -88,3 +89,15 @@ def test_instructions_carry_operator_text_or_default_then_legend() -> None:
     assert "server__tool" in default
     assert "describe_tool" in default
     assert default.endswith(SIGNATURE_LEGEND)
+
+
+def test_the_legend_explains_inline_objects_as_the_compiler_writes_them() -> None:
+    member = {
+        "type": "object",
+        "properties": {"n": {"type": "integer"}, "k": {"type": "string"}},
+        "required": ["k"],
+    }
+    schema = {"type": "object", "properties": {"o": member, "os": {"type": "array", "items": member}}}
+    assert compile_signature(schema).params == "(o:{k*:str, n:int}, os:[{k*:str, n:int}])"
+    assert "{k*:str, n:int} an object with these members" in SIGNATURE_LEGEND
+    assert "[{...}] an array of them" in SIGNATURE_LEGEND

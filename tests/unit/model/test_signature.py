@@ -1,4 +1,5 @@
-"""The compact signature compiler: the brief's 16 vectors, our extensions, hostile input, soundness."""
+"""The compact signature compiler: the brief's 16 vectors and grammar v2's inline-object vectors, our
+extensions, hostile input, and soundness (recursive through inline objects)."""
 
 from __future__ import annotations
 
@@ -37,9 +38,10 @@ VECTORS: list[tuple[Any, str]] = [
         ),
         "(origin*:str, certificate_id:str, custom_domain:str, ttl:int=3600)",
     ),
+    # Grammar v2 replaces this vector: a small object is written inline (was `account*~:obj`).
     (
         obj({"name": S, "account": {"type": "object", "properties": {"id": S}}}, ["name", "account"]),
-        "(name*:str, account*~:obj)",
+        "(name*:str, account*:{id:str})",
     ),
     (obj({"type": {"enum": ["full", "partial"]}}, ["type"]), "(type*:enum[full|partial])"),
     (
@@ -70,6 +72,119 @@ def test_brief_vectors(schema: Any, expected: str) -> None:
     sig = compile_signature(schema)
     assert sig.params == expected
     assert sig.lossy == ("~" in expected)
+
+
+INT = {"type": "integer"}
+B = {"type": "boolean"}
+
+V2_VECTORS: list[tuple[Any, str]] = [
+    (obj({"account": obj({"id": INT, "name": S}, ["id"])}, ["account"]), "(account*:{id*:int, name:str})"),
+    (
+        obj(
+            {
+                "filters": {
+                    "type": "array",
+                    "items": obj(
+                        {
+                            "field": S,
+                            "op": {"type": "string", "enum": ["eq", "ne"]},
+                            "value": {"type": ["string", "number"]},
+                        },
+                        ["field", "value"],
+                    ),
+                }
+            }
+        ),
+        "(filters:[{field*:str, value*:str|num, op:enum[eq|ne]}])",
+    ),
+    (obj({"x": obj({f"m{i}": S for i in range(7)})}), "(x~:obj)"),
+    (obj({"x": obj({"a": {"$ref": "#/$defs/A"}})}), "(x~:obj)"),
+    (obj({"x": obj({"a": S}, None, anyOf=[{"required": ["a"]}])}), "(x~:any)"),
+    (obj({"x": obj({"a:b": S})}), '(x:{"a:b":str})'),
+    (obj({"outer": obj({"inner": obj({"k": S})})}), "(outer:{inner:{k:str}})"),
+    (obj({"outer": obj({"inner": obj({"k": obj({"z": S})})})}), "(outer~:obj)"),
+    (obj({"o": obj({"ttl": {"type": "integer", "default": 30}})}), "(o:{ttl:int=30})"),
+    (obj({"o": obj({"a": B}, None, additionalProperties=False)}, ["o"]), "(o*:{a:bool})"),
+    (obj({"o": {"properties": {"a": S}}}), "(o~:obj)"),
+    (
+        obj(
+            {"tags": {"type": "array", "items": S}, "filters": {"type": "array", "items": {"type": "object"}}}
+        ),
+        "(filters~:[obj], tags:[str])",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("schema", "expected"), V2_VECTORS, ids=[f"v2_{i + 1}" for i in range(len(V2_VECTORS))]
+)
+def test_grammar_v2_vectors(schema: Any, expected: str) -> None:
+    sig = compile_signature(schema)
+    assert sig.params == expected
+    assert sig.lossy == ("~" in expected)
+    if not sig.lossy:
+        assert soundness_problems(schema, sig.params) == []
+
+
+@pytest.mark.parametrize(
+    ("schema", "expected"),
+    [
+        # `{` and `}` force quotes, in names and in enum values, so readers can split on braces.
+        (obj({"o": obj({"a{b}": S})}), '(o:{"a{b}":str})'),
+        (obj({"{": {"enum": ["}", "x"]}}), '("{":enum["}"|x])'),
+        # Nullable members drop null like params do; string enums and consts stay enums.
+        (
+            obj({"o": obj({"n": {"type": ["string", "null"]}, "m": {"enum": ["a", None]}})}),
+            "(o:{m:enum[a], n:str})",
+        ),
+        (obj({"o": obj({"k": {"const": "v"}}, ["k"])}, ["o"]), "(o*:{k*:enum[v]})"),
+        # An enum of numbers inside braces: lossy (an unquoted 4 reads as text to some parsers).
+        (obj({"o": obj({"kind": {"type": "number", "enum": [4, 5]}}, ["kind"])}), "(o~:obj)"),
+        (obj({"o": obj({"k": {"type": "array", "items": {"enum": [1, 2]}}})}), "(o~:obj)"),
+        # A required name with no property, at a nested level: the object stays lossy.
+        (obj({"o": obj({"a": S}, ["a", "b"])}), "(o~:obj)"),
+        (obj({"xs": {"type": "array", "items": obj({"a": S}, ["b"])}}), "(xs~:[obj])"),
+        # additionalProperties never matters: the listing names every declared member.
+        (obj({"o": obj({"a": S}, None, additionalProperties={"type": "integer"})}), "(o:{a:str})"),
+        # min/maxProperties: inline only when both the required-only and the full object satisfy them.
+        (obj({"o": obj({"a": S, "b": S}, None, minProperties=1)}), "(o~:obj)"),
+        (obj({"o": obj({"a": S, "b": S}, ["a"], minProperties=1, maxProperties=2)}), "(o:{a*:str, b:str})"),
+        (obj({"o": obj({"a": S, "b": S}, None, maxProperties=1)}), "(o~:obj)"),
+        # A `type` list with object: null is dropped; with another type it would be a union: lossy.
+        (obj({"o": {"type": ["object", "null"], "properties": {"a": S}}}), "(o:{a:str})"),
+        (obj({"o": {"type": ["object", "string"], "properties": {"a": S}}}), "(o~:obj)"),
+        # Under anyOf/oneOf an object is never inlined (readers match `{...}` to the param's own schema);
+        # nor are the items of a nullable array.
+        (obj({"o": {"anyOf": [obj({"a": S}), {"type": "null"}]}}), "(o~:obj)"),
+        (obj({"xs": {"type": ["array", "null"], "items": obj({"a": S})}}), "(xs~:[obj])"),
+        (obj({"o": {"anyOf": [obj({"a": S}), S]}}), "(o~:obj)"),
+        # Arrays of inline objects: item constraints are value-level; an array of arrays stays lossy.
+        (
+            obj({"xs": {"type": "array", "items": obj({"a": S}, ["a"]), "minItems": 1, "uniqueItems": True}}),
+            "(xs:[{a*:str}])",
+        ),
+        (obj({"xs": {"type": "array", "items": {"type": "array", "items": obj({"a": S})}}}), "(xs~:[[obj]])"),
+        (obj({"xs": {"type": "array", "items": obj({"a": S}), "contains": obj({"a": S})}}), "(xs~:any)"),
+        # Structural keywords at the object's own level keep it lossy.
+        (obj({"o": obj({"a": S}, None, patternProperties={"^x": S})}), "(o~:any)"),
+        (obj({"o": obj({"a": S}, None, unevaluatedProperties=False)}), "(o~:obj)"),
+        (obj({"o": obj({"a": S}, None, propertyNames={"maxLength": 3})}), "(o~:any)"),
+        (obj({"o": {"type": "object", "properties": {}}}), "(o~:obj)"),
+        # Inline only pays where it makes the tool flat: otherwise the shorter v1 form is kept.
+        (obj({"o": obj({"a": S}), "free": {"type": "object"}}), "(free~:obj, o~:obj)"),
+    ],
+)
+def test_inline_objects_edges(schema: Any, expected: str) -> None:
+    sig = compile_signature(schema)
+    assert sig.params == expected
+    if not sig.lossy:
+        assert soundness_problems(schema, sig.params) == []
+
+
+def test_grammar_v1_on_request() -> None:
+    schema = obj({"name": S, "account": obj({"id": S})}, ["name", "account"])
+    assert compile_signature(schema, inline=False).params == "(name*:str, account*~:obj)"
+    assert compile_signature(schema).params == "(name*:str, account*:{id:str})"
 
 
 @pytest.mark.parametrize(
@@ -177,11 +292,13 @@ def test_recursive_python_object_is_lossy() -> None:
 def test_80kb_schema_compiles_quickly_and_lossy_where_it_must() -> None:
     props = {f"p{i}": {"type": "object", "properties": {"x": {"type": "string", "description": "d" * 60}}}
              for i in range(800)}  # fmt: skip
+    props["free"] = {"type": "object"}
     schema = obj(props, ["p0"])
     assert len(json.dumps(schema)) > 80_000
     sig = compile_signature(schema)
     assert sig.lossy
-    assert sig.params.startswith("(p0*~:obj, ")
+    # One free-form object keeps the tool lossy, so the small objects keep their short v1 form too.
+    assert sig.params.startswith("(p0*~:obj, free~:obj, ")
 
 
 # --- property: for any schema the generator makes, a signature without ~ is sound -------------------
@@ -190,6 +307,9 @@ scalars = st.sampled_from(["string", "integer", "number", "boolean"])
 literals = st.one_of(
     st.text(max_size=6), st.integers(-5, 5), st.booleans(), st.none(), st.sampled_from(["1", "true", "a b"])
 )
+
+
+names = st.sampled_from(["a", "b", "c", "x y", "k:v", "t~", "", "1", "{", "a}"])
 
 
 def _leaf() -> st.SearchStrategy[Any]:
@@ -212,6 +332,13 @@ def _leaf() -> st.SearchStrategy[Any]:
 def _extend(children: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
     return st.one_of(
         children.map(lambda c: {"type": "array", "items": c}),
+        st.tuples(
+            st.dictionaries(names, children, min_size=1, max_size=4),
+            st.lists(names, max_size=3),
+            st.sampled_from(
+                [{}, {"additionalProperties": False}, {"minProperties": 1}, {"type": ["object", "null"]}]
+            ),
+        ).map(lambda p: {"type": "object", "properties": p[0], "required": p[1], **p[2]}),
         st.lists(children, min_size=1, max_size=3).map(lambda cs: {"anyOf": cs}),
         st.lists(children, min_size=1, max_size=3).map(lambda cs: {"oneOf": cs}),
         st.lists(children, min_size=1, max_size=2).map(lambda cs: {"allOf": cs}),
@@ -219,8 +346,7 @@ def _extend(children: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
     )
 
 
-prop_schemas = st.recursive(_leaf(), _extend, max_leaves=6)
-names = st.sampled_from(["a", "b", "c", "x y", "k:v", "t~", "", "1"])
+prop_schemas = st.recursive(_leaf(), _extend, max_leaves=8)
 
 
 @st.composite
@@ -248,3 +374,56 @@ def test_property_non_lossy_signatures_are_sound(schema: dict[str, Any]) -> None
 def test_property_deterministic_and_key_order_independent(schema: dict[str, Any]) -> None:
     reordered = json.loads(json.dumps(schema, sort_keys=True))
     assert compile_signature(schema) == compile_signature(reordered)
+
+
+# --- property: inline objects, drawn so that many are flat, are sound at every level ---------------
+
+flat_leaves = st.sampled_from(
+    [
+        {"type": "string"},
+        {"type": "integer"},
+        {"type": ["string", "null"]},
+        {"enum": ["x", "1", "a b", "}"]},
+        {"type": "integer", "enum": [1, 2]},
+        {"const": "v"},
+        {"type": "array", "items": {"type": "string"}},
+        {"type": "string", "default": "}"},
+        {"anyOf": [{"type": "string"}, {"type": "null"}]},
+        {"type": ["string", "integer"]},
+    ]
+)
+object_extras = st.sampled_from(
+    [
+        {},
+        {"additionalProperties": False},
+        {"additionalProperties": {"type": "integer"}},
+        {"minProperties": 1},
+        {"maxProperties": 2},
+        {"type": ["object", "null"]},
+        {"patternProperties": {"^x": {"type": "string"}}},
+    ]
+)
+
+
+def _inline_friendly(children: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    members = st.dictionaries(names, children, min_size=1, max_size=7)
+    return st.one_of(
+        st.tuples(members, st.lists(names, max_size=3), object_extras).map(
+            lambda p: {"type": "object", "properties": p[0], "required": p[1], **p[2]}
+        ),
+        children.map(lambda c: {"type": "array", "items": c}),
+    )
+
+
+inline_props = st.recursive(flat_leaves, _inline_friendly, max_leaves=10)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.dictionaries(names, inline_props, min_size=1, max_size=3), st.lists(names, max_size=3))
+def test_property_inline_objects_are_sound_at_every_level(props: dict[str, Any], required: list[str]) -> None:
+    schema = {"type": "object", "properties": props, "required": required}
+    sig = compile_signature(schema)
+    if not sig.lossy:
+        assert soundness_problems(schema, sig.params) == []
+    else:
+        assert sig == compile_signature(schema, inline=False)  # a lossy tool keeps its v1 form

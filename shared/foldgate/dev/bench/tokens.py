@@ -1,7 +1,10 @@
 """``foldgate bench tokens``: what each listing mode costs on a real catalog, in exact tokens.
 
 Tokens are counted per entry (compact JSON of one ``tools/list`` entry) and summed, the method behind
-mcpproxy's published figures, so both renderings can be compared on the same corpus.
+mcpproxy's published figures, so both renderings can be compared on the same corpus. The ``grammar``
+row sets signature grammar v1 (objects always ``~:obj``) beside v2 (small objects inline where that
+makes a tool flat): flat share and deferred-listing tokens before and after, and what the newly flat
+tools' describe round trips would have cost (their full entries).
 """
 
 from __future__ import annotations
@@ -92,6 +95,30 @@ def _search_surface(tools: list[Tool], count: Callable[[str], int], hits: int = 
             "first_search_total": listing + response}  # fmt: skip
 
 
+def _grammar_row(
+    tools: list[Tool], count: Callable[[str], int], full_tokens: dict[str, int]
+) -> dict[str, Any]:
+    """Grammar v1 beside v2 on the all-deferred listing: flat tools, listing tokens, describes avoided."""
+    rows: dict[str, dict[str, Any]] = {}
+    flat_by: dict[str, set[str]] = {}
+    for label, inline in (("v1", False), ("v2", True)):
+        tokens, flat = 0, set()
+        for t in tools:
+            sig = compile_signature(t.input_schema, inline=inline)
+            tokens += count(compact(deferred_entry(t, f"{t.server}__{t.name}", sig)))
+            if not sig.lossy:
+                flat.add(t.key)
+        flat_by[label] = flat
+        share = round(len(flat) / len(tools), 4) if tools else 0.0
+        rows[label] = {"flat": len(flat), "flat_share": share, "deferred_tokens": tokens}
+    gained = flat_by["v2"] - flat_by["v1"]
+    return {
+        **rows,
+        "inlined_tools": len(gained),
+        "describe_tokens_avoided": sum(full_tokens[k] for k in gained),
+    }
+
+
 def run_token_bench(
     corpus: str | Path,
     *,
@@ -135,7 +162,7 @@ def run_token_bench(
     budget_report = _mode_report(budget_plan, full_total, costs)
     budget_report["budget"] = budget_value
     budget_report["fits"] = budget_plan.fits_budget
-    return {
+    report: dict[str, Any] = {
         "search_surface": _search_surface(tools, count),
         "corpus": str(corpus),
         "tokenizer": tokenizer,
@@ -158,6 +185,9 @@ def run_token_bench(
             for t in largest
         ],
     }
+    if not mcpproxy_rendering:
+        report["grammar"] = _grammar_row(tools, count, {k: v[0] for k, v in costs.items()})
+    return report
 
 
 def format_token_report(report: dict[str, Any]) -> str:
@@ -179,6 +209,16 @@ def format_token_report(report: dict[str, Any]) -> str:
         f"({deferred['non_lossy_share']:.1%}); "
         f"compile {report['compile_us_per_tool']} us/tool"
     )
+    grammar = report.get("grammar")
+    if grammar is not None:
+        v1, v2 = grammar["v1"], grammar["v2"]
+        lines.append(
+            f"grammar v1 → v2: flat {v1['flat']}/{report['tools']} ({v1['flat_share']:.1%}) → "
+            f"{v2['flat']}/{report['tools']} ({v2['flat_share']:.1%}); deferred listing "
+            f"{v1['deferred_tokens']:,} → {v2['deferred_tokens']:,} tokens "
+            f"({v2['deferred_tokens'] - v1['deferred_tokens']:+,}) for {grammar['inlined_tools']} tools "
+            f"callable without describe_tool (their full entries: {grammar['describe_tokens_avoided']:,})"
+        )
     search = report["search_surface"]
     lines.append(
         f"search surface (/mcp/call): tools/list {search['listing_tokens']:,} tokens whatever the fleet; "

@@ -51,6 +51,28 @@ def test_the_surface_lists_the_code_tool_with_the_callers_catalog(gateway: Gatew
     assert "crm." not in json.loads(gateway.listing_json(scoped, "code"))[0]["description"]
 
 
+async def test_an_inline_object_in_the_catalog_is_the_object_the_program_passes(gateway: Gateway) -> None:
+    description = json.loads(gateway.listing_json("default", "code"))[0]["description"]
+    line = (
+        "crm.create_contact(name*:str, email*:str, address:{city:str, country:str}, "
+        "tags:[enum[lead|customer|partner]])"
+    )
+    assert line in description.splitlines()
+    body = await run(
+        gateway,
+        """
+        const who = {name: "Ada", email: "ada@example.com"};
+        await call_tool("crm", "create_contact", {...who, address: {city: "London", country: "UK"}});
+        try { await call_tool("crm", "create_contact", {...who, address: {city: 5}}); }
+        catch (e) { return e.error.error_type; }
+        return "accepted";
+    """,
+    )
+    assert body["value"] == "invalid_params"
+    assert isinstance(gateway.upstream, RecordingUpstream)
+    assert [c[2]["address"] for c in gateway.upstream.calls] == [{"city": "London", "country": "UK"}]
+
+
 async def test_one_run_makes_many_calls_and_returns_only_the_answer(gateway: Gateway) -> None:
     body = await run(
         gateway,

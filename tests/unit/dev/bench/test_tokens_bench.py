@@ -81,3 +81,25 @@ def test_report_on_a_small_fixture(tmp_path: object) -> None:
 def test_search_surface_is_far_cheaper_than_any_listing_of_a_big_fleet() -> None:
     report = run_token_bench(corpus_path("mcpproxy", "livemcptool_snapshot", "tools.json"))
     assert report["search_surface"]["first_search_total"] * 20 < report["modes"]["deferred"]["tokens"]
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize(
+    ("parts", "cap", "flat_v1", "flat_v2"),
+    [
+        (("mcpproxy", "corpus_v2.tools.json"), 3225, 39, 45),
+        (("mcpproxy", "livemcptool_snapshot", "tools.json"), 52100, 435, 469),
+    ],
+)
+def test_grammar_v2_makes_more_tools_flat_within_the_listing_caps(
+    parts: tuple[str, ...], cap: int, flat_v1: int, flat_v2: int
+) -> None:
+    report = run_token_bench(corpus_path(*parts))
+    grammar = report["grammar"]
+    assert (grammar["v1"]["flat"], grammar["v2"]["flat"]) == (flat_v1, flat_v2)
+    assert grammar["v2"]["deferred_tokens"] == report["modes"]["deferred"]["tokens"] <= cap
+    # Every token spent inlining buys a describe round trip that would have cost far more.
+    spent = grammar["v2"]["deferred_tokens"] - grammar["v1"]["deferred_tokens"]
+    assert 0 < spent * 5 < grammar["describe_tokens_avoided"]
+    assert grammar["inlined_tools"] == flat_v2 - flat_v1
+    assert "grammar v1 → v2: flat" in format_token_report(report)

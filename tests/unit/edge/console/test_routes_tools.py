@@ -62,6 +62,16 @@ async def test_the_tool_page_shows_the_pre_rendered_entries_tier_and_deferral(ma
         assert (await c.client.get("/console/tools/crm__nope")).status_code == 404
 
 
+async def test_the_tool_page_shows_an_inline_signature_whole_and_flat(make_console: Any) -> None:
+    async for c in make_console():
+        await c.login()
+        r = await c.client.get("/console/tools/crm__create_contact")
+        assert r.status_code == 200
+        signature = "create_contact(name*:str, email*:str, address:{city:str, country:str}, "
+        assert signature in html.unescape(r.text)
+        assert "not fully described" not in r.text  # no ~: the page does not call it lossy
+
+
 async def test_a_pinned_tier_and_a_deferral_rule_are_said_with_their_source(make_console: Any) -> None:
     servers = [
         {"name": "crm", "url": "http://127.0.0.1:9/crm/mcp", "tool_loading": "deferred",
