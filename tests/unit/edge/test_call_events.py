@@ -236,6 +236,7 @@ async def test_a_held_tool_is_a_held_event() -> None:
         gateway.catalogs.store.publish(held, expected_current=current.version)
         event = await outcome_of(client, recorder, "crm__find_contact", {"query": "a"})
         assert (event.outcome, event.detail) == ("held", "tool_pending_approval")
+        assert (event.server, event.tool, event.upstream_ms) == ("crm", "find_contact", None)
 
 
 async def test_search_surface_meta_tools_and_variants() -> None:

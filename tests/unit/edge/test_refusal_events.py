@@ -85,7 +85,7 @@ async def test_a_refused_credential_is_a_denied_event_under_the_default_tenant(t
 
 
 async def test_a_rate_limited_caller_is_a_rate_limited_event_of_that_caller(tmp_path: Path) -> None:
-    async with guarded(tmp_path, limiter=RateLimiter(per_minute=60, burst=1)) as (
+    async with guarded(tmp_path, limiter=RateLimiter(per_minute=1, burst=1)) as (
         client,
         authority,
         recorder,
@@ -109,7 +109,7 @@ async def test_a_refused_call_of_a_bare_servers_tool_names_its_server(tmp_path: 
         {"servers": [{"name": "crm", "url": "http://127.0.0.1:9/crm/mcp", "publish": "bare"}]}
     )
     authority = TokenAuthority(SqliteTokenStore(tmp_path / "t.sqlite3"), TokenHasher(SECRET), cache_seconds=0)
-    gate = Access(authority=authority, auth_required=True, limiter=RateLimiter(per_minute=60, burst=1))
+    gate = Access(authority=authority, auth_required=True, limiter=RateLimiter(per_minute=1, burst=1))
     async with gateway_client(bare, access=gate) as (client, gateway, _, _):
         current = gateway.catalog("default")
         assert current is not None
@@ -131,7 +131,7 @@ async def test_a_refused_call_of_a_bare_servers_tool_names_its_server(tmp_path: 
 
 
 async def test_an_anonymous_flood_is_bounded_and_a_token_store_outage_is_an_event(tmp_path: Path) -> None:
-    async with guarded(tmp_path, source_limiter=RateLimiter(per_minute=60, burst=1)) as (
+    async with guarded(tmp_path, source_limiter=RateLimiter(per_minute=1, burst=1)) as (
         client,
         authority,
         recorder,
@@ -141,7 +141,9 @@ async def test_an_anonymous_flood_is_bounded_and_a_token_store_outage_is_an_even
         for _ in range(5):
             assert (await client.post("/mcp/all", json=CALL, headers=bearer(new_token()))).status_code == 429
         # The refusal within the source's budget is recorded; the address over it, nobody known, is not.
-        assert [(e.outcome, e.principal) for e in recorder.calls] == [("denied", "")]
+        assert [(e.outcome, e.principal, e.server, e.tool, e.upstream_ms) for e in recorder.calls] == [
+            ("denied", "", "crm", "find_contact", None)
+        ]
 
     class DownStore(SqliteTokenStore):
         def get(self, token_id: str) -> Any:
@@ -162,6 +164,7 @@ async def test_an_anonymous_flood_is_bounded_and_a_token_store_outage_is_an_even
         assert (await client.post("/mcp/all", json=CALL, headers=bearer(token))).status_code == 503
         event = recorder.only_call()
         assert (event.outcome, event.detail) == ("internal_error", "token_store_unavailable")
+        assert (event.server, event.tool, event.upstream_ms) == ("crm", "find_contact", None)
 
 
 async def test_a_huge_refused_body_is_recorded_by_its_method_without_parsing(tmp_path: Path) -> None:
