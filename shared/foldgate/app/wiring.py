@@ -542,6 +542,10 @@ def build_mcp_app(
         agents=agents,
     )
     app.state.metrics = metrics
+    # The instance's own figures (cache, quota leasing, dropped events) for the handler's EMF.
+    from foldgate.app.wiring_instance import instance_reader
+
+    app.state.instance_figures = instance_reader(gateway, access.quotas, metrics)
     if metrics is not None:
         # Loaded only where the settings pick this part: a cold start pays for nothing else.
         from foldgate.telemetry.recorders import Recorders
