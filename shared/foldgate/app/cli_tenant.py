@@ -63,12 +63,30 @@ def _target(args: argparse.Namespace, settings: Any) -> tuple[Any, Any]:
         import boto3
 
         client = boto3.client("ssm")
-        return SsmTarget(client, settings.config_prefix), SsmSecretStore(client, settings.config_prefix)
+        secrets = SsmSecretStore(client, settings.config_prefix)
+        return SsmTarget(client, settings.config_prefix), (
+            secrets if settings.secret_store == "ssm" else _cloud_secrets(settings)
+        )
     where = (
         f"table {settings.table_name}" if settings.store == "dynamodb" else f"table in {settings.sqlite_path}"
     )
     target = TableTarget(_store(settings), settings.config_prefix, where)
-    return target, SsmSecretStore(None, settings.config_prefix)
+    return target, _cloud_secrets(settings)
+
+
+def _cloud_secrets(settings: Any) -> Any:
+    """The cloud's secret store: Parameter Store, or sealed in the table (``FOLDGATE_SECRET_STORE``)."""
+    # Loaded per command: the CLI starts fast and each command pays only for what it uses.
+    from foldgate.app.wiring import open_sealed_secrets
+    from foldgate.config.secret_store import SsmSecretStore
+
+    sealed = open_sealed_secrets(settings)
+    if sealed is None:
+        return SsmSecretStore(None, settings.config_prefix)
+    # Loaded per command: only the table option pays for it.
+    from foldgate.store.secrets_table import TableSecretStore
+
+    return TableSecretStore(sealed, settings.config_prefix)
 
 
 def _tenant_and_file(args: argparse.Namespace, settings: Any, *, need_file: bool) -> tuple[str, str | None]:
