@@ -13,7 +13,9 @@ functions that send the headers. A value is never logged, printed or put in an e
 
 from __future__ import annotations
 
+import hmac
 import json
+from collections.abc import Collection
 from typing import Any, Final
 
 from foldgate.config.cloud import tenant_path
@@ -21,7 +23,7 @@ from foldgate.config.secret_store import SecretStore
 from foldgate.errors import StoreError
 from foldgate.store.grants.base import GrantCipher
 
-__all__ = ["SealedSecrets", "TableSecretStore"]
+__all__ = ["SealedSecrets", "TableSecretStore", "migrate_secrets"]
 
 _PREFIX: Final = "SECRET#"
 _SK: Final = "SECRET"
@@ -95,3 +97,44 @@ class TableSecretStore(SecretStore):
     def put(self, tenant: str, name: str, value: str) -> None:
         """Sealed under the stack's key."""
         self.secrets.put(self.full_name(tenant, name), value)
+
+
+def migrate_secrets(
+    ssm: Any,
+    sealed: SealedSecrets,
+    prefix: str,
+    *,
+    tenants: Collection[str] | None = None,
+    dry_run: bool = False,
+    delete: bool = False,
+) -> dict[str, str]:
+    """Move the tenants' SecureString secrets (``{prefix}/tenants/<t>/secrets/...``) into the table:
+    what happened to each, by name (``moved``, ``unchanged``, ``would move``; ``, parameter deleted``
+    with ``delete``). Values are compared in constant time and never returned, printed or logged."""
+    base = f"{prefix.rstrip('/')}/tenants/"
+    outcomes: dict[str, str] = {}
+    pages = ssm.get_paginator("get_parameters_by_path").paginate(
+        Path=base, Recursive=True, WithDecryption=True
+    )
+    for page in pages:
+        for param in page.get("Parameters", []):
+            name = str(param.get("Name", ""))
+            tenant, _, rest = name[len(base) :].partition("/")
+            if param.get("Type") != "SecureString" or not rest.startswith("secrets/"):
+                continue
+            if tenants is not None and tenant not in tenants:
+                continue
+            value = str(param.get("Value", ""))
+            held = sealed.get(name)
+            same = held is not None and hmac.compare_digest(held.encode("utf-8"), value.encode("utf-8"))
+            if dry_run:
+                outcomes[name] = "unchanged" if same else "would move"
+                continue
+            if not same:
+                sealed.put(name, value)
+            outcome = "unchanged" if same else "moved"
+            if delete:
+                ssm.delete_parameter(Name=name)
+                outcome += ", parameter deleted"
+            outcomes[name] = outcome
+    return outcomes

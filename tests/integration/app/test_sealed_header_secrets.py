@@ -17,7 +17,7 @@ import httpx2
 import pytest
 
 from foldgate.app.cli import main
-from foldgate.app.wiring import open_configs, open_store, open_upstream
+from foldgate.app.wiring import open_configs, open_sealed_secrets, open_store, open_upstream
 from foldgate.config.settings import Settings
 from foldgate.index.indexer import Indexer
 from foldgate.upstream import client as upstream_client
@@ -137,3 +137,33 @@ def test_a_header_secret_sealed_in_the_table_reaches_the_indexer_and_a_call(
     assert [(t.server, t.tool.name) for t in catalog.tools] == [("github", "whoami")]
     told = "\n".join([out, err, again, caplog.text])
     assert canary not in told
+
+
+def test_migrate_secrets_moves_securestrings_into_the_table_and_never_prints_them(
+    sealed_env: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    ssm = boto3.client("ssm")
+    base = f"{sealed_env['FOLDGATE_CONFIG_PREFIX']}/tenants"
+    canary = f"canary-{uuid.uuid4().hex}"
+    ssm.put_parameter(Name=f"{base}/acme/secrets/github", Value=canary, Type="SecureString")
+    ssm.put_parameter(Name=f"{base}/beta/secrets/crm", Value=canary + "-b", Type="SecureString")
+    ssm.put_parameter(Name=f"{base}/acme/config", Value="{}", Type="String")  # not a secret
+    assert main(["tenant", "migrate-secrets", "--tenant", "acme", "--dry-run"]) == 0
+    dry = json.loads(capsys.readouterr().out)["secrets"]
+    assert dry == {f"{base}/acme/secrets/github": "would move"}
+    assert main(["tenant", "migrate-secrets", "--tenant", "acme"]) == 0
+    out = capsys.readouterr().out
+    assert json.loads(out)["secrets"] == {f"{base}/acme/secrets/github": "moved"}
+    assert main(["tenant", "migrate-secrets", "--delete"]) == 0
+    last = capsys.readouterr().out
+    assert json.loads(last)["secrets"] == {
+        f"{base}/acme/secrets/github": "unchanged, parameter deleted",
+        f"{base}/beta/secrets/crm": "moved, parameter deleted",
+    }
+    sealed = open_sealed_secrets(Settings.from_env())
+    assert sealed.get(f"{base}/acme/secrets/github") == canary
+    assert sealed.get(f"{base}/beta/secrets/crm") == canary + "-b"
+    with pytest.raises(ssm.exceptions.ParameterNotFound):
+        ssm.get_parameter(Name=f"{base}/acme/secrets/github")
+    for said in (out, last, json.dumps(dry)):
+        assert canary not in said
