@@ -48,3 +48,17 @@ def test_the_dashboard_charts_the_instance_figures_by_their_printed_names() -> N
     } <= charted
     assert {m[3] for w in widgets for m in w["properties"]["metrics"]} == {"foldgate-mcp", "foldgate-code"}
     assert all(m[0] == "foldgate" and m[2] == "service" for w in widgets for m in w["properties"]["metrics"])
+
+
+def test_the_secret_store_is_a_parameter_every_function_reads_and_the_grant_key_may_seal_for() -> None:
+    doc = _doc()
+    assert doc["Parameters"]["SecretStore"]["AllowedValues"] == ["ssm", "table"]
+    assert doc["Parameters"]["SecretStore"]["Default"] == Settings().secret_store
+    shared = doc["Globals"]["Function"]["Environment"]["Variables"]
+    assert shared["FOLDGATE_SECRET_STORE"] == "SecretStore"
+    assert Settings.from_env({"FOLDGATE_SECRET_STORE": "table"}).secret_store == "table"
+    # The functions that send headers open sealed secrets with the grants' key (same context key).
+    statements = doc["Resources"]["GrantKey"]["Properties"]["KeyPolicy"]["Statement"]
+    sealing = next(s for s in statements if s.get("Sid") == "FunctionsSealAndOpenGrants")
+    roles = set(sealing["Principal"]["AWS"])
+    assert {"McpFunctionRole.Arn", "CodeFunctionRole.Arn", "IndexerFunctionRole.Arn"} <= roles
