@@ -30,14 +30,15 @@ class SecretHeaders:
         sealed: Callable[[str], str | None] | None = None,
     ) -> None:
         self.max_age = max(0, int(max_age))
-        # Secrets are cached on the instance's memory budget, like configs (see config.ssm_cache).
-        self._ssm = ssm_provider(client, memory, kind="ssm_secret")
+        # Secrets are cached on the instance's memory budget, like configs (see config.ssm_cache); an
+        # instance that reads them from the table makes no Parameter Store client.
+        self._ssm = ssm_provider(client, memory, kind="ssm_secret") if sealed is None else None
         # SecretStore: table: the secret is read from the table and opened (foldgate.store.secrets_table).
         self._sealed = sealed
         self._opened: dict[str, tuple[float, str]] = {}
 
     def _read(self, name: str) -> str:
-        if self._sealed is None:
+        if self._ssm is not None:
             # boto3 and Powertools Parameters load only in instances that read Parameter Store.
             from aws_lambda_powertools.utilities.parameters.exceptions import GetParameterError
 
@@ -45,6 +46,7 @@ class SecretHeaders:
                 return str(self._ssm.get(name, decrypt=True, max_age=self.max_age))
             except GetParameterError as exc:
                 raise ConfigError(f"cannot read its headers secret: {exc}") from exc
+        assert self._sealed is not None  # one of the two readers is set
         now = time.monotonic()
         held = self._opened.get(name)
         if held is not None and held[0] > now:
