@@ -85,7 +85,10 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
         modern = stack.enter_context(relaying_upstream(tmp, legacy=False))
         servers = [
             {"name": "old", "url": legacy, "timeout_s": 20},
-            {"name": "new", "url": modern, "timeout_s": 20},
+            # Pinned: a 2025-era client's calls stay at 2026-07-28 (its input_required path); on "auto"
+            # they would go at 2025, as to "both" (the same upstream, which accepts either).
+            {"name": "new", "url": modern, "timeout_s": 20, "protocol": "2026-07-28"},
+            {"name": "both", "url": modern, "timeout_s": 20},
         ]
         config = {"direct_tool_response_mode": "full", "servers": servers}
         base = stack.enter_context(foldgate_serve(config, tmp, "--interval", "600"))
@@ -214,6 +217,25 @@ async def test_a_modern_upstreams_input_required_is_asked_on_a_handshake_era_cli
         result = await client.call_tool("new__confirm", {"question": "Rotate the keys?"})
     assert not result.is_error, text_of(result)
     assert text_of(result) == "answer: accept {'ok': True} state=upstream-state-1"
+    assert [p.message for p in asked] == ["Rotate the keys?"]
+
+
+async def test_on_auto_a_handshake_era_clients_call_reaches_an_upstream_of_both_eras_at_2025(
+    setup: Setup,
+) -> None:
+    """The same upstream on ``protocol: auto``: a handshake-era client that declared elicitation has its
+    call sent in a 2025 session, so the upstream asks with a server-to-client request (its answer has
+    no requestState) and the client answers it on its stream."""
+    asked: list[types.ElicitRequestParams] = []
+
+    async def elicit(ctx: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        asked.append(params)
+        return types.ElicitResult(action="accept", content={"ok": True})
+
+    async with Client(setup.url, mode="legacy", elicitation_callback=elicit) as client:
+        result = await client.call_tool("both__confirm", {"question": "Rotate the keys?"})
+    assert not result.is_error, text_of(result)
+    assert text_of(result) == "answer: accept ok=True"
     assert [p.message for p in asked] == ["Rotate the keys?"]
 
 

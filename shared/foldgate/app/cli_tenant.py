@@ -63,12 +63,30 @@ def _target(args: argparse.Namespace, settings: Any) -> tuple[Any, Any]:
         import boto3
 
         client = boto3.client("ssm")
-        return SsmTarget(client, settings.config_prefix), SsmSecretStore(client, settings.config_prefix)
+        secrets = SsmSecretStore(client, settings.config_prefix)
+        return SsmTarget(client, settings.config_prefix), (
+            secrets if settings.secret_store == "ssm" else _cloud_secrets(settings)
+        )
     where = (
         f"table {settings.table_name}" if settings.store == "dynamodb" else f"table in {settings.sqlite_path}"
     )
     target = TableTarget(_store(settings), settings.config_prefix, where)
-    return target, SsmSecretStore(None, settings.config_prefix)
+    return target, _cloud_secrets(settings)
+
+
+def _cloud_secrets(settings: Any) -> Any:
+    """The cloud's secret store: Parameter Store, or sealed in the table (``FOLDGATE_SECRET_STORE``)."""
+    # Loaded per command: the CLI starts fast and each command pays only for what it uses.
+    from foldgate.app.wiring import open_sealed_secrets
+    from foldgate.config.secret_store import SsmSecretStore
+
+    sealed = open_sealed_secrets(settings)
+    if sealed is None:
+        return SsmSecretStore(None, settings.config_prefix)
+    # Loaded per command: only the table option pays for it.
+    from foldgate.store.secrets_table import TableSecretStore
+
+    return TableSecretStore(sealed, settings.config_prefix)
 
 
 def _tenant_and_file(args: argparse.Namespace, settings: Any, *, need_file: bool) -> tuple[str, str | None]:
@@ -236,8 +254,25 @@ def _cmd_migrate(args: argparse.Namespace) -> int:
     return 1 if report.failed else 0
 
 
+def _cmd_migrate_secrets(args: argparse.Namespace) -> int:
+    # Loaded per command: the CLI starts fast and each command pays only for what it uses.
+    import boto3
+
+    from foldgate.app.wiring import open_sealed_secrets
+    from foldgate.store.secrets_table import migrate_secrets
+
+    settings = _settings(args)
+    sealed = open_sealed_secrets(settings.model_copy(update={"secret_store": "table"}))
+    moved = migrate_secrets(
+        boto3.client("ssm"), sealed, settings.config_prefix, tenants=args.tenant or None,
+        dry_run=args.dry_run, delete=args.delete,
+    )  # fmt: skip
+    print(json.dumps({"secrets": moved, "table": settings.table_name}, indent=2))
+    return 0
+
+
 def add_tenant_commands(sub: Any) -> None:
-    """Register ``foldgate tenant diff|apply|export|get|list|delete|migrate``."""
+    """Register ``foldgate tenant diff|apply|export|get|list|delete|migrate|migrate-secrets``."""
     tenant = sub.add_parser(
         "tenant", help="tenant configs as code: diff, apply, export; get, list, delete, migrate"
     )
@@ -293,3 +328,16 @@ def add_tenant_commands(sub: Any) -> None:
     migrate.add_argument("--dry-run", action="store_true", help="validate and report, write nothing")
     migrate.add_argument("--db", help=db_help)
     migrate.set_defaults(func=_cmd_migrate)
+
+    secrets = tsub.add_parser(
+        "migrate-secrets",
+        help="move the tenants' SecureString secrets into the table, sealed under FOLDGATE_GRANT_KMS_KEY_ID "
+        "(for SecretStore: table)",
+    )
+    secrets.add_argument("--tenant", action="append", help="only this tenant (repeatable)")
+    secrets.add_argument("--dry-run", action="store_true", help="report what would move, write nothing")
+    secrets.add_argument(
+        "--delete", action="store_true", help="delete each parameter once it is in the table"
+    )
+    secrets.add_argument("--db", help=db_help)
+    secrets.set_defaults(func=_cmd_migrate_secrets)

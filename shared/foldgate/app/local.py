@@ -32,6 +32,7 @@ from foldgate.app.wiring import (
     optional_secret,
 )
 from foldgate.app.wiring_enrichment import open_enrichment
+from foldgate.app.wiring_instance import instance_reader
 from foldgate.app.wiring_tasks import open_tasks
 from foldgate.auth.oauth.setup import tenant_oauth_configs
 from foldgate.auth.secrets import operator_key_location
@@ -50,6 +51,7 @@ from foldgate.index.triggers import local_reindexer, local_server_reindexer
 from foldgate.serve.activity_recorder import BufferedRecorder
 from foldgate.serve.gateway import Gateway
 from foldgate.store.catalog.sqlite import SqliteStore
+from foldgate.telemetry.instance import InstanceCollector
 from foldgate.telemetry.prometheus import PrometheusRecorder
 from foldgate.telemetry.recorders import Recorders
 from foldgate.telemetry.tracing import flush as flush_spans
@@ -218,6 +220,8 @@ def build_local(
     # Call metrics: the activity recorder hands them every event (foldgate.telemetry.recorders.Recorders).
     metrics = PrometheusRecorder()
     app.state.metrics = metrics
+    # The instance's cache, quota leasing and dropped events, read at scrape time.
+    metrics.registry.register(InstanceCollector(instance_reader(gateway, access.quotas)))
     gateway.recorder = Recorders(recorder, metrics)
     app.include_router(
         metrics_router(metrics.render, operator_secret=operator, operator_limit=operator_limit)

@@ -1,7 +1,8 @@
 """The Lambda handler of the functions that serve agents (McpFunction, CodeFunction).
 
 The app runs under Mangum; call metrics go to CloudWatch in embedded metric format (Powertools
-Metrics, printed when each invocation ends, see :mod:`foldgate.telemetry.emf`) and, where OTLP export
+Metrics, printed when each invocation ends, see :mod:`foldgate.telemetry.emf`) with the instance's own
+figures at most once a minute (:mod:`foldgate.telemetry.instance`) and, where OTLP export
 is configured, the invocation's spans are exported before it returns (a frozen instance exports
 nothing). X-Ray traces the invocation itself (the template's ``Tracing: Active``).
 """
@@ -17,6 +18,7 @@ from foldgate.app.wiring import build_mcp_app
 from foldgate.config.settings import Settings
 from foldgate.telemetry import tracing
 from foldgate.telemetry.emf import EmfRecorder
+from foldgate.telemetry.instance import InstanceMetrics
 
 __all__ = ["build_mcp_handler"]
 
@@ -33,6 +35,8 @@ def build_mcp_handler(settings: Settings | None = None, *, admin_api: bool = Tru
     metrics = EmfRecorder(namespace=settings.metrics_namespace, service=settings.metrics_service)
     # No lifespan: the app starts a stateless SDK session manager per MCP request that needs one.
     app = build_mcp_app(settings, admin_api=admin_api, metrics=metrics)
+    # The instance's cache, quota leasing and drops, printed with the call metrics once a minute.
+    metrics.instance = InstanceMetrics(app.state.instance_figures)
     mangum = Mangum(app, lifespan="off")
 
     @metrics.log_metrics

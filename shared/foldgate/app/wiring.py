@@ -63,6 +63,7 @@ __all__ = [
     "open_quotas",
     "open_results",
     "open_sandbox",
+    "open_sealed_secrets",
     "open_signouts",
     "open_store",
     "open_tenant_configs",
@@ -182,7 +183,13 @@ def open_upstream_oauth(settings: Settings, memory: MemoryBudget | None = None) 
     except ConfigError as exc:
         log.error("upstream OAuth unavailable: %s", exc.message)
         return None
-    if settings.secrets_in_ssm:
+    sealed = open_sealed_secrets(settings) if settings.secrets_in_ssm else None
+    if sealed is not None:
+        # Loaded only where the settings pick this part: a cold start pays for nothing else.
+        from foldgate.auth.client_secrets import sealed_secret_reader
+
+        reader = sealed_secret_reader(sealed.get)
+    elif settings.secrets_in_ssm:
         reader = ssm_secret_reader(max_age=settings.secrets_cache_seconds, memory=memory)
     else:
         reader = file_secret_reader(Path(settings.sqlite_path).parent / "secrets")
@@ -219,8 +226,27 @@ def open_upstream(
         # Loaded only where the settings pick this part: a cold start pays for nothing else.
         from foldgate.auth.secret_headers import SecretHeaders
 
-        options["headers"] = SecretHeaders(max_age=settings.secrets_cache_seconds, memory=memory)
+        sealed = open_sealed_secrets(settings)
+        options["headers"] = SecretHeaders(
+            max_age=settings.secrets_cache_seconds,
+            memory=memory,
+            sealed=sealed.get if sealed is not None else None,
+        )
     return UpstreamClient(auth=auth, allow_private=settings.allow_private_upstreams, **options)
+
+
+def open_sealed_secrets(settings: Settings) -> Any:
+    """The table's sealed secrets (``secret_store: table``), else None: header secrets are then
+    Parameter Store SecureStrings. ConfigError when the table store has no KMS key to seal under."""
+    if settings.secret_store != "table":
+        return None
+    if not settings.grant_kms_key_id:
+        raise ConfigError("FOLDGATE_SECRET_STORE=table needs FOLDGATE_GRANT_KMS_KEY_ID (the stack's key)")
+    # Loaded only where the settings pick this part: a cold start pays for nothing else.
+    from foldgate.store.grants.kms import KmsEnvelopeCipher
+    from foldgate.store.secrets_table import SealedSecrets
+
+    return SealedSecrets(settings.table_name, KmsEnvelopeCipher(settings.grant_kms_key_id))
 
 
 def open_approvals(settings: Settings) -> ApprovalStore:
@@ -542,6 +568,10 @@ def build_mcp_app(
         agents=agents,
     )
     app.state.metrics = metrics
+    # The instance's own figures (cache, quota leasing, dropped events) for the handler's EMF.
+    from foldgate.app.wiring_instance import instance_reader
+
+    app.state.instance_figures = instance_reader(gateway, access.quotas, metrics)
     if metrics is not None:
         # Loaded only where the settings pick this part: a cold start pays for nothing else.
         from foldgate.telemetry.recorders import Recorders

@@ -15,10 +15,10 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from foldgate.errors import ConfigError, MissingSecretError
+from foldgate.errors import ConfigError, MissingSecretError, StoreError
 from foldgate.model.lru import MemoryBudget
 
-__all__ = ["file_secret_reader", "local_secret_path", "ssm_secret_reader"]
+__all__ = ["file_secret_reader", "local_secret_path", "sealed_secret_reader", "ssm_secret_reader"]
 
 SecretReader = Callable[[str], Awaitable[str]]
 _SAFE = re.compile(r"^[A-Za-z0-9_.\-]+$")
@@ -77,6 +77,28 @@ def ssm_secret_reader(
 
     async def read(name: str) -> str:
         # boto3 blocks: off the event loop, like every other store read on the request path.
+        return await asyncio.to_thread(get, name)
+
+    return read
+
+
+def sealed_secret_reader(sealed: Callable[[str], str | None]) -> SecretReader:
+    """Secrets sealed in the table (``SecretStore: table``, :mod:`foldgate.store.secrets_table`):
+    ``sealed`` opens one by its full name (None when absent)."""
+
+    def get(name: str) -> str:
+        try:
+            value = sealed(name)
+        except StoreError as exc:
+            raise ConfigError(f"cannot read secret {name}: {exc.message}") from None
+        if value is None:
+            raise MissingSecretError(f"secret {name} not found in the table: foldgate tenant apply sets it")
+        if not value.strip():
+            raise ConfigError(f"secret {name} is empty")
+        return value.strip()
+
+    async def read(name: str) -> str:
+        # boto3 and KMS block: off the event loop, like every other store read on the request path.
         return await asyncio.to_thread(get, name)
 
     return read

@@ -259,19 +259,34 @@ def _diff(path: str, before: Any, after: Any, out: list[str]) -> None:
     if path.rsplit(".", 1)[-1] in ("headers", "env", "auth", "command"):
         out.append(f"{path} changed")
         return
-    if isinstance(before, dict) and isinstance(after, dict):
+    if isinstance(before, dict | None) and isinstance(after, dict | None):
+        # Both maps (or one absent): each key said on its own, so a map added or dropped reads key by key.
+        before, after = before or {}, after or {}
         for key in [*before, *(k for k in after if k not in before)]:
             _diff(f"{path}.{key}" if path else str(key), before.get(key), after.get(key), out)
         return
-    old, new = _shown(before), _shown(after)
-    if before is not None and after is None:
-        out.append(f"{path} removed")
-    elif "…" in (old, new):
+    # Absent on one side: said as such, with the default it stood for when that is a plain value, so
+    # "absent (default true) -> false" reads as the disable it is.
+    old = _absent(path) if before is None else _shown(before)
+    new = _absent(path) if after is None else _shown(after)
+    if "…" in (old, new) and before is not None and after is not None:
         out.append(f"{path} changed")
-    elif before is None:
-        out.append(f"{path} set {new}")
     else:
         out.append(f"{path} {old} -> {new}")
+
+
+_SERVER_KEY: Final = re.compile(r"^servers\[[^\]]*\]\.([a-z_]+)$")
+
+
+def _absent(path: str) -> str:
+    """How an absent key reads in a summary: ``absent``, with a server setting's default when shown."""
+    match = _SERVER_KEY.match(path)
+    field = ServerConfig.model_fields.get(match.group(1)) if match else None
+    if field is not None and not field.is_required():
+        default = _shown(field.get_default(call_default_factory=True))
+        if default != "…" and default != "None":
+            return f"absent (default {default})"
+    return "absent"
 
 
 def summarize(before: Mapping[str, Any], after: Mapping[str, Any]) -> str:

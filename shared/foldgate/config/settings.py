@@ -65,6 +65,9 @@ class Settings(Strict):
     # GrantKey), which wins when both are set.
     grant_key_file: str | None = None
     grant_kms_key_id: str | None = None
+    # Where the cloud's header secrets (headers_secret) live: Parameter Store SecureStrings, or sealed
+    # in the table under grant_kms_key_id (foldgate.store.secrets_table; the template's SecretStore).
+    secret_store: Literal["ssm", "table"] = "ssm"
     # Upstream URLs on private/loopback networks: fine locally, refused in the cloud (SSRF).
     allow_private_upstreams: bool = True
     # At most one new registration per upstream server in this many seconds, when its authorization

@@ -21,6 +21,7 @@ __all__ = [
     "ArgumentsPolicy",
     "GuardConfig",
     "InjectionPolicy",
+    "ProtocolSetting",
     "PublishMode",
     "RequestLimits",
     "ResponseMode",
@@ -47,6 +48,10 @@ InjectionPolicy = Literal["mark", "block", "off"]
 # support or the call is still running when the sync window ends; always = from the start; never = not
 # at all (the call answers within the request, however long it takes).
 TaskMode = Literal["auto", "always", "never"]
+# The MCP protocol spoken to an upstream: auto (negotiated, see foldgate.upstream.client) or one pinned
+# version (the handshake-era ones, then the stateless 2026-07-28). A unit test keeps these equal to the
+# versions the upstream session speaks.
+ProtocolSetting = Literal["auto", "2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"]
 
 # Published tool names are `server__tool`; clients commonly cap names at 64 characters of
 # [A-Za-z0-9_-], so a server name keeps to that alphabet and leaves room for the tool part.
@@ -104,6 +109,12 @@ class ServerConfig(Strict):
     quarantined: bool = Field(default=False, description="Hide every tool of this server from agents.")
     trusted: bool = Field(default=True, description="Trusted servers auto-approve their first tool baseline.")
     tool_loading: ToolLoading = "auto"
+    protocol: ProtocolSetting = Field(
+        default="auto",
+        description="MCP version spoken to this upstream: auto (its newest, except that a call from a "
+        "2025-era client that takes sampling, elicitation or roots on its stream is sent at a 2025 "
+        "version when the upstream accepts one) or one pinned version.",
+    )
     tools: dict[str, ToolOverride] = Field(default_factory=dict)
     timeout_s: float = Field(default=30.0, gt=0, le=900)
     max_concurrency: int = Field(

@@ -132,7 +132,9 @@ class McpEndpoint:
             answer, refused = principal
             await answer(scope, receive, send)
             # Refused before the gateway: an event of its own when it asked for work.
-            record_refusal(gateway.recorder, scope, request, body, self.path, started, refused)
+            record_refusal(
+                gateway.recorder, scope, request, body, self.path, started, refused, gateway.tool_target
+            )
             return
         traced.set(tenant=principal.tenant)
         observation = open_observation(gateway.recorder, scope, request, principal, self.path, started, body)

@@ -18,6 +18,7 @@ empty when another instance served it.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any, Final
 
 from starlette.requests import Request
@@ -146,9 +147,12 @@ def record_refusal(
     path: str,
     started: float,
     refused: tuple[Outcome, str, Principal | None, str],
+    named: Callable[[str, str], tuple[str, str] | None] | None = None,
 ) -> None:
     """The event of a request refused before the gateway, when it asked for work. ``refused`` is
-    (outcome, detail, the caller when known, the tenant to record it under otherwise).
+    (outcome, detail, the caller when known, the tenant to record it under otherwise); ``named``
+    turns a tenant's published tool name into its (server, upstream tool name), so a refused call
+    is named as a served one is (an unknown name is kept as sent, with no server).
 
     A source address over its own limit is not recorded: nobody is known yet, and an anonymous flood
     must not turn into as many store writes. The refusals that brought it there were (at most the
@@ -166,6 +170,10 @@ def record_refusal(
         request_bytes=len(body),
     )  # fmt: skip
     observation.work(*work)
+    if work[0] == "tools/call" and named is not None:
+        target = named(observation.tenant, work[1])
+        if target is not None:
+            observation.target(*target)
     observation.ended(outcome, detail)
     observation.request_id = request_id(scope)
     header = request.headers.get("mcp-protocol-version")

@@ -136,6 +136,15 @@ class Gateway:
             )
         return view
 
+    def tool_target(self, tenant: str, published: str) -> tuple[str, str] | None:
+        """(server, upstream tool name) of a tenant's published tool name, as a served call's activity
+        event names it; None when the tenant or the name is unknown (never raises)."""
+        try:
+            tool = self.view(tenant).resolve(published)
+        except Exception:  # a refusal's record must not fail on a broken config or store
+            return None
+        return (tool.server, tool.tool.name) if tool is not None else None
+
     def memory_stats(self) -> dict[str, Any]:
         """This instance's cache budget, bytes held, hits, misses, hit rate and evictions (numbers)."""
         return self.memory.stats()

@@ -64,6 +64,9 @@ _MAX_TEXT: Final = 200
 # approx_chars stops counting after this many values: a bounded estimate, never a walk of a huge tree.
 _APPROX_NODES: Final = 256
 
+# Errors raised before any request reached the upstream: ``upstream_ms`` stays null for them.
+_SENT_NOTHING: Final = (UpstreamConsentError, UpstreamBusyError)
+
 # The gateway's error codes (FoldgateError.code, a result's error_type) by outcome class.
 _OUTCOME_OF_CODE: Final[dict[str, Outcome]] = {
     "invalid_params": "invalid_arguments",
@@ -393,6 +396,7 @@ class upstream_timer:
         self._observation = _CURRENT.get()
         self._started = time.perf_counter()
 
-    def __exit__(self, *exc: object) -> None:
-        if self._observation is not None:
+    def __exit__(self, kind: object, exc: object, tb: object) -> None:
+        # A call refused before any request went out (no grant yet, no free slot) waited on no upstream.
+        if self._observation is not None and not isinstance(exc, _SENT_NOTHING):
             self._observation.add_upstream((time.perf_counter() - self._started) * 1000)

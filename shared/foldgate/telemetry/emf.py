@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, TypeVar
 
 from foldgate.model.activity import ActivityEvent, ActivityRecord
+from foldgate.telemetry.instance import InstanceMetrics
 
 __all__ = ["EmfRecorder"]
 
@@ -47,6 +48,8 @@ class EmfRecorder:
         self.namespace = namespace
         self.service = service
         self.dropped = 0
+        # The instance's own figures, reported with a flush when due (set by the Lambda handler).
+        self.instance: InstanceMetrics | None = None
         self._groups: dict[tuple[str, str, str], _Group] = {}
         self._lock = threading.Lock()
 
@@ -74,6 +77,8 @@ class EmfRecorder:
         when a group holds over 100 values: Powertools splits them); never raises."""
         with self._lock:
             groups, self._groups = self._groups, {}
+        if self.instance is not None:
+            self.instance.emf(self.namespace, self.service)
         if not groups:
             return
         try:

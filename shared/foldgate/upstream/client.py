@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -46,7 +47,14 @@ from foldgate.upstream.net_guard import check_upstream_url_async
 from foldgate.upstream.offerings import Offerings, list_offerings_on, request_of
 from foldgate.upstream.plain_session import PlainSession
 from foldgate.upstream.pool import AuthRefusedError, PooledSession, SessionKey, SessionPool, retry_safe
-from foldgate.upstream.relay import MAX_INPUT_ROUNDS, Relay, current_relay, refusal, relaying
+from foldgate.upstream.relay import (
+    MAX_INPUT_ROUNDS,
+    Relay,
+    current_relay,
+    handshake_relay,
+    refusal,
+    relaying,
+)
 from foldgate.upstream.stdio_session import StdioSession
 
 __all__ = ["Listing", "Offerings", "UpstreamClient"]  # Offerings re-exported for the indexer
@@ -158,8 +166,18 @@ class UpstreamClient:
         return await session.get()
 
     @contextlib.asynccontextmanager
-    async def _pooled(self, server: ServerConfig) -> AsyncIterator[PooledSession]:
-        """The warm pooled session of an HTTP upstream (see ``foldgate.upstream.pool``)."""
+    async def _pooled(
+        self, server: ServerConfig, *, relays_input: bool = False
+    ) -> AsyncIterator[PooledSession]:
+        """The warm pooled session of an HTTP upstream (see ``foldgate.upstream.pool``).
+
+        ``relays_input``: the request may relay requests for input (a tool call, a prompt). With the
+        server's ``protocol`` on ``auto``, such a request from a 2025-era client that takes them on its
+        stream goes to a handshake-era session of the upstream when it accepts one: an upstream
+        half-upgraded to 2026-07-28 may ask for input only in the handshake era (server-to-client
+        requests), and at 2025 anything it asks reaches that client directly. An upstream that refuses
+        the handshake is remembered and keeps its newest version (its ``input_required`` is then asked
+        on the stream by :meth:`call_tool`)."""
         assert server.url is not None  # the config guarantees a url for HTTP servers
         try:
             # Before any header (secret) is resolved or sent: the indexer and the call path both land here.
@@ -171,7 +189,28 @@ class UpstreamClient:
         # The token is sent per request: a refreshed one keeps the session (see foldgate.upstream.pool).
         authorization = split_authorization(server, headers)
         key = SessionKey.of(server, headers, credential_identity(server))
-        async with self._pool.session(key, timeout_s=server.timeout_s, authorization=authorization) as pooled:
+        async with contextlib.AsyncExitStack() as stack:
+            pooled: PooledSession | None = None
+            relayed = relays_input and key.protocol == "auto" and handshake_relay(current_relay())
+            if relayed and self._pool.may_speak_handshake(key):
+                legacy = dataclasses.replace(key, protocol="legacy")
+                try:
+                    pooled = await stack.enter_async_context(
+                        self._pool.session(legacy, timeout_s=server.timeout_s, authorization=authorization)
+                    )
+                except AuthRefusedError:
+                    raise
+                except Exception as exc:
+                    self._pool.refuses_handshake(key)
+                    log.info(
+                        "%s: no handshake-era session (%s); staying on its newest",
+                        server.name,
+                        describe(exc),
+                    )
+            if pooled is None:
+                pooled = await stack.enter_async_context(
+                    self._pool.session(key, timeout_s=server.timeout_s, authorization=authorization)
+                )
             yield pooled
 
     async def request_headers(self, server: ServerConfig) -> dict[str, str]:
@@ -327,7 +366,7 @@ class UpstreamClient:
     ) -> dict[str, Any]:
         for attempt in (1, 2):
             try:
-                async with self._pooled(server) as pooled:
+                async with self._pooled(server, relays_input=True) as pooled:
                     try:
                         return await _send_call(await pooled.ready(), name, arguments, header_params)
                     except Exception as exc:
@@ -421,7 +460,7 @@ class UpstreamClient:
                 return await run(await self._stdio_session(server))
             for attempt in (1, 2):
                 try:
-                    async with self._pooled(server) as pooled:
+                    async with self._pooled(server, relays_input=what == "prompts/get") as pooled:
                         try:
                             return await run(await pooled.ready())
                         except Exception as exc:

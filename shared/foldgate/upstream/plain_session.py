@@ -148,7 +148,15 @@ def _header_value(value: str) -> str:
 class PlainSession:
     """One negotiated MCP session (or stateless era) over one httpx2 client, which it owns."""
 
-    def __init__(self, name: str, url: str, http: httpx2.AsyncClient, *, era: tuple[str, Any] | None) -> None:
+    def __init__(
+        self,
+        name: str,
+        url: str,
+        http: httpx2.AsyncClient,
+        *,
+        era: tuple[str, Any] | None,
+        pinned: str | None = None,
+    ) -> None:
         self.name = name
         self.url = url
         self.http = http
@@ -158,6 +166,8 @@ class PlainSession:
         self.server_capabilities: dict[str, Any] | None = None
         self.discover: dict[str, Any] | None = None  # the adopted discover result (modern era)
         self._era = era
+        # "legacy" (any handshake-era version) or one version this session must speak, else None.
+        self.pinned = pinned
         self._ids = itertools.count(1)
 
     @property
@@ -168,12 +178,36 @@ class PlainSession:
     async def open(self) -> None:
         """Settle the era: adopt a remembered one, or probe and fall back to the handshake."""
         mode, prior = self._era if self._era is not None else ("auto", None)
-        if mode == "legacy":
+        if self.pinned is not None:
+            await self._open_pinned(self.pinned, mode, prior)
+        elif mode == "legacy":
             await self._initialize()
         elif mode in MODERN_VERSIONS and isinstance(prior, dict) and self._adopt(prior):
             return
         else:
             await self._negotiate()
+
+    async def _open_pinned(self, pinned: str, mode: str, prior: Any) -> None:
+        """Speak exactly ``pinned`` (or any handshake-era version for ``"legacy"``), or fail naming it."""
+        if pinned == "legacy" or pinned in HANDSHAKE_VERSIONS:
+            await self._initialize(None if pinned == "legacy" else pinned)
+            return
+        if mode == pinned and isinstance(prior, dict) and self._adopt(prior, pinned):
+            return
+        meta = {"_meta": self._meta(pinned)}
+        headers = {"mcp-protocol-version": pinned, "mcp-method": "server/discover"}
+        try:
+            async with asyncio.timeout(DISCOVER_SECONDS):
+                raw = await self._call("server/discover", meta, headers)
+        except (RpcError, WireError, TimeoutError) as exc:
+            raise UpstreamError(
+                f"{self.name}: protocol is pinned to {pinned}, and the upstream did not answer "
+                f"server/discover at it ({str(exc)[:200] or type(exc).__name__})"
+            ) from None
+        if not self._adopt(raw, pinned):
+            raise UpstreamError(
+                f"{self.name}: protocol is pinned to {pinned}, which the upstream does not list"
+            )
 
     async def _negotiate(self) -> None:
         version = MODERN_VERSIONS[-1]
@@ -206,18 +240,21 @@ class PlainSession:
                 await self._initialize()  # a discover answer with no modern version we speak is legacy
             return
 
-    def _adopt(self, discover: dict[str, Any]) -> bool:
+    def _adopt(self, discover: dict[str, Any], only: str | None = None) -> bool:
         supported = discover.get("supportedVersions")
-        mutual = [v for v in MODERN_VERSIONS if isinstance(supported, list) and v in supported]
+        ours = MODERN_VERSIONS if only is None else (only,)
+        mutual = [v for v in ours if isinstance(supported, list) and v in supported]
         caps = discover.get("capabilities")
         if not mutual or not isinstance(caps, dict):
             return False
         self.version, self.discover, self.server_capabilities = mutual[-1], discover, caps
         return True
 
-    async def _initialize(self) -> None:
+    async def _initialize(self, exactly: str | None = None) -> None:
+        """The handshake, offering the newest handshake version (or ``exactly``, which the answer must
+        then name)."""
         params = {
-            "protocolVersion": HANDSHAKE_VERSIONS[-1],
+            "protocolVersion": exactly or HANDSHAKE_VERSIONS[-1],
             "capabilities": _capabilities(),
             "clientInfo": CLIENT_INFO,
         }
@@ -227,6 +264,11 @@ class PlainSession:
             raise UpstreamError(
                 f"{self.name}: the upstream answered initialize with protocol version {str(version)[:40]!r}; "
                 f"foldgate speaks {', '.join(HANDSHAKE_VERSIONS)} (and {', '.join(MODERN_VERSIONS)})"
+            )
+        if exactly is not None and version != exactly:
+            raise UpstreamError(
+                f"{self.name}: protocol is pinned to {exactly}, and the upstream answered initialize "
+                f"with {str(version)[:40]!r}"
             )
         self.version = str(version)
         self.server_capabilities = caps if isinstance(caps, dict) else {}

@@ -127,15 +127,24 @@ class SessionKey:
     url: str
     headers: tuple[tuple[str, str], ...]
     identity: tuple[str, ...] = ()
+    # The protocol this session must speak: "auto" (negotiated), "legacy" (any handshake-era version:
+    # a call relaying input to a 2025-era client) or one pinned version (the server's setting).
+    protocol: str = "auto"
 
     @classmethod
     def of(
-        cls, server: ServerConfig, headers: Mapping[str, str], identity: tuple[str, ...] = ()
+        cls,
+        server: ServerConfig,
+        headers: Mapping[str, str],
+        identity: tuple[str, ...] = (),
+        protocol: str | None = None,
     ) -> SessionKey:
         """The key for a server with its static headers resolved now (a rotated secret gives a new
-        key) and whose OAuth credentials its requests carry (``identity``)."""
+        key) and whose OAuth credentials its requests carry (``identity``), speaking ``protocol``
+        (default: the server's setting)."""
         assert server.url is not None  # the config guarantees a url for HTTP servers
-        return cls(server.name, server.url, tuple(sorted(headers.items())), identity)
+        chosen = protocol or server.protocol
+        return cls(server.name, server.url, tuple(sorted(headers.items())), identity, chosen)
 
 
 @dataclass(slots=True)
@@ -193,7 +202,8 @@ class PooledSession:
         era = (self.era.mode, self.era.discover) if self.era is not None else None
         http = guarded_http_client(dict(self.key.headers), allow_private=self.allow_private, wrap=keep_alive)
         http.auth = _current_authorization(self)
-        session = PlainSession(self.key.name, self.key.url, http, era=era)
+        pinned = None if self.key.protocol == "auto" else self.key.protocol
+        session = PlainSession(self.key.name, self.key.url, http, era=era, pinned=pinned)
         try:
             # An upstream that accepts the connection but never finishes the handshake must not leave
             # every later caller waiting on this session: it fails, and the next caller opens a new one.
@@ -326,6 +336,8 @@ class SessionPool:
         self.idle_seconds = idle_seconds
         self._state: _LoopState | None = None
         self._eras: dict[SessionKey, _Era] = {}
+        # Keys ("auto") whose upstream refused a handshake-era session: their calls stay at its newest.
+        self._no_handshake: set[SessionKey] = set()
         # Keys a session was opened for once: a later listen stream for the same key does not re-list.
         self._listened: set[SessionKey] = set()
         self.opened = 0  # sessions started over the pool's life (observability and tests)
@@ -339,6 +351,16 @@ class SessionPool:
                 log.debug("event loop changed: dropping %d pooled upstream sessions", len(state.sessions))
             state = self._state = _LoopState(loop)
         return state
+
+    def may_speak_handshake(self, key: SessionKey) -> bool:
+        """Whether a handshake-era session to ``key``'s upstream is worth opening beside its auto one:
+        not when the upstream refused one, nor when the auto session is handshake-era already."""
+        era = self._eras.get(key)
+        return key not in self._no_handshake and (era is None or era.mode != "legacy")
+
+    def refuses_handshake(self, key: SessionKey) -> None:
+        """Remember that ``key``'s upstream answers no handshake-era session (for the pool's life)."""
+        self._no_handshake.add(key)
 
     def slot(self, server: ServerConfig) -> contextlib.AbstractAsyncContextManager[None]:
         """A concurrency slot for one call to ``server`` (raises UpstreamBusyError on queue timeout)."""
@@ -369,7 +391,8 @@ class SessionPool:
                 allow_private=self.allow_private,
                 era=self._eras.get(key),
                 timeout_s=timeout_s,
-                on_change=self.on_change,
+                # The upstream's auto session listens for changes; a handshake-era one beside it need not.
+                on_change=self.on_change if key.protocol != "legacy" else None,
                 announce=key not in self._listened,
             )
             self.opened += 1

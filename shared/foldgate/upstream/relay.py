@@ -45,6 +45,7 @@ __all__ = [
     "Progress",
     "Relay",
     "current_relay",
+    "handshake_relay",
     "listening",
     "relaying",
     "takes",
@@ -328,6 +329,13 @@ def listening(on_progress: OnProgress) -> Iterator[Relay]:
     with relaying((current_relay() or Relay()).for_call(on_progress)) as relay:
         assert relay is not None
         yield relay
+
+
+def handshake_relay(relay: Relay | None) -> bool:
+    """Whether ``relay`` is a 2025-era client's that takes requests for input on its stream (it
+    declared sampling, elicitation or roots and the path can ask it): such a call is best sent to an
+    upstream at a handshake-era version (see ``foldgate.upstream.client``)."""
+    return relay is not None and relay.ask is not None and bool(relay.asks) and not relay.input_required
 
 
 def current_relay() -> Relay | None:

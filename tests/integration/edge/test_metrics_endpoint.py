@@ -56,6 +56,24 @@ async def test_a_recorded_call_shows_in_the_operators_metrics(
     assert 'foldgate_calls_total{outcome="tool_error",server="crm",tenant="acme"} 1.0' in r.text
 
 
+async def test_the_instances_cache_quota_and_drop_figures_are_exposed(
+    local: tuple[LocalGateway, httpx2.AsyncClient],
+) -> None:
+    gateway, client = local
+    gateway.gateway.view("acme")  # something in the instance cache
+    r = await client.get("/metrics", headers={"authorization": f"Bearer {OPERATOR}"})
+    assert r.status_code == 200
+    values = {
+        line.split(" ")[0]: float(line.split(" ")[1])
+        for line in r.text.splitlines()
+        if line.startswith("foldgate_instance_")
+    }
+    assert values["foldgate_instance_cache_budget_bytes"] == Settings().cache_mb * 1024 * 1024
+    assert values["foldgate_instance_cache_bytes"] > 0
+    for name in ("cache_hit_rate", "quota_leases_total", "quota_refused_total", "activity_dropped_total"):
+        assert f"foldgate_instance_{name}" in values
+
+
 async def test_agents_and_anonymous_callers_are_refused(
     local: tuple[LocalGateway, httpx2.AsyncClient], tmp_path: Path
 ) -> None:

@@ -171,11 +171,20 @@ def test_the_audit_summary_says_switches_and_numbers_but_no_url_header_or_secret
     )
     text = summarize(before, after)
     assert "servers[gh].url changed" in text  # a text is said to have changed, never its value
-    assert "servers[gh].enabled set false" in text
-    assert "servers[gh].timeout_s set 9.0" in text
+    # A key absent before reads as absent -> value, with the default it stood for (an enable and a
+    # disable are told apart without the previous document).
+    assert "servers[gh].enabled absent (default true) -> false" in text
+    assert "servers[gh].timeout_s absent (default 30.0) -> 9.0" in text
     assert "servers[gh].tools.delete_repo.tier destructive -> write" in text
     assert "servers[gh].headers changed" in text
     assert "servers[crm] added" in text
     for secret in ("sk-", "new.example", "crm.example", "Bearer"):
         assert secret not in text
     assert summarize(DOC, DOC) == "no change"
+    # And the way back: value -> absent (a text's value still unsaid).
+    back = summarize(after, before)
+    assert "servers[gh].enabled false -> absent (default true)" in back
+    assert "servers[gh].tools.delete_repo.tier write -> destructive" in back
+    assert "servers[crm] removed" in back
+    unpinned = set_tool_override(before, "gh", "delete_repo", tier=None, defer_loading=None)
+    assert "servers[gh].tools.delete_repo.tier destructive -> absent" in summarize(before, unpinned)

@@ -17,16 +17,17 @@ import pytest
 
 from foldgate.auth.authority import TokenAuthority
 from foldgate.auth.model import TokenHasher, new_token
-from foldgate.config.tenant import ServerConfig
+from foldgate.config.tenant import ServerConfig, parse_tenant_config
 from foldgate.edge.access import Access
 from foldgate.edge.ratelimit import RateLimiter
 from foldgate.errors import StoreError, UpstreamError
+from foldgate.index.indexer import catalog_from_tools
 from foldgate.model.catalog import new_version_id
 from foldgate.model.offerings import publish_items
 from foldgate.model.uris import publish_uri
 from foldgate.serve.gateway import Gateway
 from foldgate.store.tokens.sqlite import SqliteTokenStore
-from tests.gateway_fixture import RecordingUpstream, demo_config, gateway_client
+from tests.gateway_fixture import RecordingUpstream, demo_config, demo_tools, gateway_client
 from tests.recorders import ListRecorder
 
 H = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
@@ -68,7 +69,13 @@ async def test_a_refused_credential_is_a_denied_event_under_the_default_tenant(t
             "unauthorized",
             "",
         )
-        assert (event.method, event.tool, event.surface) == ("tools/call", "crm__find_contact", "mcp/call")
+        # Named as a served call is: its server and the upstream's tool name (never the published name).
+        assert (event.method, event.server, event.tool, event.surface) == (
+            "tools/call",
+            "crm",
+            "find_contact",
+            "mcp/call",
+        )
         assert event.request_bytes == len(refused.request.content)
         assert event.request_id
         # A refused listing asked for no work: no event.
@@ -78,7 +85,7 @@ async def test_a_refused_credential_is_a_denied_event_under_the_default_tenant(t
 
 
 async def test_a_rate_limited_caller_is_a_rate_limited_event_of_that_caller(tmp_path: Path) -> None:
-    async with guarded(tmp_path, limiter=RateLimiter(per_minute=60, burst=1)) as (
+    async with guarded(tmp_path, limiter=RateLimiter(per_minute=1, burst=1)) as (
         client,
         authority,
         recorder,
@@ -93,12 +100,38 @@ async def test_a_rate_limited_caller_is_a_rate_limited_event_of_that_caller(tmp_
             grant.token_id,
             "default",
         )
-        assert limited.tool == "crm__find_contact"
+        assert (limited.server, limited.tool) == (first.server, first.tool) == ("crm", "find_contact")
         assert limited.upstream_ms is None
 
 
+async def test_a_refused_call_of_a_bare_servers_tool_names_its_server(tmp_path: Path) -> None:
+    bare = parse_tenant_config(
+        {"servers": [{"name": "crm", "url": "http://127.0.0.1:9/crm/mcp", "publish": "bare"}]}
+    )
+    authority = TokenAuthority(SqliteTokenStore(tmp_path / "t.sqlite3"), TokenHasher(SECRET), cache_seconds=0)
+    gate = Access(authority=authority, auth_required=True, limiter=RateLimiter(per_minute=1, burst=1))
+    async with gateway_client(bare, access=gate) as (client, gateway, _, _):
+        current = gateway.catalog("default")
+        assert current is not None
+        published = catalog_from_tools("default", demo_tools(), bare={"crm"})
+        gateway.catalogs.store.publish(published, expected_current=current.version)
+        recorder = ListRecorder()
+        gateway.recorder = recorder
+        token, _ = authority.issue("default", expires_in=None)
+        call = {**CALL, "params": {"name": "find_contact", "arguments": {"query": "a"}}}
+        assert (await client.post("/mcp/all", json=call, headers=bearer(token))).status_code == 200
+        assert (await client.post("/mcp/all", json=call, headers=bearer(token))).status_code == 429
+        unknown = {**CALL, "params": {"name": "no_such_tool", "arguments": {}}}
+        assert (await client.post("/mcp/all", json=unknown, headers=bearer(new_token()))).status_code == 401
+        served, limited, refused = recorder.calls
+        assert (served.outcome, limited.outcome, refused.outcome) == ("ok", "rate_limited", "denied")
+        assert (served.server, served.tool) == (limited.server, limited.tool) == ("crm", "find_contact")
+        # A name the tenant does not publish is kept as sent, with no server.
+        assert (refused.server, refused.tool) == ("", "no_such_tool")
+
+
 async def test_an_anonymous_flood_is_bounded_and_a_token_store_outage_is_an_event(tmp_path: Path) -> None:
-    async with guarded(tmp_path, source_limiter=RateLimiter(per_minute=60, burst=1)) as (
+    async with guarded(tmp_path, source_limiter=RateLimiter(per_minute=1, burst=1)) as (
         client,
         authority,
         recorder,
@@ -108,7 +141,9 @@ async def test_an_anonymous_flood_is_bounded_and_a_token_store_outage_is_an_even
         for _ in range(5):
             assert (await client.post("/mcp/all", json=CALL, headers=bearer(new_token()))).status_code == 429
         # The refusal within the source's budget is recorded; the address over it, nobody known, is not.
-        assert [(e.outcome, e.principal) for e in recorder.calls] == [("denied", "")]
+        assert [(e.outcome, e.principal, e.server, e.tool, e.upstream_ms) for e in recorder.calls] == [
+            ("denied", "", "crm", "find_contact", None)
+        ]
 
     class DownStore(SqliteTokenStore):
         def get(self, token_id: str) -> Any:
@@ -129,6 +164,7 @@ async def test_an_anonymous_flood_is_bounded_and_a_token_store_outage_is_an_even
         assert (await client.post("/mcp/all", json=CALL, headers=bearer(token))).status_code == 503
         event = recorder.only_call()
         assert (event.outcome, event.detail) == ("internal_error", "token_store_unavailable")
+        assert (event.server, event.tool, event.upstream_ms) == ("crm", "find_contact", None)
 
 
 async def test_a_huge_refused_body_is_recorded_by_its_method_without_parsing(tmp_path: Path) -> None:

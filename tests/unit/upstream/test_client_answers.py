@@ -136,14 +136,20 @@ async def test_an_expired_session_is_reopened_and_the_call_sent_again(
 
 
 class ScriptedModern(Scripted):
-    """A 2026-07-28 upstream (it answers server/discover); records each tools/call's params."""
+    """A 2026-07-28 upstream (it answers server/discover); records each tools/call's params. Only a
+    ``handshake`` one also accepts initialize (a half-upgraded upstream); else it is not found."""
 
-    def __init__(self, *calls: Answer) -> None:
+    def __init__(self, *calls: Answer, handshake: bool = False) -> None:
         super().__init__(*calls)
         self.params: list[dict[str, Any]] = []
+        self.handshake = handshake
 
     def handle(self, request: httpx2.Request) -> httpx2.Response:
         msg = json.loads(request.content) if request.content else {}
+        if msg.get("method") == "initialize" and not self.handshake:
+            self.seen.append("initialize")
+            error = {"code": -32601, "message": "Method not found: initialize"}
+            return httpx2.Response(404, json={"jsonrpc": "2.0", "id": msg["id"], "error": error})
         if msg.get("method") == "server/discover":
             result = {
                 "supportedVersions": ["2026-07-28"],
@@ -191,3 +197,70 @@ async def test_a_modern_upstreams_input_required_is_answered_on_the_clients_stre
     for retry in scripted.params[1:]:
         assert retry["inputResponses"] == {"name": {"action": "accept", "content": {"name": "Ada"}}}
         assert retry["requestState"] == "up-1"
+
+
+async def test_a_2025_era_clients_relaying_call_goes_to_a_half_upgraded_upstream_at_2025(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An upstream that offers 2026-07-28 and accepts the handshake: a call from a 2025-era client
+    that takes input on its stream is sent on a handshake-era session (kept for the next such call);
+    a call from a client that takes none stays on the upstream's newest version."""
+    scripted = ScriptedModern(*[lambda m: text(m, "ok")] * 3, handshake=True)
+
+    def client(headers: Any, **_: Any) -> httpx2.AsyncClient:
+        return httpx2.AsyncClient(headers=dict(headers), transport=httpx2.MockTransport(scripted.handle))
+
+    monkeypatch.setattr(pool, "guarded_http_client", client)
+
+    async def ask(method: str, params: dict[str, Any]) -> dict[str, Any]:
+        return {"result": {}}
+
+    upstream_client = UpstreamClient(allow_private=True)
+    try:
+        with relaying(Relay(ask=ask, asks=frozenset({"sampling/createMessage"}))):
+            await upstream_client.call_tool(SERVER, "t", {})
+            await upstream_client.call_tool(SERVER, "t", {})
+        await upstream_client.call_tool(SERVER, "t", {})
+    finally:
+        await upstream_client.aclose()
+    # (server/discover is answered without being recorded in ``seen``.)
+    assert scripted.seen == [
+        "initialize",
+        "notifications/initialized",
+        "tools/call",
+        "tools/call",
+        "tools/call",
+        "DELETE",
+    ]
+    # The first two calls were in the session (no 2026-07-28 _meta); the third was stateless.
+    assert [p.get("_meta", {}).get("io.modelcontextprotocol/protocolVersion") for p in scripted.params] == [
+        None,
+        None,
+        "2026-07-28",
+    ]
+
+
+async def test_an_upstream_that_refuses_the_handshake_is_asked_once_then_called_at_its_newest(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    scripted = ScriptedModern(*[lambda m: text(m, "ok")] * 2)
+
+    def client(headers: Any, **_: Any) -> httpx2.AsyncClient:
+        return httpx2.AsyncClient(headers=dict(headers), transport=httpx2.MockTransport(scripted.handle))
+
+    monkeypatch.setattr(pool, "guarded_http_client", client)
+
+    async def ask(method: str, params: dict[str, Any]) -> dict[str, Any]:
+        return {"result": {}}
+
+    upstream_client = UpstreamClient(allow_private=True)
+    try:
+        with relaying(Relay(ask=ask, asks=frozenset({"elicitation/create"}))):
+            for _ in range(2):
+                assert await upstream_client.call_tool(SERVER, "t", {}) == {
+                    "content": [{"type": "text", "text": "ok"}]
+                }
+    finally:
+        await upstream_client.aclose()
+    assert scripted.seen.count("initialize") == 1
+    assert len(scripted.params) == 2

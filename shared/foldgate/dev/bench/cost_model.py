@@ -15,7 +15,7 @@ import math
 from dataclasses import asdict, dataclass
 from typing import Any, Final
 
-__all__ = ["PRICES", "CostAssumptions", "parameter_store_at", "tenant_month"]
+__all__ = ["PRICES", "CostAssumptions", "parameter_store_at", "secrets_in_table", "tenant_month"]
 
 MONTH_S: Final = 30 * 24 * 3600
 
@@ -51,6 +51,11 @@ PRICES: Final[dict[str, dict[str, Any]]] = {
         "usd": 0.05 / 10_000,
         "per": "API interaction with an advanced parameter, or any with higher throughput (else free)",
         "source": "aws.amazon.com/systems-manager/pricing",
+    },
+    "kms_request": {
+        "usd": 0.03 / 10_000,
+        "per": "KMS request (GenerateDataKey, Decrypt), symmetric key; the stack's GrantKey is paid already",
+        "source": "aws.amazon.com/kms/pricing",
     },
     "ssm_advanced_param": {
         "usd": 0.05,
@@ -130,6 +135,8 @@ def tenant_month(units: dict[str, Any], a: CostAssumptions) -> dict[str, Any]:
     advanced = max(0.0, a.secrets_per_tenant - standard_share)
     advanced_calls = ssm_calls * advanced / a.secrets_per_tenant if a.secrets_per_tenant else 0.0
     gb = units["storage_bytes"] / 1024**3
+    ssm_secrets = _usd("ssm_advanced_param", advanced) + _usd("ssm_api", advanced_calls)
+    table_secrets = secrets_in_table(a, ssm_calls)
     items = {
         "lambda_mcp": _usd("lambda_gb_s", mcp_gb_s) + _usd("lambda_request", a.requests_per_tenant),
         "lambda_indexer": _usd("lambda_gb_s", idx_gb_s) + _usd("lambda_request", invocations),
@@ -140,11 +147,19 @@ def tenant_month(units: dict[str, Any], a: CostAssumptions) -> dict[str, Any]:
         "sqs": _usd("sqs_request", sqs_requests),
         # Standard parameters at standard throughput cost nothing; advanced ones a month each, and
         # their API interactions.
-        "ssm_secrets": _usd("ssm_advanced_param", advanced) + _usd("ssm_api", advanced_calls),
+        "ssm_secrets": ssm_secrets,
     }
+    total = sum(items.values())
     return {
         "usd": {k: round(v, 6) for k, v in items.items()},
-        "total_usd": round(sum(items.values()), 4),
+        "total_usd": round(total, 4),
+        # The template's SecretStore, side by side: the total above is with "ssm" (its default).
+        "secret_store": {
+            "ssm_usd": round(ssm_secrets, 6),
+            "table_usd": round(table_secrets, 6),
+            "total_usd_with_ssm": round(total, 4),
+            "total_usd_with_table": round(total - ssm_secrets + table_secrets, 4),
+        },
         "quantities": {
             "mcp_gb_s": round(mcp_gb_s, 1),
             "indexer_gb_s": round(idx_gb_s, 1),
@@ -160,6 +175,24 @@ def tenant_month(units: dict[str, Any], a: CostAssumptions) -> dict[str, Any]:
         },
         "assumptions": asdict(a),
     }
+
+
+# A sealed secret's item: its key, a KMS-wrapped data key (~180 bytes), nonce, tag and the value.
+_SEALED_ITEM_BYTES: Final = 600
+
+
+def secrets_in_table(a: CostAssumptions, reads: float) -> float:
+    """A tenant's secrets sealed in the table for a month (``SecretStore: table``): ``reads`` opens
+    (each a strongly consistent GetItem, 1 RRU, and a KMS Decrypt: the data key is cached as long as
+    the value), one rotation of each secret (a GenerateDataKey and a 1 WRU PutItem), and storage."""
+    writes = float(a.secrets_per_tenant)
+    gb = a.secrets_per_tenant * _SEALED_ITEM_BYTES / 1024**3
+    return (
+        _usd("ddb_rru", reads)
+        + _usd("kms_request", reads + writes)
+        + _usd("ddb_wru", writes)
+        + _usd("ddb_gb_month", gb)
+    )
 
 
 def parameter_store_at(tenants: int, servers: int, secrets: int, doc_bytes: int) -> dict[str, Any]:

@@ -357,6 +357,11 @@ def format_scale_storage_report(r: dict[str, Any]) -> str:
             f"{q['storage_bytes']:,} B, {q['sqs_requests']:,} SQS requests, "
             f"{q['ssm_get_parameter']:,} SSM GetParameter ({q['ssm_advanced_secrets']} advanced secrets)"
         )
+        side = cost["secret_store"]
+        out.append(
+            f"  secrets (SecretStore): ssm ${side['ssm_usd']:.4f}, table ${side['table_usd']:.4f}; "
+            f"tenant-month ${side['total_usd_with_ssm']} with ssm, ${side['total_usd_with_table']} with table"
+        )
         out.append(f"  measured on: {cost['measured_on']}; assumptions: {cost['assumptions']}")
     return "\n".join(out)
 

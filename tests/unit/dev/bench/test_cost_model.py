@@ -50,3 +50,19 @@ def test_parameter_store_cannot_hold_ten_thousand_tenants_of_twenty_servers() ->
     assert at["parameters_one_per_server"] > at["advanced_limit"]
     assert at["describe_calls_to_list"] == 4_200
     assert at["advanced_documents_usd_month"] == 500.0
+
+
+def test_both_secret_stores_are_costed_side_by_side() -> None:
+    """Sealed in the table, a tenant's five secrets cost reads, KMS requests and bytes, below four
+    advanced parameters (KMS Decrypts are most of it); the totals differ by exactly the two secret lines."""
+    one = tenant_month(UNITS, CostAssumptions())
+    side = one["secret_store"]
+    assert side["ssm_usd"] == pytest.approx(one["usd"]["ssm_secrets"], abs=1e-6)
+    assert 0 < side["table_usd"] < side["ssm_usd"] / 2
+    assert side["total_usd_with_ssm"] == one["total_usd"]
+    assert side["total_usd_with_table"] == pytest.approx(
+        one["total_usd"] - side["ssm_usd"] + side["table_usd"], abs=1e-3
+    )
+    # The table's cost grows with the reads (more requests open secrets more often, up to the cache's bound).
+    hot = tenant_month(UNITS, dataclasses.replace(CostAssumptions(), requests_per_tenant=15_000))
+    assert hot["secret_store"]["table_usd"] > side["table_usd"]

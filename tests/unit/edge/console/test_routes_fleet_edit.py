@@ -79,7 +79,7 @@ async def test_a_switch_is_written_audited_reloaded_and_reindexed(make_console: 
         assert c.reindexed == ["default"]
         saved = [e for e in recorder.audits if e.action == "config.save"]
         assert [(e.target, e.outcome, e.detail) for e in saved] == [
-            ("server tickets", "ok", "servers[tickets].quarantined set true")
+            ("server tickets", "ok", "servers[tickets].quarantined absent (default false) -> true")
         ]
         assert saved[0].actor.via == "console"
         after = await c.client.get(r.headers["location"])
