@@ -22,7 +22,7 @@ from foldgate.guard.secrets import lower_aligned
 
 if TYPE_CHECKING:
     from foldgate.guard.scorer import TextScorer
-    from foldgate.index.poison_text import Pattern
+    from foldgate.guard.poison_text import Pattern
 
 __all__ = ["INJECTION_RULES", "SCORER_RULE", "Passage", "find_injections", "mark_passages"]
 
@@ -48,8 +48,8 @@ def _phrase_rules() -> tuple[Callable[[str], str], dict[str, tuple[Pattern, ...]
     """The scan's normalisation and the result-side phrasings of :data:`INJECTION_RULES`, compiled on
     the first text that holds a cue (most results never need them)."""
     # Loaded on first use, not at import: compiling the scan's phrase tables takes ~0.1 s of a cold start.
-    # They are pure tables (regexes, no indexer code), shared with the index-time scan.
-    from foldgate.index.poison_rules import PHRASE_RULES, normalise
+    # They are pure tables (regexes), shared with the index-time scan.
+    from foldgate.guard.poison_rules import PHRASE_RULES, normalise
 
     rules = {
         rule: tuple(p for p in PHRASE_RULES[rule] if not any(p.regex.search(m) for m in _MENTIONS))

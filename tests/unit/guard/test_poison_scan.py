@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from foldgate.index.poison_scan import RULES, scan_entry, scan_tool
+from foldgate.guard.poison_scan import RULES, scan_entry, scan_tool
 from foldgate.model.tool import Tool
 
 

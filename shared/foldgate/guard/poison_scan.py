@@ -6,14 +6,14 @@ hide all that in tags, invisible Unicode or look-alike letters. :func:`scan_tool
 tool publishes (name, title, description, annotation title, every ``description``/``title``/enum/
 string default in the input and output schemas, every string in ``_meta``) and returns the rules it
 matched (:class:`Finding`: rule id, field path, short excerpt). No model, no network: regexes compiled
-once (:mod:`foldgate.index.poison_rules`), so an 11k-tool catalog scans in a few seconds.
+once (:mod:`foldgate.guard.poison_rules`), so an 11k-tool catalog scans in a few seconds.
 
 Rules: ``hidden-instructions``, ``concealment``, ``instruction-override``, ``forced-precondition``,
 ``sensitive-file``, ``secret-harvest``, ``exfiltration``, ``tool-shadowing``, ``rug-pull``,
 ``command-injection``, ``active-markup``, ``capability-claim`` (phrase families); ``invisible-unicode``,
 ``mixed-script``, ``encoded-blob`` (characters); ``title-mismatch`` (a title whose subject shares nothing
 with the tool's name and description); ``learned-injection`` (a description the rules passed and the
-shipped injection model flags, :mod:`foldgate.index.poison_learned`: the finding carries the model's
+shipped injection model flags, :mod:`foldgate.guard.poison_learned`: the finding carries the model's
 score and strongest features).
 
 How a flagged tool is meant to be held
@@ -36,8 +36,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
-from foldgate.index.poison_learned import LEARNED_RULE, describe_score, learned_fields
-from foldgate.index.poison_rules import (
+from foldgate.guard.poison_learned import LEARNED_RULE, describe_score, learned_fields
+from foldgate.guard.poison_rules import (
     BLOB,
     INVISIBLE,
     PHRASE_RULES,

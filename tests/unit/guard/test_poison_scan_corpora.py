@@ -10,7 +10,7 @@ import pytest
 
 from foldgate.dev.corpus import load_catalog_rows
 from foldgate.guard.scorer import load_scorer
-from foldgate.index.poison_scan import scan_entry
+from foldgate.guard.poison_scan import scan_entry
 from tests.conftest import corpus_path
 
 CATALOGS = [
