@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Final
 from foldgate.guard.secrets import lower_aligned
 
 if TYPE_CHECKING:
-    from foldgate.guard.scorer import TextScorer
     from foldgate.guard.poison_text import Pattern
+    from foldgate.guard.scorer import TextScorer
 
 __all__ = ["INJECTION_RULES", "SCORER_RULE", "Passage", "find_injections", "mark_passages"]
 

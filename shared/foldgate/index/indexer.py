@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Any
 
 from foldgate.config.tenant import ServerConfig, TenantConfig
 from foldgate.errors import ConflictError, NotFoundError, StoreError, UpstreamConsentError, UpstreamError
+from foldgate.guard.poison_scan import scan_findings
 from foldgate.index.holds import Holds, Scanner, carried_over, hold_unapproved
 from foldgate.index.offerings import OfferingHolds, build_offerings
-from foldgate.guard.poison_scan import scan_findings
 from foldgate.model.caller import calling_as
 from foldgate.model.catalog import CatalogVersion, IndexedTool, ServerStatus, new_version_id
 from foldgate.model.listing import fragments_for

@@ -9,8 +9,8 @@ import json
 import pytest
 
 from foldgate.dev.corpus import load_catalog_rows
-from foldgate.guard.scorer import load_scorer
 from foldgate.guard.poison_scan import scan_entry
+from foldgate.guard.scorer import load_scorer
 from tests.conftest import corpus_path
 
 CATALOGS = [
