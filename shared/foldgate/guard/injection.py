@@ -9,6 +9,8 @@ the lines holding a cue are normalised and read by the rules and the scorer, so 
 in the result's size and small for ordinary results.
 """
 
+# ruff: noqa: RUF001 - the cue words are written in the languages they find
+
 from __future__ import annotations
 
 import bisect
@@ -103,11 +105,27 @@ def _grouped(cues: tuple[str, ...]) -> tuple[tuple[str, tuple[str, ...]], ...]:
 
 # Words naming the model: with a scorer, a passage holding one is read by it too (a learned model may
 # see an order in words no rule has).
+# In other languages too (the cue scorer reads nineteen, foldgate.guard.cues): stems in Latin script
+# here, others below; each is one substring search.
 _ADDRESS_CUES: Final = (
-    "assistant", " ai ", " ai:", " ai,", "llm", "agent", "model", "claude", "gpt", "chatbot", "system",
+    "assistant", " ai ", " ai:", " ai,", "ai-", "(ai", "llm", "agent", "model", "claude", "gpt", "chatbot",
+    "system", "asist", "assist", "asyst", " ia ", " ia:", " ia,", "l'ia", " ki ", " ki:", " ki,",
+    "ki-", "yapay zeka", "trợ lý", "quietly", "whoever", "whatever ai", "negeer", "olvida", "oublie",
+    "vergiss", "dimentica", "esque", "zignoruj", "yok say", "abaikan", "bỏ qua", "no le digas",
+    "ne dis pas", "nichts davon", "não conte", "niet vertellen", "nie mów", "söyleme", "copilot",
+)  # fmt: skip
+# Read only in text that is not ASCII (one ``isascii`` call spares the searches for most results).
+_ADDRESS_CUES_OTHER: Final = (
+    "ии", "ассист", "асист", "нейросет", "модел", "помощник", "игнор", "забудь", "не говори", "не сообща",
+    "助手", "人工智能", "智能体", "模型", "忽略", "无视", "不要告诉", "アシスタント",
+    "エージェント", "モデル", "無視", "人工知能", "伝えない", "知らせない", "어시스턴트", "에이전트",
+    "인공지능", "모델", "무시",
+    "알리지", "المساعد", "الذكاء", "النموذج", "تجاهل", "لا تخبر", "सहायक", "एआई", "मॉडल", "अनदेखा",
+    "मत बताना", "ігноруй", "і асистент",
 )  # fmt: skip
 _ORDER_GROUPS: Final = _grouped(_ORDER_CUES)
 _ALL_GROUPS: Final = _grouped(_ORDER_CUES + _ADDRESS_CUES)
+_OTHER_GROUPS: Final = tuple((c, (c,)) for c in _ADDRESS_CUES_OTHER)
 # Between normalised passages: normalised text holds no newline, and no phrasing crosses ". ".
 _SEP: Final = "\n. "
 # A passage is the line around a cue, cut to this many characters each side of it (a result may be
@@ -236,9 +254,12 @@ def find_injections(
     (when given) the scorer; rules in ``skip`` (an operator's allowance) are not applied. ``lowered``
     is :func:`~foldgate.guard.secrets.lower_aligned` of ``text`` when the caller has it already."""
     lowered = lowered if lowered is not None else lower_aligned(text)
-    groups = _ALL_GROUPS if scorer is not None and SCORER_RULE not in skip else _ORDER_GROUPS
+    scored = scorer is not None and SCORER_RULE not in skip
+    groups = _ALL_GROUPS if scored else _ORDER_GROUPS
     # Stems, then cues, one search each: only the cues present are looked for again, by position.
     present = _present(lowered, groups)
+    if scored and not lowered.isascii():
+        present += _present(lowered, _OTHER_GROUPS)
     if not present:
         return []
     spans = _passages(text, lowered, present)
