@@ -30,7 +30,7 @@ from foldgate.guard.features import passages
 from foldgate.guard.poison_scan import entry_fields, prose_fields
 from foldgate.guard.semantic import passage_cues
 
-__all__ = ["EVAL_ONLY", "Sample", "item_texts", "load_samples", "result_text"]
+__all__ = ["EVAL_ONLY", "Labelled", "Sample", "item_texts", "load_items", "load_samples", "result_text"]
 
 EVAL_ONLY: Final = ("handwritten_eval_tools.jsonl", "handwritten_eval_results.jsonl")
 Totals = dict[str, dict[tuple[str, str, int], int]]
@@ -78,46 +78,57 @@ def item_texts(kind: str, body: Any) -> list[str]:
     return [str(body)]
 
 
-def _split_of(group: str) -> str:
-    return bucket(group)
+@dataclass(frozen=True, slots=True)
+class Labelled:
+    """One labelled item: a tool entry or a result text."""
+
+    ident: str
+    split: str
+    kind: str
+    source: str
+    label: int
+    body: Any
 
 
-class _Collector:
-    def __init__(self) -> None:
-        self.samples: list[Sample] = []
-        self.totals: Totals = {"train": {}, "val": {}, "eval": {}}
-
-    def add(self, ident: str, split: str, kind: str, source: str, label: int, body: Any) -> None:
-        key = (kind, source, label)
-        self.totals[split][key] = self.totals[split].get(key, 0) + 1
-        for text in item_texts(kind, body):
-            for passage in passages(text):
-                cues = passage_cues(passage)
-                if is_gated(cues):
-                    self.samples.append(Sample(ident, split, kind, source, label, passage, cues))
+def load_items(corpora: Path, data: Path) -> list[Labelled]:
+    """Every labelled tool and result with its split (see the module doc)."""
+    out: list[Labelled] = []
+    for name, items in load_split(corpora, data).items.items():
+        out += [Labelled(i.ident, name, "tool", _source(i.source), i.label, i.entry) for i in items]
+    for row in _jsonl(data / "varied.jsonl"):
+        body = row["entry"] if row["kind"] == "tool" else row["text"]
+        out.append(Labelled(row["id"], bucket(row["group"]), row["kind"], "varied", row["label"], body))
+    for i, row in enumerate(_jsonl(data / "injections.jsonl")):
+        group = "injections:" + hashlib.sha256(row["text"].encode("utf-8")).hexdigest()
+        label = int(bool(row["injected"]))
+        out.append(Labelled(f"inj-{i}", bucket(group), "result", "injections", label, row["text"]))
+    for i, row in enumerate(_jsonl(data / "fleet_results.jsonl")):
+        text = result_text(row.get("result"))
+        out.append(
+            Labelled(f"fleet-{i}", bucket("fleet:" + str(row.get("server"))), "result", "fleet", 0, text)
+        )
+    for row in _jsonl(data / EVAL_ONLY[0]):
+        out.append(Labelled(row["id"], "eval", "tool", "handwritten", row["label"], row["entry"]))
+    for row in _jsonl(data / EVAL_ONLY[1]):
+        out.append(Labelled(row["id"], "eval", "result", "handwritten", row["label"], row["text"]))
+    return out
 
 
 def load_samples(corpora: Path, data: Path) -> tuple[list[Sample], Totals]:
     """Every gated passage with its split, and the item counts by split, kind, source and label."""
-    out = _Collector()
-    split = load_split(corpora, data)
-    for name, items in split.items.items():
-        for item in items:
-            out.add(item.ident, name, "tool", _source(item.source), item.label, item.entry)
-    for row in _jsonl(data / "varied.jsonl"):
-        body = row["entry"] if row["kind"] == "tool" else row["text"]
-        out.add(row["id"], _split_of(row["group"]), row["kind"], "varied", row["label"], body)
-    for i, row in enumerate(_jsonl(data / "injections.jsonl")):
-        group = "injections:" + hashlib.sha256(row["text"].encode("utf-8")).hexdigest()
-        out.add(f"inj-{i}", _split_of(group), "result", "injections", int(bool(row["injected"])), row["text"])
-    for i, row in enumerate(_jsonl(data / "fleet_results.jsonl")):
-        text = result_text(row.get("result"))
-        out.add(f"fleet-{i}", _split_of("fleet:" + str(row.get("server"))), "result", "fleet", 0, text)
-    for row in _jsonl(data / EVAL_ONLY[0]):
-        out.add(row["id"], "eval", "tool", "handwritten", row["label"], row["entry"])
-    for row in _jsonl(data / EVAL_ONLY[1]):
-        out.add(row["id"], "eval", "result", "handwritten", row["label"], row["text"])
-    return out.samples, out.totals
+    samples: list[Sample] = []
+    totals: Totals = {"train": {}, "val": {}, "eval": {}}
+    for item in load_items(corpora, data):
+        key = (item.kind, item.source, item.label)
+        totals[item.split][key] = totals[item.split].get(key, 0) + 1
+        for text in item_texts(item.kind, item.body):
+            for passage in passages(text):
+                cues = passage_cues(passage)
+                if is_gated(cues):
+                    samples.append(
+                        Sample(item.ident, item.split, item.kind, item.source, item.label, passage, cues)
+                    )
+    return samples, totals
 
 
 def _source(source: str) -> str:
