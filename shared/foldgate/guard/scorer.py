@@ -105,22 +105,22 @@ def _cue_model() -> CueModel | None:
         return None
 
 
-def load_semantic(encoder: Encoder | None = None) -> TextScorer | None:
+def load_semantic(encoder: Encoder | None = None, *, results: bool = False) -> TextScorer | None:
     """The cue-and-vector scorer: its vector head when ``encoder`` is the search encoder it was trained
     on, its cue head otherwise (no encoder, another model, a plain install without the ONNX model);
-    ``None`` where the model file is absent."""
+    ``None`` where the model file is absent. ``results``: with the thresholds for tool results."""
     # The scorer class loads with the model: a process that never scores never imports it.
     from foldgate.guard.semantic import SemanticScorer
 
     model = _cue_model()
-    return None if model is None else SemanticScorer(model, encoder)
+    return None if model is None else SemanticScorer(model, encoder, results=results)
 
 
 @functools.cache
 def load_result_scorer() -> TextScorer | None:
     """What the result guard reads passages with: the lexical model and the cue head, either flagging.
     No sentence vectors on the request path: one embedding costs 4-15 ms, over the guard's budget."""
-    scorers = [s for s in (load_scorer(), load_semantic()) if s is not None]
+    scorers = [s for s in (load_scorer(), load_semantic(results=True)) if s is not None]
     if not scorers:
         return None
     return scorers[0] if len(scorers) == 1 else EitherScorer(*scorers)

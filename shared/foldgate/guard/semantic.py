@@ -58,12 +58,18 @@ def passage_cues(passage: str) -> frozenset[str]:
 @dataclass(frozen=True, slots=True)
 class Head:
     """One logistic head: a weight per cue, optionally one per vector dimension, a bias and the
-    decision threshold chosen at training."""
+    decision thresholds chosen at training: ``threshold`` for tool descriptions (held against every
+    real catalog's false positives), ``result_threshold`` for tool results (against benign results)."""
 
     cues: dict[str, float]
     bias: float
     threshold: float
     vector: tuple[float, ...] = ()
+    result_threshold: float = 0.0
+
+    def cut(self, results: bool) -> float:
+        """The threshold for results or for descriptions."""
+        return self.result_threshold if results and self.result_threshold else self.threshold
 
     def logit(self, cues: Iterable[str], vector: Sequence[float] | None = None) -> float:
         """The log-odds of a passage with these cues (and vector, for a vector head)."""
@@ -85,8 +91,12 @@ class Head:
         vector = doc.get("vector", [])
         if not isinstance(vector, list) or not all(isinstance(v, int | float) for v in vector):
             raise ValueError("a head's vector must be a list of numbers")
+        result_threshold = doc.get("result_threshold", threshold)
+        if not isinstance(result_threshold, int | float) or not 0.0 < result_threshold < 1.0:
+            raise ValueError("a head's result threshold must lie in (0, 1)")
         clean = {str(k): float(v) for k, v in cues.items() if isinstance(v, int | float)}
-        return cls(clean, float(bias), float(threshold), tuple(float(v) for v in vector))
+        vec = tuple(float(v) for v in vector)
+        return cls(clean, float(bias), float(threshold), vec, float(result_threshold))
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,12 +134,14 @@ def _probability(z: float) -> float:
 
 class SemanticScorer:
     """A :class:`~foldgate.guard.scorer.TextScorer` over the cue head, or the vector head when an
-    encoder of the right ``model_id`` is given. Immutable, thread-safe as its encoder is."""
+    encoder of the right ``model_id`` is given; ``results`` picks the heads' thresholds for tool
+    results instead of descriptions. Immutable, thread-safe as its encoder is."""
 
-    __slots__ = ("_encoder", "_head", "_model")
+    __slots__ = ("_encoder", "_head", "_model", "_results")
 
-    def __init__(self, model: CueModel, encoder: Encoder | None = None) -> None:
+    def __init__(self, model: CueModel, encoder: Encoder | None = None, *, results: bool = False) -> None:
         self._model = model
+        self._results = results
         usable = (
             encoder is not None and model.vector_head is not None and encoder.model_id == model.encoder_id
         )
@@ -157,7 +169,7 @@ class SemanticScorer:
                 embedded += 1
             head = self._head if vector is not None else self._model.cue_head
             z = head.logit(cues, vector)
-            margin = z - _logit(head.threshold)
+            margin = z - _logit(head.cut(self._results))
             if best is None or margin > best[0]:
                 best = (margin, z, head, cues, vector is not None)
         if best is None:
