@@ -215,10 +215,39 @@ _GATE_PAIRS: Final = (
 )
 
 
+def _index() -> tuple[dict[str, tuple[tuple[str, str], ...]], tuple[tuple[str, str], ...]]:
+    """The lexicon keyed by one three-character slice of each word (the slice fewest words share):
+    a passage is read as the set of its own slices, and only the words whose slice it holds are
+    searched for, a few dozen substring tests instead of a thousand. Words under three characters are
+    searched for directly."""
+    pairs = [(w, name) for name, ws in _LEXICON.items() for w in ws]
+    share: dict[str, int] = {}
+    for w, _ in pairs:
+        for g in {w[i : i + 3] for i in range(len(w) - 2)}:
+            share[g] = share.get(g, 0) + 1
+    keyed: dict[str, list[tuple[str, str]]] = {}
+    short: list[tuple[str, str]] = []
+    for w, name in pairs:
+        grams = [w[i : i + 3] for i in range(len(w) - 2)]
+        if grams:
+            keyed.setdefault(min(grams, key=lambda g: (share[g], g)), []).append((w, name))
+        else:
+            short.append((w, name))
+    return {g: tuple(v) for g, v in keyed.items()}, tuple(short)
+
+
+_KEYED, _SHORT = _index()
+
+
 def cues_of(lowered: str) -> frozenset[str]:
     """The cues of one passage (already lower-cased), conjunctions included as ``a&b``."""
     padded = f" {lowered} "
-    found = {name for name, words in _LEXICON.items() if any(w in padded for w in words)}
+    found = {name for w, name in _SHORT if w in padded}
+    keyed = _KEYED
+    for gram in {padded[i : i + 3] for i in range(len(padded) - 2)}:
+        for w, name in keyed.get(gram, ()):
+            if name not in found and w in padded:
+                found.add(name)
     if _SINK_TARGET.search(lowered):
         found.add("sink_target")
     if _IMPERATIVE.search(lowered):

@@ -91,7 +91,7 @@ _ORDER_CUES: Final = (
 )  # fmt: skip
 # Shorter stems the cues share: a stem absent from the text rules out all its cues in one search.
 _STEMS: Final = ("your ", "do not ", "never ", "without ", "## ", "before ", "send ", "forward ", "upload ",
-                 "system", "important", "first", " this")  # fmt: skip
+                 "system", "important", "first", " this", " ai", " ia", " ki")  # fmt: skip
 
 
 def _grouped(cues: tuple[str, ...]) -> tuple[tuple[str, tuple[str, ...]], ...]:
@@ -105,14 +105,13 @@ def _grouped(cues: tuple[str, ...]) -> tuple[tuple[str, tuple[str, ...]], ...]:
 
 # Words naming the model: with a scorer, a passage holding one is read by it too (a learned model may
 # see an order in words no rule has).
-# In other languages too (the cue scorer reads nineteen, foldgate.guard.cues): stems in Latin script
-# here, others below; each is one substring search.
+# Stems that cover the model's names in other Latin-script languages too ("sist": assistant, asistente,
+# assistente, Assistent; " ia"/" ki": IA, KI; "asyst": asystent). Orders in those languages come with
+# such a name, and "ignor" (ignora, ignorez, ignoriere) is an order cue already. Kept few: each absent
+# stem is one search over the whole text, on every result.
 _ADDRESS_CUES: Final = (
-    "assistant", " ai ", " ai:", " ai,", "ai-", "(ai", "llm", "agent", "model", "claude", "gpt", "chatbot",
-    "system", "asist", "assist", "asyst", " ia ", " ia:", " ia,", "l'ia", " ki ", " ki:", " ki,",
-    "ki-", "yapay zeka", "trợ lý", "quietly", "whoever", "whatever ai", "negeer", "olvida", "oublie",
-    "vergiss", "dimentica", "esque", "zignoruj", "yok say", "abaikan", "bỏ qua", "no le digas",
-    "ne dis pas", "nichts davon", "não conte", "niet vertellen", "nie mów", "söyleme", "copilot",
+    "sist", "asyst", " ai ", " ai:", " ai,", "ai-", "(ai", " ia ", " ia:", " ia,", "l'ia", " ki ", " ki:",
+    " ki,", "llm", "agent", "model", "claude", "gpt", "chatbot", "copilot", "system", "quietly",
 )  # fmt: skip
 # Read only in text that is not ASCII (one ``isascii`` call spares the searches for most results).
 _ADDRESS_CUES_OTHER: Final = (
@@ -125,7 +124,9 @@ _ADDRESS_CUES_OTHER: Final = (
 )  # fmt: skip
 _ORDER_GROUPS: Final = _grouped(_ORDER_CUES)
 _ALL_GROUPS: Final = _grouped(_ORDER_CUES + _ADDRESS_CUES)
-_OTHER_GROUPS: Final = tuple((c, (c,)) for c in _ADDRESS_CUES_OTHER)
+# One alternation for them all: its first-character set skips ASCII in C, where one search per word
+# would read a non-ASCII text (stored four bytes a character) forty times.
+_OTHER_CUES: Final = re.compile("|".join(map(re.escape, _ADDRESS_CUES_OTHER)))
 # Between normalised passages: normalised text holds no newline, and no phrasing crosses ". ".
 _SEP: Final = "\n. "
 # A passage is the line around a cue, cut to this many characters each side of it (a result may be
@@ -259,7 +260,7 @@ def find_injections(
     # Stems, then cues, one search each: only the cues present are looked for again, by position.
     present = _present(lowered, groups)
     if scored and not lowered.isascii():
-        present += _present(lowered, _OTHER_GROUPS)
+        present += tuple(dict.fromkeys(m.group() for m in _OTHER_CUES.finditer(lowered)))
     if not present:
         return []
     spans = _passages(text, lowered, present)
