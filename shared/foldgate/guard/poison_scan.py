@@ -14,7 +14,8 @@ Rules: ``hidden-instructions``, ``concealment``, ``instruction-override``, ``for
 ``mixed-script``, ``encoded-blob`` (characters); ``title-mismatch`` (a title whose subject shares nothing
 with the tool's name and description); ``learned-injection`` (a description the rules passed and the
 shipped injection model flags, :mod:`foldgate.guard.poison_learned`: the finding carries the model's
-score and strongest features).
+score and strongest features); ``semantic-injection`` (a prose field, parameter descriptions, defaults
+and enum values included, that the cue-and-vector scorer of :mod:`foldgate.guard.semantic` flags).
 
 How a flagged tool is meant to be held
 --------------------------------------
