@@ -39,6 +39,16 @@ DATA = ROOT / "tests" / "data" / "guard"
 OUT = ROOT / "shared" / "foldgate" / "guard" / "data"
 CACHE = ROOT / ".cache" / "guard-vectors.npz"
 SEED = 36
+# The code whose change changes the model (its hash is recorded in the manifest with the data's).
+CODE = (
+    "tools/build_semantic_model.py",
+    "tools/guard_varied.py",
+    "shared/foldgate/guard/cues.py",
+    "shared/foldgate/guard/semantic.py",
+    "shared/foldgate/guard/features.py",
+    "shared/foldgate/guard/poison_scan.py",
+    "shared/foldgate/dev/guard_semantic_data.py",
+)
 STEPS = 600
 LEARNING_RATE = 0.05
 L2_CUES = 1e-4
@@ -225,6 +235,11 @@ def main() -> int:
     OUT.mkdir(parents=True, exist_ok=True)
     body = json.dumps(model, separators=(",", ":")).encode("utf-8")
     (OUT / SEMANTIC_FILE).write_bytes(body)
+    manifest["inputs"] = {
+        str(path.relative_to(ROOT)): hashlib.sha256(path.read_bytes()).hexdigest()
+        for path in [*(ROOT / c for c in CODE), *sorted(DATA.glob("*.jsonl"))]
+        if path.is_file()
+    }
     manifest["model_bytes"] = len(body)
     manifest["model_sha256"] = hashlib.sha256(body).hexdigest()
     manifest["seconds"] = round(time.perf_counter() - started, 1)

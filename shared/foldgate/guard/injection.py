@@ -4,7 +4,10 @@ description may mention) and the learned scorer when one is shipped, then marked
 
 A cheap prefilter keeps a result that needs nothing off the expensive path: one lowercase copy and
 substring searches for cue words without which no rule's order reads (``ignor``, ``you must``,
-``send the``, ``<system``...; with a scorer, also words naming the model such as ``assistant``). Only
+``send the``, ``<system``...; with a scorer, also words naming the model such as ``assistant``, ``IA``,
+``KI``, and in text that is not ASCII one alternation of its names in other scripts: ``ИИ``, ``助手``,
+``アシスタント``...). The scorer served to results (:func:`foldgate.guard.scorer.load_result_scorer`) is
+the lexical model and the cue head of :mod:`foldgate.guard.semantic`, either flagging. Only
 the lines holding a cue are normalised and read by the rules and the scorer, so the cost stays linear
 in the result's size and small for ordinary results.
 """
