@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 from typing import Any, Final
 
+from foldgate.dev.guard_data import SECURITY
 from foldgate.dev.guard_semantic_data import load_items
 from foldgate.guard.injection import find_injections
 from foldgate.guard.result import GuardPolicy, TextGuard, guard_call_result
@@ -99,8 +100,8 @@ def run_injection_bench(corpora: Path, data: Path, *, runs: int = 200) -> dict[s
     """Marks by source (served guard and wave-3 design) and the cost at 10 KB."""
     if not (data / "varied.jsonl").is_file():
         return {"skipped": f"{data} is absent (a source checkout's tests/data/guard)"}
-    if not corpora.is_dir():
-        return {"skipped": f"{corpora} is absent (the team kit ../shared beside the checkout)"}
+    if not (corpora / SECURITY[0] / SECURITY[1]).is_file():
+        return {"skipped": f"{corpora} is not the team kit's corpora (../shared/corpora beside the checkout)"}
     rows = [
         (item.source, item.label, str(item.body))
         for item in load_items(corpora, data)

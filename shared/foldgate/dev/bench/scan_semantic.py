@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from foldgate.dev.corpus import load_catalog_rows
-from foldgate.dev.guard_data import CATALOGS, catalog_label
+from foldgate.dev.guard_data import CATALOGS, SECURITY, catalog_label
 from foldgate.dev.guard_semantic_data import load_items
 from foldgate.guard.poison_scan import scan_entry
 from foldgate.guard.scorer import TextScorer, load_scorer, load_semantic
@@ -46,7 +46,7 @@ def _held(entry: Any, scorer: TextScorer | None, semantic: TextScorer | None) ->
 
 def run_semantic_scan(corpora: Path, data: Path) -> dict[str, Any]:
     """The figures as one JSON-ready dict, or ``{"skipped": reason}``."""
-    if not corpora.is_dir() or not (data / "varied.jsonl").is_file():
+    if not (corpora / SECURITY[0] / SECURITY[1]).is_file() or not (data / "varied.jsonl").is_file():
         return {"skipped": f"{corpora} or {data} is absent"}
     encoder, head = _encoder()
     scorer, semantic = load_scorer(), load_semantic(encoder)

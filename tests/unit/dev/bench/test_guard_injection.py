@@ -68,3 +68,9 @@ def test_absent_data_is_a_skip(tmp_path: Path) -> None:
     report = run_injection_bench(tmp_path, tmp_path / "nothing")
     assert "skipped" in report
     assert format_injection_report(report).startswith("injection (evaluation split): skipped")
+
+
+def test_corpora_without_the_team_kit_are_a_skip(kit: tuple[Path, Path], tmp_path: Path) -> None:
+    corpora, data = kit
+    (corpora / SECURITY[0] / SECURITY[1]).unlink()
+    assert "skipped" in run_injection_bench(corpora, data)
