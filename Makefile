@@ -119,6 +119,8 @@ llm: $(LLM_STAMP)
 # hashes match the inputs; without $(CORPORA) the shipped model is kept.
 guard-model: venv
 	$(BIN)/python tools/build_guard_model.py --corpora $(CORPORA)
+	$(BIN)/python tools/guard_varied.py
+	$(BIN)/python tools/build_semantic_model.py --corpora $(CORPORA)
 
 # The console's browser tests drive Debian's chromium through Playwright (dev extra); Playwright's own
 # browser download (`playwright install`) is never used. Installed once, as root or through sudo.

@@ -47,7 +47,7 @@ CODE = (
     "shared/foldgate/guard/fields.py",
     "shared/foldgate/dev/guard_data.py",
     "shared/foldgate/guard/linear.py",
-    "shared/foldgate/index/poison_text.py",
+    "shared/foldgate/guard/poison_text.py",
 )
 SEED = 27
 MIN_DF = 2

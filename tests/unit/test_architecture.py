@@ -180,3 +180,28 @@ def test_every_function_level_import_says_why() -> None:
             if "#" not in lines[row] and not (above >= 0 and lines[above].strip().startswith("#")):
                 missing.append(f"{m}:{node.lineno}")
     assert sorted(set(missing)) == []
+
+
+# The guard is the lowest floor above the data model: index, serve and enrich call it, never the reverse.
+GUARD_MAY_IMPORT = ("foldgate.guard", "foldgate.model", "foldgate.errors")
+
+
+def test_the_guard_imports_nothing_above_the_model() -> None:
+    offenders = [
+        f"{m} -> {t}"
+        for m in MODULES
+        if _within(m, ("foldgate.guard",))
+        for _, t, _ in _imports(m)
+        if _within(t, ("foldgate",)) and not _within(t, GUARD_MAY_IMPORT)
+    ]
+    assert offenders == []
+
+
+def test_every_detector_lives_in_the_guard() -> None:
+    # Poisoning rules, phrases, theft, markup, normalisation and the learned scorers: one room.
+    strays = [
+        m
+        for m in MODULES
+        if m.rpartition(".")[2].startswith("poison_") and not _within(m, ("foldgate.guard",))
+    ]
+    assert strays == []

@@ -188,7 +188,12 @@ def _cmd_bench_guard(args: argparse.Namespace) -> int:
 
     data, corpora = Path(args.data) if args.data else DATA, Path(args.corpora) if args.corpora else CORPORA
     report = run_guard_bench(data, repeats=args.repeats, corpora=corpora)
-    print(json.dumps(report, ensure_ascii=False) if args.json else format_guard_report(report))
+    # Loaded per command: the injection evaluation reads the corpora and the models.
+    from foldgate.dev.bench.guard_injection import format_injection_report, run_injection_bench
+
+    report["injection_eval"] = run_injection_bench(corpora, data, runs=args.repeats // 2)
+    text = f"{format_guard_report(report)}\n{format_injection_report(report['injection_eval'])}"
+    print(json.dumps(report, ensure_ascii=False) if args.json else text)
     return 0
 
 
@@ -205,7 +210,13 @@ def _cmd_bench_scan(args: argparse.Namespace) -> int:
         evaluation = run_scan_eval(
             corpora, Path(args.data) if args.data else repo / "tests" / "data" / "guard"
         )
-        print(json.dumps(evaluation, ensure_ascii=False) if args.json else format_scan_eval(evaluation))
+        # Loaded per command: the scan as the indexer runs it (with the search encoder when present).
+        from foldgate.dev.bench.scan_semantic import format_semantic_scan, run_semantic_scan
+
+        data = Path(args.data) if args.data else repo / "tests" / "data" / "guard"
+        evaluation["semantic"] = run_semantic_scan(corpora, data)
+        text = f"{format_scan_eval(evaluation)}\n{format_semantic_scan(evaluation['semantic'])}"
+        print(json.dumps(evaluation, ensure_ascii=False) if args.json else text)
         return 0
     report = run_scan_bench(args.tools, args.labels)
     print(json.dumps(report, ensure_ascii=False) if args.json else format_scan_report(report))

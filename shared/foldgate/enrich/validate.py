@@ -2,7 +2,7 @@
 
 Generated text is treated like upstream text, because it is made from upstream text: a poisoned
 description can steer the model into writing the attack into the hint. So the answer runs through the
-same poisoning rules the indexer applies to a tool's own fields (:func:`foldgate.index.poison_scan.
+same poisoning rules the indexer applies to a tool's own fields (:func:`foldgate.guard.poison_scan.
 scan_fields`, and the learned injection scorer when one is given) and any finding rejects it. Then the
 shape: the hint is one sentence of bounded length, the queries 3-5 short distinct lines, both mostly
 letters of the tool's own scripts, no repetition loops or gibberish (what a small model produces when
@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Final
 
 from foldgate.enrich.base import Enrichment, EnrichmentError, EnrichmentRequest, RawEnrichment
 from foldgate.enrich.prompt import EXAMPLE_TEXTS
-from foldgate.index.poison_scan import scan_fields
+from foldgate.guard.poison_scan import scan_fields
 from foldgate.search.analysis import STOPWORDS
 
 if TYPE_CHECKING:

@@ -23,7 +23,7 @@ import re
 from itertools import pairwise
 from typing import Final
 
-from foldgate.index.poison_text import normalise
+from foldgate.guard.poison_text import normalise
 
 __all__ = ["CUES", "PASSAGE_CHARS", "passage_features", "passages", "text_features"]
 

@@ -4,10 +4,15 @@ description may mention) and the learned scorer when one is shipped, then marked
 
 A cheap prefilter keeps a result that needs nothing off the expensive path: one lowercase copy and
 substring searches for cue words without which no rule's order reads (``ignor``, ``you must``,
-``send the``, ``<system``...; with a scorer, also words naming the model such as ``assistant``). Only
+``send the``, ``<system``...; with a scorer, also words naming the model such as ``assistant``, ``IA``,
+``KI``, and in text that is not ASCII one alternation of its names in other scripts: ``ИИ``, ``助手``,
+``アシスタント``...). The scorer served to results (:func:`foldgate.guard.scorer.load_result_scorer`) is
+the lexical model and the cue head of :mod:`foldgate.guard.semantic`, either flagging. Only
 the lines holding a cue are normalised and read by the rules and the scorer, so the cost stays linear
 in the result's size and small for ordinary results.
 """
+
+# ruff: noqa: RUF001 - the cue words are written in the languages they find
 
 from __future__ import annotations
 
@@ -21,8 +26,8 @@ from typing import TYPE_CHECKING, Final
 from foldgate.guard.secrets import lower_aligned
 
 if TYPE_CHECKING:
+    from foldgate.guard.poison_text import Pattern
     from foldgate.guard.scorer import TextScorer
-    from foldgate.index.poison_text import Pattern
 
 __all__ = ["INJECTION_RULES", "SCORER_RULE", "Passage", "find_injections", "mark_passages"]
 
@@ -48,8 +53,8 @@ def _phrase_rules() -> tuple[Callable[[str], str], dict[str, tuple[Pattern, ...]
     """The scan's normalisation and the result-side phrasings of :data:`INJECTION_RULES`, compiled on
     the first text that holds a cue (most results never need them)."""
     # Loaded on first use, not at import: compiling the scan's phrase tables takes ~0.1 s of a cold start.
-    # They are pure tables (regexes, no indexer code), shared with the index-time scan.
-    from foldgate.index.poison_rules import PHRASE_RULES, normalise
+    # They are pure tables (regexes), shared with the index-time scan.
+    from foldgate.guard.poison_rules import PHRASE_RULES, normalise
 
     rules = {
         rule: tuple(p for p in PHRASE_RULES[rule] if not any(p.regex.search(m) for m in _MENTIONS))
@@ -89,7 +94,7 @@ _ORDER_CUES: Final = (
 )  # fmt: skip
 # Shorter stems the cues share: a stem absent from the text rules out all its cues in one search.
 _STEMS: Final = ("your ", "do not ", "never ", "without ", "## ", "before ", "send ", "forward ", "upload ",
-                 "system", "important", "first", " this")  # fmt: skip
+                 "system", "important", "first", " this", " ai", " ia", " ki")  # fmt: skip
 
 
 def _grouped(cues: tuple[str, ...]) -> tuple[tuple[str, tuple[str, ...]], ...]:
@@ -103,11 +108,28 @@ def _grouped(cues: tuple[str, ...]) -> tuple[tuple[str, tuple[str, ...]], ...]:
 
 # Words naming the model: with a scorer, a passage holding one is read by it too (a learned model may
 # see an order in words no rule has).
+# Stems that cover the model's names in other Latin-script languages too ("sist": assistant, asistente,
+# assistente, Assistent; " ia"/" ki": IA, KI; "asyst": asystent). Orders in those languages come with
+# such a name, and "ignor" (ignora, ignorez, ignoriere) is an order cue already. Kept few: each absent
+# stem is one search over the whole text, on every result.
 _ADDRESS_CUES: Final = (
-    "assistant", " ai ", " ai:", " ai,", "llm", "agent", "model", "claude", "gpt", "chatbot", "system",
+    "sist", "asyst", " ai ", " ai:", " ai,", "ai-", "(ai", " ia ", " ia:", " ia,", "l'ia", " ki ", " ki:",
+    " ki,", "llm", "agent", "model", "claude", "gpt", "chatbot", "copilot", "system", "quietly",
+)  # fmt: skip
+# Read only in text that is not ASCII (one ``isascii`` call spares the searches for most results).
+_ADDRESS_CUES_OTHER: Final = (
+    "ии", "ассист", "асист", "нейросет", "модел", "помощник", "игнор", "забудь", "не говори", "не сообща",
+    "助手", "人工智能", "智能体", "模型", "忽略", "无视", "不要告诉", "アシスタント",
+    "エージェント", "モデル", "無視", "人工知能", "伝えない", "知らせない", "어시스턴트", "에이전트",
+    "인공지능", "모델", "무시",
+    "알리지", "المساعد", "الذكاء", "النموذج", "تجاهل", "لا تخبر", "सहायक", "एआई", "मॉडल", "अनदेखा",
+    "मत बताना", "ігноруй", "і асистент",
 )  # fmt: skip
 _ORDER_GROUPS: Final = _grouped(_ORDER_CUES)
 _ALL_GROUPS: Final = _grouped(_ORDER_CUES + _ADDRESS_CUES)
+# One alternation for them all: its first-character set skips ASCII in C, where one search per word
+# would read a non-ASCII text (stored four bytes a character) forty times.
+_OTHER_CUES: Final = re.compile("|".join(map(re.escape, _ADDRESS_CUES_OTHER)))
 # Between normalised passages: normalised text holds no newline, and no phrasing crosses ". ".
 _SEP: Final = "\n. "
 # A passage is the line around a cue, cut to this many characters each side of it (a result may be
@@ -236,9 +258,12 @@ def find_injections(
     (when given) the scorer; rules in ``skip`` (an operator's allowance) are not applied. ``lowered``
     is :func:`~foldgate.guard.secrets.lower_aligned` of ``text`` when the caller has it already."""
     lowered = lowered if lowered is not None else lower_aligned(text)
-    groups = _ALL_GROUPS if scorer is not None and SCORER_RULE not in skip else _ORDER_GROUPS
+    scored = scorer is not None and SCORER_RULE not in skip
+    groups = _ALL_GROUPS if scored else _ORDER_GROUPS
     # Stems, then cues, one search each: only the cues present are looked for again, by position.
     present = _present(lowered, groups)
+    if scored and not lowered.isascii():
+        present += tuple(dict.fromkeys(m.group() for m in _OTHER_CUES.finditer(lowered)))
     if not present:
         return []
     spans = _passages(text, lowered, present)

@@ -8,6 +8,7 @@ that changes nothing an agent can see writes no new version.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
 from collections.abc import Collection
@@ -16,9 +17,9 @@ from typing import TYPE_CHECKING, Any
 
 from foldgate.config.tenant import ServerConfig, TenantConfig
 from foldgate.errors import ConflictError, NotFoundError, StoreError, UpstreamConsentError, UpstreamError
+from foldgate.guard.poison_scan import scan_findings
 from foldgate.index.holds import Holds, Scanner, carried_over, hold_unapproved
 from foldgate.index.offerings import OfferingHolds, build_offerings
-from foldgate.index.poison_scan import scan_findings
 from foldgate.model.caller import calling_as
 from foldgate.model.catalog import CatalogVersion, IndexedTool, ServerStatus, new_version_id
 from foldgate.model.listing import fragments_for
@@ -199,6 +200,15 @@ def _in_place(
     return out
 
 
+def _with_vectors(scan: Scanner | None, embedder: Embedder | None) -> Scanner | None:
+    """The default scan reading sentence vectors with the local search encoder the indexer already has
+    open (the semantic scorer's vector head was trained on it); any other scan, or no local encoder,
+    as given (the scorer then reads cues alone)."""
+    if scan is scan_findings and embedder is not None and embedder.name == "local":
+        return functools.partial(scan_findings, encoder=embedder)
+    return scan
+
+
 class Indexer:
     """Indexes tenants into a store. ``max_concurrency`` bounds upstreams listed at once."""
 
@@ -220,7 +230,7 @@ class Indexer:
         self.approvals = approvals
         # The poisoning scan run on content that is not approved yet (see foldgate.index.holds); None
         # turns it off (a tenant that approves everything by hand anyway).
-        self.scan = scan
+        self.scan = _with_vectors(scan, embedder)
         self.embedder = embedder
         self.upstream = upstream
         self.count = counter or get_counter("cl100k", exact=False)

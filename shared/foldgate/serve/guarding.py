@@ -40,9 +40,9 @@ def guard_for(config: TenantConfig, server: str, name: str, source: str) -> Text
     if policy.off:
         return None
     # The learned scorer's module loads on the first guarded answer (it answers None until trained).
-    from foldgate.guard.scorer import load_scorer
+    from foldgate.guard.scorer import load_result_scorer
 
-    return TextGuard(policy, source, load_scorer())
+    return TextGuard(policy, source, load_result_scorer())
 
 
 def _record(guard: TextGuard) -> None:

@@ -21,7 +21,7 @@ from foldgate.enrich.base import Enrichment, EnrichmentError, EnrichmentRequest,
 from foldgate.enrich.providers import provider_for
 from foldgate.enrich.providers.local import LocalProvider
 from foldgate.enrich.validate import EnrichmentRejected, validate
-from foldgate.index.poison_scan import scan_fields
+from foldgate.guard.poison_scan import scan_fields
 from tests.enrich_data import catalog_requests
 
 pytestmark = pytest.mark.skipif(

@@ -14,8 +14,8 @@ import pytest
 from foldgate.dev.guard_data import DATA_FILES
 from foldgate.guard import scorer as scorer_module
 from foldgate.guard.linear import LinearScorer
+from foldgate.guard.poison_scan import scan_entry
 from foldgate.guard.scorer import MANIFEST_FILE, MODEL_FILE, Score, TextScorer, load_scorer
-from foldgate.index.poison_scan import scan_entry
 
 REPO = Path(__file__).resolve().parents[3]
 # An order to the model with no trigger phrase of any rule: a polite aside, a secret, a field to hide it in.

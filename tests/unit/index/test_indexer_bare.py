@@ -99,3 +99,29 @@ async def test_bare_names_are_published_and_calls_route_back_by_them() -> None:
                 headers=H,
             )
     assert upstream.calls == [("conf", "test_simple_text", {}), ("conf", "read_cache", {})]
+
+
+def test_the_scan_reads_sentence_vectors_only_with_the_local_search_encoder() -> None:
+    # Pinned: the indexer lends the poisoning scan the encoder it already has open for search (and
+    # no other): the semantic scorer's vector head was trained on the local model's vectors.
+    import functools
+
+    from foldgate.guard.poison_scan import scan_findings
+    from foldgate.index.indexer import _with_vectors
+    from foldgate.search.embed import NoEmbedder
+
+    class Local:
+        name = "local"
+        model_id = "all-MiniLM-L6-v2-int8@x"
+        dim = 384
+
+        def encode(self, text: str) -> list[float]:
+            return [0.0] * 384
+
+    local = Local()
+    lent = _with_vectors(scan_findings, local)  # type: ignore[arg-type]
+    assert isinstance(lent, functools.partial)
+    assert lent.keywords == {"encoder": local}
+    assert _with_vectors(scan_findings, NoEmbedder()) is scan_findings
+    assert _with_vectors(scan_findings, None) is scan_findings
+    assert _with_vectors(None, local) is None  # type: ignore[arg-type]

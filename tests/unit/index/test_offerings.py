@@ -152,7 +152,7 @@ async def test_the_indexer_publishes_holds_and_keeps_offerings() -> None:
 def test_a_prompt_titled_unlike_its_name_is_not_held_by_the_real_scan() -> None:
     """server-everything's completable-prompt is titled "Team Management": for prompts a title unlike
     the identifier is normal, so the scan's title-mismatch rule must not hold it."""
-    from foldgate.index.poison_scan import scan_findings
+    from foldgate.guard.poison_scan import scan_findings
 
     prompt = {
         "name": "completable-prompt",

@@ -19,7 +19,7 @@ from typing import Any
 
 from foldgate.dev.corpus import load_catalog_rows
 from foldgate.errors import CorpusError
-from foldgate.index.poison_scan import RULES, Finding, scan_entry
+from foldgate.guard.poison_scan import RULES, Finding, scan_entry
 
 __all__ = ["format_scan_report", "load_labels", "run_scan_bench"]
 

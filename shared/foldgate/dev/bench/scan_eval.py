@@ -21,9 +21,9 @@ from typing import Any, Final
 
 from foldgate.dev.corpus import load_catalog_rows
 from foldgate.dev.guard_data import CATALOGS, SECURITY, Item, catalog_label, load_split
+from foldgate.guard.poison_learned import learned_fields
+from foldgate.guard.poison_scan import scan_entry
 from foldgate.guard.scorer import TextScorer, load_scorer
-from foldgate.index.poison_learned import learned_fields
-from foldgate.index.poison_scan import scan_entry
 
 __all__ = ["format_scan_eval", "run_scan_eval"]
 

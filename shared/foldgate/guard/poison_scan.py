@@ -6,15 +6,16 @@ hide all that in tags, invisible Unicode or look-alike letters. :func:`scan_tool
 tool publishes (name, title, description, annotation title, every ``description``/``title``/enum/
 string default in the input and output schemas, every string in ``_meta``) and returns the rules it
 matched (:class:`Finding`: rule id, field path, short excerpt). No model, no network: regexes compiled
-once (:mod:`foldgate.index.poison_rules`), so an 11k-tool catalog scans in a few seconds.
+once (:mod:`foldgate.guard.poison_rules`), so an 11k-tool catalog scans in a few seconds.
 
 Rules: ``hidden-instructions``, ``concealment``, ``instruction-override``, ``forced-precondition``,
 ``sensitive-file``, ``secret-harvest``, ``exfiltration``, ``tool-shadowing``, ``rug-pull``,
 ``command-injection``, ``active-markup``, ``capability-claim`` (phrase families); ``invisible-unicode``,
 ``mixed-script``, ``encoded-blob`` (characters); ``title-mismatch`` (a title whose subject shares nothing
 with the tool's name and description); ``learned-injection`` (a description the rules passed and the
-shipped injection model flags, :mod:`foldgate.index.poison_learned`: the finding carries the model's
-score and strongest features).
+shipped injection model flags, :mod:`foldgate.guard.poison_learned`: the finding carries the model's
+score and strongest features); ``semantic-injection`` (a prose field, parameter descriptions, defaults
+and enum values included, that the cue-and-vector scorer of :mod:`foldgate.guard.semantic` flags).
 
 How a flagged tool is meant to be held
 --------------------------------------
@@ -36,8 +37,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
-from foldgate.index.poison_learned import LEARNED_RULE, describe_score, learned_fields
-from foldgate.index.poison_rules import (
+from foldgate.guard.poison_learned import LEARNED_RULE, describe_score, learned_fields
+from foldgate.guard.poison_rules import (
     BLOB,
     INVISIBLE,
     PHRASE_RULES,
@@ -50,10 +51,23 @@ from foldgate.index.poison_rules import (
 
 if TYPE_CHECKING:
     from foldgate.guard.scorer import TextScorer
+    from foldgate.guard.semantic import Encoder
     from foldgate.model.tool import Tool
 
-__all__ = ["RULES", "Finding", "scan_entry", "scan_fields", "scan_findings", "scan_tool"]
+__all__ = [
+    "RULES",
+    "SEMANTIC_RULE",
+    "Finding",
+    "entry_fields",
+    "prose_fields",
+    "scan_entry",
+    "scan_fields",
+    "scan_findings",
+    "scan_tool",
+]
 
+# The finding of the cue-and-vector scorer (foldgate.guard.semantic).
+SEMANTIC_RULE: Final = "semantic-injection"
 RULES: Final = (
     *PHRASE_RULES,
     "invisible-unicode",
@@ -61,7 +75,10 @@ RULES: Final = (
     "encoded-blob",
     "title-mismatch",
     LEARNED_RULE,
+    SEMANTIC_RULE,
 )
+_PROSE_CHARS: Final = 16  # shorter strings are labels: no order fits
+_MAX_PROSE: Final = 200  # prose fields scored per tool
 
 _EXCERPT: Final = 80
 _MAX_FIELD_CHARS: Final = 20_000  # a description longer than this is scanned in its first part only
@@ -281,9 +298,10 @@ def scan_fields(fields: Iterable[tuple[str, str]]) -> list[Finding]:
     return findings
 
 
-def scan_entry(entry: Mapping[str, Any], scorer: TextScorer | None = None) -> list[Finding]:
-    """Scan one ``tools/list`` entry (or corpus row) as published; never raises on odd shapes. With a
-    ``scorer``, a tool the rules pass has its descriptions scored too (``learned-injection``)."""
+def entry_fields(entry: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """``(field path, text)`` of every string a ``tools/list`` entry shows the model: name, title,
+    description, annotation title, the schemas' descriptions, titles, defaults, consts, enums, examples
+    and property names, and every string of ``_meta``."""
     name = entry.get("name", entry.get("tool", ""))
     fields: list[tuple[str, str]] = []
     for key in ("name", "title", "description"):
@@ -296,6 +314,28 @@ def scan_entry(entry: Mapping[str, Any], scorer: TextScorer | None = None) -> li
     for key in ("inputSchema", "schema", "outputSchema"):
         fields.extend(_schema_strings(entry.get(key), key))
     fields.extend(_all_strings(entry.get("_meta"), "_meta"))
+    return fields
+
+
+def prose_fields(fields: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The fields the cue-and-vector scorer reads: every string long enough to hold an order (a
+    description, a parameter's, a default, an enum value), not the tool's name or property names."""
+    return [
+        (path, text)
+        for path, text in fields
+        if len(text) >= _PROSE_CHARS and path != "name" and not path.endswith(("#names", "#key"))
+    ][:_MAX_PROSE]
+
+
+def scan_entry(
+    entry: Mapping[str, Any], scorer: TextScorer | None = None, semantic: TextScorer | None = None
+) -> list[Finding]:
+    """Scan one ``tools/list`` entry (or corpus row) as published; never raises on odd shapes. With a
+    ``scorer``, a tool the rules pass has its descriptions scored too (``learned-injection``); with a
+    ``semantic`` scorer (:mod:`foldgate.guard.semantic`), every prose field of it as well
+    (``semantic-injection``: descriptions, parameter descriptions, defaults, enum values)."""
+    name = entry.get("name", entry.get("tool", ""))
+    fields = entry_fields(entry)
     findings = scan_fields(fields)
     description = entry.get("description")
     for path, title in fields:
@@ -308,10 +348,19 @@ def scan_entry(entry: Mapping[str, Any], scorer: TextScorer | None = None) -> li
         for path, excerpt, score in learned_fields(entry, scorer):
             line = f"{describe_score(score)} · {excerpt}"
             findings.append(Finding(LEARNED_RULE, path, line, score.probability, score.features))
+    if not findings and semantic is not None:
+        for path, text in prose_fields(fields):
+            score = semantic.score(text)
+            if score.flagged:
+                line = f"{describe_score(score)} · {_excerpt(' '.join(text.split()), 0, _EXCERPT)}"
+                findings.append(Finding(SEMANTIC_RULE, path, line, score.probability, score.features))
+                break  # one field says the tool is held; the operator reads the rest
     return findings
 
 
-def scan_tool(tool: Tool, scorer: TextScorer | None = None) -> list[Finding]:
+def scan_tool(
+    tool: Tool, scorer: TextScorer | None = None, semantic: TextScorer | None = None
+) -> list[Finding]:
     """Scan a catalog Tool: the same fields as :func:`scan_entry`, from the stored model."""
     entry: dict[str, Any] = {
         "name": tool.name,
@@ -323,13 +372,14 @@ def scan_tool(tool: Tool, scorer: TextScorer | None = None) -> list[Finding]:
     }
     if tool.title is not None:
         entry["title"] = tool.title
-    return scan_entry(entry, scorer)
+    return scan_entry(entry, scorer, semantic)
 
 
-def scan_findings(tool: Tool) -> list[dict[str, Any]]:
-    """:func:`scan_tool` with the shipped injection model (rules alone where it is absent) as JSON-able
-    findings, the shape the indexer's holds store (a ``Scanner``)."""
-    # The model loads on the first scan, in the indexer only: serving never pays for it.
-    from foldgate.guard.scorer import load_scorer
+def scan_findings(tool: Tool, encoder: Encoder | None = None) -> list[dict[str, Any]]:
+    """:func:`scan_tool` with the shipped models (rules alone where they are absent) as JSON-able
+    findings, the shape the indexer's holds store (a ``Scanner``). With the search ``encoder`` the
+    indexer already has open, the semantic scorer reads sentence vectors too; without, cues alone."""
+    # The models load on the first scan, in the indexer only: serving never pays for them.
+    from foldgate.guard.scorer import load_scorer, load_semantic
 
-    return [f.to_json() for f in scan_tool(tool, load_scorer())]
+    return [f.to_json() for f in scan_tool(tool, load_scorer(), load_semantic(encoder))]

@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from foldgate.index.poison_text import Pattern
-from foldgate.index.poison_text import pattern as _p
+from foldgate.guard.poison_text import Pattern
+from foldgate.guard.poison_text import pattern as _p
 
 __all__ = ["THEFT_RULES"]
 

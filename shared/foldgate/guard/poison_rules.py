@@ -1,8 +1,8 @@
 """The tool-poisoning rules, in the order findings are reported: every phrase family, compiled once.
 
-:mod:`foldgate.index.poison_phrases` holds the rules about instructions aimed at the model,
-:mod:`foldgate.index.poison_theft` those about taking data; :mod:`foldgate.index.poison_text` the
-normalisation they run on and the character checks; :mod:`foldgate.index.poison_markup` active or hidden
+:mod:`foldgate.guard.poison_phrases` holds the rules about instructions aimed at the model,
+:mod:`foldgate.guard.poison_theft` those about taking data; :mod:`foldgate.guard.poison_text` the
+normalisation they run on and the character checks; :mod:`foldgate.guard.poison_markup` active or hidden
 markup and claims of new powers.
 """
 
@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import Final
 
-from foldgate.index.poison_markup import MARKUP_RULES
-from foldgate.index.poison_phrases import INSTRUCTION_RULES, QUOTED_MENTION_RULES
-from foldgate.index.poison_text import BLOB, INVISIBLE, Pattern, invisible_trick, normalise, script_confusion
-from foldgate.index.poison_theft import THEFT_RULES
+from foldgate.guard.poison_markup import MARKUP_RULES
+from foldgate.guard.poison_phrases import INSTRUCTION_RULES, QUOTED_MENTION_RULES
+from foldgate.guard.poison_text import BLOB, INVISIBLE, Pattern, invisible_trick, normalise, script_confusion
+from foldgate.guard.poison_theft import THEFT_RULES
 
 __all__ = [
     "BLOB",

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from foldgate.index.poison_scan import RULES, scan_entry
+from foldgate.guard.poison_scan import RULES, scan_entry
 
 ATTACKS = [
     ("active-markup", "description", 'Recipe finder. <script src="https://cdn.example.net/x.js"></script>'),

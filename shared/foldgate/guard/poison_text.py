@@ -1,6 +1,6 @@
 """Text as a model reads it, and the character tricks that hide text from a human reviewer.
 
-The phrase rules (:mod:`foldgate.index.poison_phrases`, :mod:`foldgate.index.poison_theft`) run on
+The phrase rules (:mod:`foldgate.guard.poison_phrases`, :mod:`foldgate.guard.poison_theft`) run on
 *normalised* text (:func:`normalise`): NFKC, invisible characters removed, Cyrillic and Greek look-alikes
 folded to Latin, case folded: ``IGNORE`` spelt with a Cyrillic I, full-width letters or a zero-width
 space reads as ``ignore``. The character checks (invisible code points, mixed scripts, encoded blobs)

@@ -8,10 +8,10 @@ from __future__ import annotations
 from typing import Any
 
 from foldgate.config.tenant import TenantConfig, parse_tenant_config
+from foldgate.guard.poison_learned import LEARNED_RULE
+from foldgate.guard.poison_scan import Finding, scan_entry, scan_findings
 from foldgate.guard.score import Score
 from foldgate.index.holds import hold_unapproved
-from foldgate.index.poison_learned import LEARNED_RULE
-from foldgate.index.poison_scan import Finding, scan_entry, scan_findings
 from foldgate.model.tool import Tool, tool_from_wire
 
 UNRULED_ATTACK = (

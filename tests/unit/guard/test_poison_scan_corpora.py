@@ -9,8 +9,8 @@ import json
 import pytest
 
 from foldgate.dev.corpus import load_catalog_rows
+from foldgate.guard.poison_scan import scan_entry
 from foldgate.guard.scorer import load_scorer
-from foldgate.index.poison_scan import scan_entry
 from tests.conftest import corpus_path
 
 CATALOGS = [
@@ -50,4 +50,20 @@ def test_with_the_model_false_positives_on_a_real_catalog_are_at_most_0_1_percen
     assert scorer is not None
     rows = load_catalog_rows(corpus_path(*parts))
     flagged = [f"{r['server']}:{r.get('name', r.get('tool'))}" for r in rows if scan_entry(r, scorer)]
+    assert len(flagged) <= 0.001 * len(rows), flagged
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize("parts", CATALOGS, ids=lambda p: "/".join(p))
+def test_with_the_semantic_scorer_false_positives_stay_at_most_0_1_percent(parts: tuple[str, ...]) -> None:
+    # The cue head (what a scan without the local encoder runs) reads every prose field: parameter
+    # descriptions, defaults and enums of real tools must not be held for it.
+    from foldgate.guard.scorer import load_semantic
+
+    scorer, semantic = load_scorer(), load_semantic()
+    assert semantic is not None
+    rows = load_catalog_rows(corpus_path(*parts))
+    flagged = [
+        f"{r['server']}:{r.get('name', r.get('tool'))}" for r in rows if scan_entry(r, scorer, semantic)
+    ]
     assert len(flagged) <= 0.001 * len(rows), flagged

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import Final
 
-from foldgate.index.poison_text import Pattern
-from foldgate.index.poison_text import pattern as _p
+from foldgate.guard.poison_text import Pattern
+from foldgate.guard.poison_text import pattern as _p
 
 __all__ = ["INSTRUCTION_RULES", "QUOTED_MENTION_RULES"]
 

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from foldgate.index.poison_text import _fast_start, normalise
+from foldgate.guard.poison_text import _fast_start, normalise
 
 
 @pytest.mark.parametrize(
