@@ -126,14 +126,13 @@ class McpEndpoint:
     ) -> None:
         """Authenticate and answer, as one activity event (a refusal is one too)."""
         scope, receive = request.scope, request.receive
-        gateway: Gateway = self.app.state.gateway
         principal = await self._authenticate(request)
         if isinstance(principal, tuple):
             answer, refused = principal
             await answer(scope, receive, send)
-            # Refused before the gateway: an event of its own when it asked for work.
-            record_refusal(gateway.recorder, scope, request, body, self.path, started, refused)
+            self._record_refusal(request, body, started, refused)
             return
+        gateway: Gateway = self.app.state.gateway
         traced.set(tenant=principal.tenant)
         observation = open_observation(gateway.recorder, scope, request, principal, self.path, started, body)
         with observing(observation):
@@ -144,6 +143,17 @@ class McpEndpoint:
                 raise
             finally:
                 finish(observation, body)
+
+    def _record_refusal(self, request: Request, body: bytes, started: float, refused: Refused) -> None:
+        """Refused before the gateway: an event of its own when it asked for work. The answer is out
+        already, so nothing here may raise: without a gateway the app's recorder takes the event, and
+        a failure is one line in the log (a store outage refuses every request; no traceback each)."""
+        gateway: Gateway | None = getattr(self.app.state, "gateway", None)
+        recorder = gateway.recorder if gateway is not None else self.app.state.recorder
+        try:
+            record_refusal(recorder, request.scope, request, body, self.path, started, refused)
+        except Exception as exc:  # a recorder must not raise; the refusal has been answered
+            log.warning("a refused request was not recorded: %s", type(exc).__name__)
 
     async def _answer(
         self, request: Request, body: bytes, principal: Principal, send: Send, traced: Span
@@ -249,9 +259,10 @@ class McpEndpoint:
             retry = {"retry-after": str(max(1, round(exc.retry_after)))}
             refused: Refused = ("rate_limited", "rate_limit", exc.principal, tenant)
             return jsonrpc_error(429, -32002, str(exc), retry), refused
-        except StoreError:
+        except StoreError as exc:
             # The token table is unreachable: not the caller's fault, and worth retrying shortly.
-            log.warning("token verification failed: the token store is unavailable", exc_info=True)
+            # One line per refusal, no traceback: an outage refuses every request alike.
+            log.warning("token verification failed: the token store is unavailable (%s)", exc.message[:200])
             message = "the gateway cannot verify credentials right now; retry shortly"
             answer = jsonrpc_error(503, -32003, message, {"retry-after": str(STORE_RETRY_AFTER_S)})
             return answer, ("internal_error", "token_store_unavailable", None, tenant)
