@@ -38,6 +38,7 @@ from foldgate.edge.elicitation import CLIENTS
 from foldgate.edge.input_relay import call_relay
 from foldgate.edge.jsonrpc import PlainRequest
 from foldgate.errors import UpstreamInputError
+from foldgate.model.bounded import bounded
 from foldgate.model.jsonutil import wire_text
 from foldgate.model.principal import Principal
 from foldgate.serve.gateway import Gateway
@@ -185,11 +186,12 @@ def take_reply(body: bytes, principal: Principal) -> bool:
     error = msg.get("error")
     code = error.get("code") if isinstance(error, dict) else None
     text = error.get("message") if isinstance(error, dict) else None
+    said = bounded(text, 500) if isinstance(text, str) else "the client answered with an error"
     waiting.answer.set_result(
         {
             "error": {
                 "code": code if isinstance(code, int) and not isinstance(code, bool) else -32603,
-                "message": text[:500] if isinstance(text, str) else "the client answered with an error",
+                "message": said,
             }
         }
     )
