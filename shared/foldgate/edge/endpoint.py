@@ -34,6 +34,7 @@ from foldgate.edge.protocol import MODERN_PROTOCOL_VERSIONS, jsonrpc_error, mode
 from foldgate.edge.streaming import LAMBDA_NOTIFICATION_BYTES, answer_streamed, streamable, take_reply
 from foldgate.errors import AuthError, FoldgateError, InsufficientScopeError, StoreError
 from foldgate.model.activity import Outcome
+from foldgate.model.bounded import bounded
 from foldgate.model.deadline import answering_by, request_deadline
 from foldgate.model.principal import Principal
 from foldgate.serve.gateway import Gateway
@@ -262,7 +263,8 @@ class McpEndpoint:
         except StoreError as exc:
             # The token table is unreachable: not the caller's fault, and worth retrying shortly.
             # One line per refusal, no traceback: an outage refuses every request alike.
-            log.warning("token verification failed: the token store is unavailable (%s)", exc.message[:200])
+            why = bounded(exc.message, 200)
+            log.warning("token verification failed: the token store is unavailable (%s)", why)
             message = "the gateway cannot verify credentials right now; retry shortly"
             answer = jsonrpc_error(503, -32003, message, {"retry-after": str(STORE_RETRY_AFTER_S)})
             return answer, ("internal_error", "token_store_unavailable", None, tenant)

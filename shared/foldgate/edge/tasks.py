@@ -356,7 +356,7 @@ def _rewritten(start: Message, body: bytes, rewrite: Rewrite) -> bytes | None:
         return None
     try:
         message = json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):  # an answer nested too deep to rewrite goes out as it is
         return None
     if not isinstance(message, dict) or not isinstance(message.get("result"), dict):
         return None
