@@ -35,7 +35,7 @@ def plain_tools_list(body: bytes, request: Request) -> tuple[Any, bool] | None:
     try:
         msg = json.loads(body)
     except (ValueError, RecursionError):
-        return None  # the SDK path answers it (a depth problem there is a -32700, see edge/endpoint.py)
+        return None  # the SDK path answers it: a body nested too deep is its -32700, never a 500
     if not isinstance(msg, dict) or msg.get("jsonrpc") != "2.0" or msg.get("method") != "tools/list":
         return None
     rid = msg.get("id")

@@ -227,3 +227,15 @@ def test_the_lambda_path_never_answers_5xx_to_any_body_or_upstream_result() -> N
     for body, result in EXAMPLES:
         each = example(path="/mcp/all", body=body, result=result, version=None)(each)
     each()
+
+
+async def test_a_body_nested_10000_deep_is_a_parse_error_on_every_method() -> None:
+    """The fast path's decode raised RecursionError (a 500) on main; now the body is a -32700."""
+    gateway, _ = _gateway()
+    app = create_app(gateway)
+    transport = httpx2.ASGITransport(app=app)
+    async with httpx2.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
+        for method in ("tools/list", "tools/call", "ping", "resources/list"):
+            r = await client.post("/mcp/all", content=deep(10_000, method=method), headers=HEADERS)
+            assert r.status_code == 400, method
+            assert r.json()["error"]["code"] == -32700, method
