@@ -135,7 +135,13 @@ def _cmd_index(args: argparse.Namespace) -> int:
     reports = asyncio.run(run())
     for report in reports:
         print(json.dumps(dataclasses.asdict(report), ensure_ascii=False))
+    # Loaded per command, with the rest of the indexer.
+    from foldgate.index.triggers import failed_servers
+
     for report in reports:
+        for failed in failed_servers(report):
+            print(f"{report.tenant}: {failed['server']} could not be listed ({failed['error']}): "
+                  f"{failed['serving']}", file=sys.stderr)  # fmt: skip
         done = f"version {report.version}, {report.tools} tools" if report.error is None else report.error
         _audit(settings, report.tenant, "index.reindex", target=report.tenant, detail=done)
     return 0 if all(r.error is None for r in reports) else 1

@@ -119,7 +119,8 @@ def _plan(args: argparse.Namespace) -> tuple[Any, Any]:
     tenant_file = read_tenant_file(file)
     target, secrets = _target(args, settings)
     try:
-        return settings, plan_tenant(target, secrets, tenant, tenant_file, file)
+        private = settings.allow_private_upstreams  # the rule the deployment connects by
+        return settings, plan_tenant(target, secrets, tenant, tenant_file, file, allow_private=private)
     except BaseException:
         target.close()
         raise

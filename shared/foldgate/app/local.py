@@ -201,6 +201,7 @@ def build_local(
             signouts=open_signouts(settings),
             activity=activity,
             public_url=settings.public_url,
+            allow_private_upstreams=settings.allow_private_upstreams,
         )
     )
     app = create_app(

@@ -553,6 +553,7 @@ def build_mcp_app(
                     signouts=open_signouts(settings),
                     activity=activity,
                     public_url=settings.public_url,
+                    allow_private_upstreams=settings.allow_private_upstreams,
                 )
             )
 

@@ -36,11 +36,13 @@ def tenant_path(prefix: str, tenant: str) -> str:
     return f"{prefix.rstrip('/')}/tenants/{tenant}"
 
 
-def parse_cloud_config(doc: dict[str, Any], base: str) -> TenantConfig:
+def parse_cloud_config(doc: dict[str, Any], base: str, *, allow_private: bool = True) -> TenantConfig:
     """A validated cloud config from a whole document (servers inline); ``base`` is the tenant's
-    Parameter Store path, which its secret names are resolved under. ConfigError naming ``base``."""
+    Parameter Store path, which its secret names are resolved under. ConfigError naming ``base``.
+    ``allow_private`` False (a save to a deployment without private upstreams) refuses loopback and
+    private address literals in server URLs."""
     # The cloud, where no issuer on this machine's loopback can be trusted.
-    config = parse_tenant_config(doc, source=base, allow_loopback=False)
+    config = parse_tenant_config(doc, source=base, allow_loopback=False, allow_private=allow_private)
     servers = []
     for s in config.servers:
         if s.transport == "stdio":

@@ -81,21 +81,29 @@ def _cloud_problems(config: TenantConfig, base: str) -> list[str]:
 
 
 def validate_document(
-    doc: Any, *, source: str, cloud_base: str | None, known: tuple[str, ...] = ()
+    doc: Any,
+    *,
+    source: str,
+    cloud_base: str | None,
+    known: tuple[str, ...] = (),
+    allow_private: bool = True,
 ) -> TenantConfig:
     """The config the document gives, as written (secret names as spelled); ConfigError listing every
     problem by field, ``known`` ones (found beside the config, e.g. in its ``secrets:``) first.
-    ``cloud_base`` (the tenant's Parameter Store path) applies the cloud's rules, None the local file's."""
+    ``cloud_base`` (the tenant's Parameter Store path) applies the cloud's rules, None the local file's;
+    ``allow_private`` False refuses loopback and private upstream address literals."""
     if not isinstance(doc, dict):
         raise ConfigError(f"invalid tenant config in {source}: expected a mapping")
     try:
         # The cloud, where no issuer on this machine's loopback can be trusted.
-        config = TenantConfig.model_validate(doc, context={"allow_loopback": cloud_base is None})
+        context = {"allow_loopback": cloud_base is None, "allow_private": allow_private}
+        config = TenantConfig.model_validate(doc, context=context)
     except ValidationError as exc:
         raise _problems(source, [*known, *(_error_line(e) for e in exc.errors())]) from None
     problems = [*known, *(_cloud_problems(config, cloud_base) if cloud_base is not None else [])]
     if problems:
         raise _problems(source, problems)
     if cloud_base is not None:
-        parse_cloud_config(doc, cloud_base)  # the readers' own rules have the last word
+        # The readers' own rules have the last word.
+        parse_cloud_config(doc, cloud_base, allow_private=allow_private)
     return config

@@ -51,6 +51,8 @@ class ConfigWriter(ABC):
     # Shown beside the save buttons: where a save goes, and whether it keeps the file's comments.
     label: str = ""
     keeps_comments: bool = True
+    # The deployment's allow_private_upstreams: False refuses loopback and private URL literals at save.
+    allow_private: bool = True
 
     @abstractmethod
     def read(self, tenant: str) -> ConfigDocument:
@@ -112,7 +114,10 @@ class FileConfigWriter(ConfigWriter):
     def validate(self, tenant: str, doc: Mapping[str, Any]) -> TenantConfig:
         """The local rules (stdio servers and loopback issuers allowed)."""
         self._own(tenant)
-        return _checked(lambda: parse_tenant_config(dict(doc), source=self.path.name), doc)
+        return _checked(
+            lambda: parse_tenant_config(dict(doc), source=self.path.name, allow_private=self.allow_private),
+            doc,
+        )
 
     def write(self, tenant: str, doc: Mapping[str, Any], version: str) -> ConfigDocument:
         """Validate, then replace the file atomically if its hash is still ``version``."""
@@ -154,7 +159,7 @@ class TableConfigWriter(ConfigWriter):
         from foldgate.config.cloud import parse_cloud_config, tenant_path
 
         base = tenant_path(self.prefix, tenant)
-        return _checked(lambda: parse_cloud_config(dict(doc), base), doc)
+        return _checked(lambda: parse_cloud_config(dict(doc), base, allow_private=self.allow_private), doc)
 
     def write(self, tenant: str, doc: Mapping[str, Any], version: str) -> ConfigDocument:
         """Validate, then one conditional write of the document and its registry entry."""
@@ -163,14 +168,19 @@ class TableConfigWriter(ConfigWriter):
         return ConfigDocument(stored.doc, stored.revision)
 
 
-def config_writer(configs: ConfigSource) -> ConfigWriter | None:
+def config_writer(configs: ConfigSource, *, allow_private: bool = True) -> ConfigWriter | None:
     """The writer for a gateway's config source; None for a source the console cannot write
-    (Parameter Store: :data:`NOT_EDITABLE`; fixed configs of tests and ``--upstream``)."""
+    (Parameter Store: :data:`NOT_EDITABLE`; fixed configs of tests and ``--upstream``).
+    ``allow_private`` is the deployment's ``allow_private_upstreams`` (checked at save)."""
+    writer: ConfigWriter | None = None
     if isinstance(configs, FileConfigSource):
-        return FileConfigWriter(configs.path, configs.tenant)
-    # Loaded only where the source is the table: the file-only local process pulls nothing in.
-    from foldgate.config.table import TableConfigSource
+        writer = FileConfigWriter(configs.path, configs.tenant)
+    else:
+        # Loaded only where the source is the table: the file-only local process pulls nothing in.
+        from foldgate.config.table import TableConfigSource
 
-    if isinstance(configs, TableConfigSource):
-        return TableConfigWriter(configs.store, configs.prefix)
-    return None
+        if isinstance(configs, TableConfigSource):
+            writer = TableConfigWriter(configs.store, configs.prefix)
+    if writer is not None:
+        writer.allow_private = allow_private
+    return writer

@@ -9,11 +9,20 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from foldgate.config.oauth import OAuthConfig
 from foldgate.config.upstream_auth import StaticAuth, UpstreamAuth
 from foldgate.errors import ConfigError
+from foldgate.model.address_rule import literal_host_refusal
 from foldgate.model.naming import RESERVED_NAMES, is_valid_name
 
 __all__ = [
@@ -145,6 +154,22 @@ class ServerConfig(Strict):
                 "stay valid MCP tool names"
             )
         return value
+
+    @field_validator("url")
+    @classmethod
+    def _check_url_host(cls, value: str | None, info: ValidationInfo) -> str | None:
+        # Refused at save by the connect-time rule (model/address_rule.py), so a metadata or
+        # link-local URL is never saved only to fail when called. Loopback and private literals
+        # only where the saver says allow_private_upstreams is off (context "allow_private").
+        if value is None:
+            return value
+        private = bool((info.context or {}).get("allow_private", True))
+        why = literal_host_refusal(value, allow_private=private)
+        if why is None:
+            return value
+        if not private and literal_host_refusal(value, allow_private=True) is None:
+            raise ValueError(f"url refused: {why} (allow_private_upstreams is off here)")
+        raise ValueError(f"url refused: {why}, which an upstream may never be")
 
     @model_validator(mode="after")
     def _check_transport(self) -> ServerConfig:
@@ -374,14 +399,19 @@ def format_validation(exc: ValidationError) -> str:
     return "; ".join(parts)
 
 
-def parse_tenant_config(data: Any, *, source: str = "config", allow_loopback: bool = True) -> TenantConfig:
+def parse_tenant_config(
+    data: Any, *, source: str = "config", allow_loopback: bool = True, allow_private: bool = True
+) -> TenantConfig:
     """Validate a decoded config document; raises ConfigError naming each bad field.
 
     ``allow_loopback`` admits an ``http://`` loopback ``oauth.issuer`` (local files and tests); the
     cloud source passes False, and the verifier re-checks against the process's own policy.
+    ``allow_private`` False (a save where ``allow_private_upstreams`` is off) refuses server URLs whose
+    host is a loopback or private address literal; metadata and link-local hosts are refused always.
     """
+    context = {"allow_loopback": allow_loopback, "allow_private": allow_private}
     try:
-        return TenantConfig.model_validate(data, context={"allow_loopback": allow_loopback})
+        return TenantConfig.model_validate(data, context=context)
     except ValidationError as exc:
         raise ConfigError(f"invalid tenant config in {source}: {format_validation(exc)}") from exc
 

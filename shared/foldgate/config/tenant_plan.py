@@ -101,13 +101,24 @@ def _relative(name: str, base: str) -> str:
 
 
 def plan_tenant(
-    target: ConfigTarget, secrets: SecretStore, tenant: str, file: TenantFile, source: str
+    target: ConfigTarget,
+    secrets: SecretStore,
+    tenant: str,
+    file: TenantFile,
+    source: str,
+    *,
+    allow_private: bool = True,
 ) -> TenantPlan:
     """The plan for applying ``file`` to ``tenant`` at ``target``; ConfigError (naming fields, never
-    values) when the file is invalid or a secret's source cannot be read."""
+    values) when the file is invalid or a secret's source cannot be read. ``allow_private`` False
+    (``allow_private_upstreams`` off) refuses loopback and private upstream address literals."""
     base = target.base(tenant)
     config = validate_document(
-        file.doc, source=source, cloud_base=base if target.cloud else None, known=file.problems
+        file.doc,
+        source=source,
+        cloud_base=base if target.cloud else None,
+        known=file.problems,
+        allow_private=allow_private,
     )
     values = {name: secret_value(name, spec, file.base_dir) for name, spec in file.secrets.items()}
     refs = {_relative(name, base): used for name, used in referenced_secrets(config).items()}

@@ -34,6 +34,7 @@ from foldgate.edge.protocol import MODERN_PROTOCOL_VERSIONS, jsonrpc_error, mode
 from foldgate.edge.streaming import LAMBDA_NOTIFICATION_BYTES, answer_streamed, streamable, take_reply
 from foldgate.errors import AuthError, FoldgateError, InsufficientScopeError, StoreError
 from foldgate.model.activity import Outcome
+from foldgate.model.bounded import bounded
 from foldgate.model.deadline import answering_by, request_deadline
 from foldgate.model.principal import Principal
 from foldgate.serve.gateway import Gateway
@@ -126,16 +127,13 @@ class McpEndpoint:
     ) -> None:
         """Authenticate and answer, as one activity event (a refusal is one too)."""
         scope, receive = request.scope, request.receive
-        gateway: Gateway = self.app.state.gateway
         principal = await self._authenticate(request)
         if isinstance(principal, tuple):
             answer, refused = principal
             await answer(scope, receive, send)
-            # Refused before the gateway: an event of its own when it asked for work.
-            record_refusal(
-                gateway.recorder, scope, request, body, self.path, started, refused, gateway.tool_target
-            )
+            self._record_refusal(request, body, started, refused)
             return
+        gateway: Gateway = self.app.state.gateway
         traced.set(tenant=principal.tenant)
         observation = open_observation(gateway.recorder, scope, request, principal, self.path, started, body)
         with observing(observation):
@@ -146,6 +144,18 @@ class McpEndpoint:
                 raise
             finally:
                 finish(observation, body)
+
+    def _record_refusal(self, request: Request, body: bytes, started: float, refused: Refused) -> None:
+        """Refused before the gateway: an event of its own when it asked for work. The answer is out
+        already, so nothing here may raise: without a gateway the app's recorder takes the event, and
+        a failure is one line in the log (a store outage refuses every request; no traceback each)."""
+        gateway: Gateway | None = getattr(self.app.state, "gateway", None)
+        recorder = gateway.recorder if gateway is not None else self.app.state.recorder
+        named = gateway.tool_target if gateway is not None else None
+        try:
+            record_refusal(recorder, request.scope, request, body, self.path, started, refused, named)
+        except Exception as exc:  # a recorder must not raise; the refusal has been answered
+            log.warning("a refused request was not recorded: %s", type(exc).__name__)
 
     async def _answer(
         self, request: Request, body: bytes, principal: Principal, send: Send, traced: Span
@@ -251,9 +261,11 @@ class McpEndpoint:
             retry = {"retry-after": str(max(1, round(exc.retry_after)))}
             refused: Refused = ("rate_limited", "rate_limit", exc.principal, tenant)
             return jsonrpc_error(429, -32002, str(exc), retry), refused
-        except StoreError:
+        except StoreError as exc:
             # The token table is unreachable: not the caller's fault, and worth retrying shortly.
-            log.warning("token verification failed: the token store is unavailable", exc_info=True)
+            # One line per refusal, no traceback: an outage refuses every request alike.
+            why = bounded(exc.message, 200)
+            log.warning("token verification failed: the token store is unavailable (%s)", why)
             message = "the gateway cannot verify credentials right now; retry shortly"
             answer = jsonrpc_error(503, -32003, message, {"retry-after": str(STORE_RETRY_AFTER_S)})
             return answer, ("internal_error", "token_store_unavailable", None, tenant)

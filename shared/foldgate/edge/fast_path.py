@@ -18,6 +18,7 @@ from foldgate.edge.protocol import (
     PROTOCOL_META,
     SERVER_INFO_META,
 )
+from foldgate.model.jsonutil import wire_text
 
 __all__ = ["plain_tools_list", "send_listing"]
 
@@ -33,8 +34,8 @@ def plain_tools_list(body: bytes, request: Request) -> tuple[Any, bool] | None:
         return None
     try:
         msg = json.loads(body)
-    except ValueError:
-        return None
+    except (ValueError, RecursionError):
+        return None  # the SDK path answers it: a body nested too deep is its -32700, never a 500
     if not isinstance(msg, dict) or msg.get("jsonrpc") != "2.0" or msg.get("method") != "tools/list":
         return None
     rid = msg.get("id")
@@ -78,7 +79,7 @@ async def send_listing(
         )  # fmt: skip
     else:
         text = head + '"tools":' + listing + "}}"
-    payload = text.encode("utf-8")
+    payload = wire_text(text)  # a listing keeps an upstream's lone surrogates escaped, never a 500
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]
     await send({"type": "http.response.start", "status": 200, "headers": headers})
     await send({"type": "http.response.body", "body": payload})

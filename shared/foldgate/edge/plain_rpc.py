@@ -17,7 +17,6 @@ would add ~0.3-1 s to every cold start for results most tools never return, so i
 
 from __future__ import annotations
 
-import json
 import logging
 from typing import Any, Final
 
@@ -35,6 +34,7 @@ from foldgate.edge.protocol import (
     modern_error_status,
 )
 from foldgate.errors import UpstreamError, UpstreamProtocolError
+from foldgate.model.jsonutil import wire
 from foldgate.model.principal import Principal
 from foldgate.serve.consent import collecting
 from foldgate.serve.gateway import Gateway
@@ -235,7 +235,7 @@ def _modern_envelope(result: dict[str, Any]) -> dict[str, Any]:
 
 
 def _dumps(message: dict[str, Any]) -> bytes:
-    return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    return wire(message)  # lone surrogates escaped (model/jsonutil.py): never an encode error
 
 
 async def _send(send: Send, status: int, payload: bytes) -> None:

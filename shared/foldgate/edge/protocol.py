@@ -9,6 +9,7 @@ from typing import Any, Final
 from fastapi.responses import JSONResponse
 
 from foldgate import __version__
+from foldgate.model.jsonutil import wire
 
 __all__ = [
     "HANDSHAKE_PROTOCOL_VERSIONS",
@@ -36,6 +37,13 @@ SERVER_INFO_META: Final = json.dumps(
 _MODERN_ERROR_STATUS: Final = {-32700: 400, -32600: 400, -32602: 400, -32020: 400, -32021: 400, -32601: 404}
 
 
+class _WireJSON(JSONResponse):
+    """A JSON response encoded by the edge's one rule (lone surrogates escaped, never a 500)."""
+
+    def render(self, content: Any) -> bytes:
+        return wire(content)
+
+
 def modern_error_status(code: int) -> int:
     """The HTTP status a 2026-07-28 error answer with this JSON-RPC code is sent with."""
     return _MODERN_ERROR_STATUS.get(code, 200)
@@ -52,4 +60,4 @@ def jsonrpc_error(
     error: dict[str, Any] = {"code": code, "message": message}
     if data is not None:
         error["data"] = data
-    return JSONResponse({"jsonrpc": "2.0", "id": None, "error": error}, status, headers=headers)
+    return _WireJSON({"jsonrpc": "2.0", "id": None, "error": error}, status, headers=headers)

@@ -38,6 +38,8 @@ from foldgate.edge.elicitation import CLIENTS
 from foldgate.edge.input_relay import call_relay
 from foldgate.edge.jsonrpc import PlainRequest
 from foldgate.errors import UpstreamInputError
+from foldgate.model.bounded import bounded
+from foldgate.model.jsonutil import wire_text
 from foldgate.model.principal import Principal
 from foldgate.serve.gateway import Gateway
 from foldgate.upstream.relay import LOG_LEVEL_META, LOG_LEVELS, URL_ELICITATION, Relay, relaying
@@ -117,7 +119,7 @@ async def answer_streamed(
         nonlocal started, budget
         data = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
         if budget is not None and "id" not in message:
-            size = len(data.encode())
+            size = len(wire_text(data))
             if size > budget:
                 budget = 0  # past the cap: this and every later notification are dropped, in order
                 return
@@ -126,7 +128,7 @@ async def answer_streamed(
             if not started:
                 started = True
                 await send({"type": "http.response.start", "status": 200, "headers": list(_HEADERS)})
-            event = f"event: message\ndata: {data}\n\n".encode()
+            event = wire_text(f"event: message\ndata: {data}\n\n")  # lone surrogates escaped
             await send({"type": "http.response.body", "body": event, "more_body": True})
 
     async def ask(method: str, params: dict[str, Any]) -> dict[str, Any]:
@@ -184,11 +186,12 @@ def take_reply(body: bytes, principal: Principal) -> bool:
     error = msg.get("error")
     code = error.get("code") if isinstance(error, dict) else None
     text = error.get("message") if isinstance(error, dict) else None
+    said = bounded(text, 500) if isinstance(text, str) else "the client answered with an error"
     waiting.answer.set_result(
         {
             "error": {
                 "code": code if isinstance(code, int) and not isinstance(code, bool) else -32603,
-                "message": text[:500] if isinstance(text, str) else "the client answered with an error",
+                "message": said,
             }
         }
     )

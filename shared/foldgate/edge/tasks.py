@@ -43,6 +43,7 @@ from foldgate.edge.jsonrpc import CLIENT_CAPABILITIES_META
 from foldgate.edge.protocol import MODERN_PROTOCOL_VERSIONS
 from foldgate.errors import FoldgateError, InvalidRequestError, NotFoundError, UpstreamError
 from foldgate.model.deadline import time_left
+from foldgate.model.jsonutil import wire
 from foldgate.model.principal import Principal
 from foldgate.serve.gateway import Gateway
 from foldgate.serve.recording import current
@@ -355,12 +356,12 @@ def _rewritten(start: Message, body: bytes, rewrite: Rewrite) -> bytes | None:
         return None
     try:
         message = json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):  # an answer nested too deep to rewrite goes out as it is
         return None
     if not isinstance(message, dict) or not isinstance(message.get("result"), dict):
         return None
     new = rewrite(message)
-    return None if new is None else json.dumps(new, ensure_ascii=False, separators=(",", ":")).encode()
+    return None if new is None else wire(new)
 
 
 def handle_rewrite(req: TaskRequest, modern: bool) -> Rewrite:
@@ -441,7 +442,7 @@ async def task_scope(
 
 
 async def _send_json(send: Send, message: dict[str, Any], status: int = 200) -> None:
-    payload = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    payload = wire(message)
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": payload})

@@ -12,13 +12,15 @@ from typing import TYPE_CHECKING, Any
 
 from foldgate.config.source import ConfigSource
 from foldgate.errors import FoldgateError
+from foldgate.model.bounded import bounded
 
 if TYPE_CHECKING:
     # Only a type here: the admin API imports this module and must not pull the indexer in.
-    from foldgate.index.indexer import Indexer
+    from foldgate.index.indexer import Indexer, IndexReport
 
 __all__ = [
     "Reindexer",
+    "failed_servers",
     "lambda_reindexer",
     "lambda_server_trigger",
     "local_reindexer",
@@ -29,6 +31,20 @@ log = logging.getLogger(__name__)
 
 # Reindex one tenant now (or ask for it) and say what happened, as the admin API reports it.
 Reindexer = Callable[[str], Awaitable[dict[str, Any]]]
+
+
+def failed_servers(report: IndexReport) -> list[dict[str, Any]]:
+    """Each server this run could not list, by name: why (bounded: it is the upstream's text), and
+    that its last good tools keep serving (how many), for every reindex answer alike."""
+    failed = []
+    for name, status in sorted(report.servers.items()):
+        if status.get("healthy"):
+            continue
+        kept = int(status.get("tools") or 0)
+        serving = f"its last good {kept} tools keep serving" if kept else "it has no earlier tools to serve"
+        why = bounded(str(status.get("error") or "no reason given"))
+        failed.append({"server": name, "error": why, "kept_tools": kept, "serving": serving})
+    return failed
 
 
 def local_reindexer(
@@ -53,6 +69,8 @@ def local_reindexer(
             "unsafe_patterns": report.unsafe_patterns,
             "recovered": report.recovered,
             "error": report.error,
+            # A server that failed to list is no run failure (its last good tools serve): named here.
+            "failed_servers": failed_servers(report),
         }
 
     return run

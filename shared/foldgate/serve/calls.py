@@ -20,6 +20,7 @@ from foldgate.errors import (
     UpstreamProtocolError,
     UpstreamTimeoutError,
 )
+from foldgate.model.bounded import bounded
 from foldgate.model.caller import calling_as
 from foldgate.model.catalog import IndexedTool
 from foldgate.model.lru import MemoryBudget
@@ -175,7 +176,7 @@ class ToolCaller:
         except UpstreamError as exc:
             if observed is not None:
                 observed.failed(exc)
-            log.warning("tenant %s: %s", view.catalog.tenant, exc.message)
+            log.warning("tenant %s: %s", view.catalog.tenant, bounded(exc.message))
             if not isinstance(exc, UpstreamConsentError):
                 # Imported here: the tasks module stays off the cold-start path of gateways without tasks.
                 from foldgate.serve.task_context import note_protocol_error

@@ -56,6 +56,8 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
+# Recorder failures of this process (the first one is logged with its traceback, later ones in a line).
+_RECORDER_FAILURES: Final = itertools.count()
 
 # The methods whose requests do work: each gets one event.
 WORK_METHODS: Final = frozenset({"tools/call", "resources/read", "prompts/get"})
@@ -333,8 +335,11 @@ class Observation:
             return  # recording is off: no event is built
         try:
             self.recorder.record(self.event())
-        except Exception:  # a recorder must not raise; if one does, the call it describes goes on
-            log.exception("the activity recorder failed; the event is lost")
+        except Exception as exc:  # a recorder must not raise; if one does, the call it describes goes on
+            # A recorder that breaks breaks on every request: its first traceback is enough.
+            first = next(_RECORDER_FAILURES) == 0
+            log.warning("the activity recorder failed (%s); the event is lost", type(exc).__name__,
+                        exc_info=first)  # fmt: skip
 
 
 _CURRENT: ContextVar[Observation | None] = ContextVar("foldgate_observation", default=None)

@@ -9,6 +9,7 @@ import sys
 from typing import Final
 
 from foldgate.errors import UpstreamProtocolError
+from foldgate.model.bounded import bounded
 from foldgate.upstream.plain_session import RpcError
 from foldgate.upstream.wire import WireError
 
@@ -39,8 +40,7 @@ def leaf_of(exc: BaseException) -> BaseException:
 def describe(exc: BaseException) -> str:
     """A one-line description of what failed, at most 300 characters."""
     leaf = leaf_of(exc)
-    text = str(leaf).strip() or type(leaf).__name__
-    return text if len(text) <= 300 else text[:297] + "..."
+    return bounded(str(leaf).strip() or type(leaf).__name__, 300)
 
 
 def rpc_error_message(leaf: BaseException) -> str | None:
@@ -61,7 +61,7 @@ def passed_through(leaf: BaseException) -> UpstreamProtocolError | None:
     if rpc_error_message(leaf) is None or code not in PASSED_THROUGH:
         return None
     message = str(getattr(leaf, "message", "")) or "missing required client capability"
-    message = message[:_MAX_PASSED_MESSAGE]
+    message = bounded(message, _MAX_PASSED_MESSAGE)
     data = getattr(leaf, "data", None)
     required = data.get("requiredCapabilities") if isinstance(data, dict) else None
     kept = None
@@ -81,7 +81,15 @@ def as_mcp_error(leaf: BaseException) -> BaseException:
     # Only requests the SDK edge serves (resources, prompts, completions) get here: it is loaded.
     from mcp.shared.exceptions import MCPError
 
-    return MCPError(leaf.code, leaf.message, leaf.data)
+    # Bounded like every upstream text the agent reads: the message cut, an outsized data dropped.
+    return MCPError(leaf.code, bounded(leaf.message), leaf.data if _small(leaf.data) else None)
+
+
+def _small(data: object) -> bool:
+    try:
+        return len(json.dumps(data)) <= _MAX_PASSED_DATA
+    except (TypeError, ValueError, RecursionError):
+        return False
 
 
 def lost_in_transit(exc: BaseException) -> bool:

@@ -22,6 +22,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from foldgate.config.tenant import ServerConfig
 from foldgate.errors import UpstreamDeadlineError, UpstreamError, UpstreamTimeoutError
+from foldgate.model.bounded import bounded
 from foldgate.model.deadline import time_left
 from foldgate.model.param_headers import HeaderParam, param_headers
 from foldgate.telemetry.tracing import span
@@ -350,7 +351,7 @@ class UpstreamClient:
                     code = getattr(leaf, "code", None)
                     rpc_code = code if isinstance(code, int) and not isinstance(code, bool) else -32603
                     raise UpstreamError(
-                        f"{server.name}: {name} failed upstream: {said}", rpc_code=rpc_code
+                        f"{server.name}: {name} failed upstream: {bounded(said)}", rpc_code=rpc_code
                     ) from exc
                 raise UpstreamError(f"{server.name}: {name} failed: {describe(exc)}") from exc
             traced.set(outcome="tool_error" if result.get("isError") is True else "ok")

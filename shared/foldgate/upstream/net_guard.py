@@ -34,7 +34,6 @@ a tenant what is inside the network) nor the URL's path, query or credentials (w
 from __future__ import annotations
 
 import functools
-import ipaddress
 import logging
 import socket
 import threading
@@ -45,6 +44,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from foldgate.errors import UpstreamError
+from foldgate.model.address_rule import forbidden_reason
 
 if TYPE_CHECKING:
     import httpx2
@@ -67,89 +67,7 @@ _MAX_CACHE_ENTRIES = 4096
 # The cache's clock, a module attribute so tests can move time without touching the event loop's.
 _now = time.monotonic
 
-IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
-_Net = ipaddress.IPv4Network | ipaddress.IPv6Network
-
-
-def _nets(*specs: tuple[str, str]) -> tuple[tuple[_Net, str], ...]:
-    return tuple((ipaddress.ip_network(net), why) for net, why in specs)
-
-
-# Forbidden whatever allow_private says. Order matters only for the message: specific before general.
-_ALWAYS = _nets(
-    ("169.254.169.254/32", "the cloud metadata service"),
-    ("169.254.170.2/32", "the cloud metadata service"),
-    ("fd00:ec2::254/128", "the cloud metadata service"),
-    ("0.0.0.0/8", "an unspecified address"),  # Linux connects 0.0.0.0 to the local host
-    ("::/128", "an unspecified address"),
-    ("169.254.0.0/16", "a link-local address"),
-    ("fe80::/10", "a link-local address"),
-    ("224.0.0.0/4", "a multicast address"),
-    ("ff00::/8", "a multicast address"),
-    ("240.0.0.0/4", "a reserved address"),  # includes 255.255.255.255
-    ("fec0::/10", "a reserved address"),  # deprecated site-local
-    ("100::/64", "a reserved address"),  # discard-only
-)
-
-# Forbidden unless allow_private (fine for a local fleet, never from a shared cloud deployment).
-_PRIVATE = _nets(
-    ("127.0.0.0/8", "a loopback address"),
-    ("::1/128", "a loopback address"),
-    ("10.0.0.0/8", "a private address"),
-    ("172.16.0.0/12", "a private address"),
-    ("192.168.0.0/16", "a private address"),
-    ("fc00::/7", "a private address"),
-    ("100.64.0.0/10", "a shared (CGNAT) address"),
-    ("192.0.0.0/24", "a special-purpose address"),
-    ("198.18.0.0/15", "a special-purpose address"),
-    ("192.0.2.0/24", "a special-purpose address"),
-    ("198.51.100.0/24", "a special-purpose address"),
-    ("203.0.113.0/24", "a special-purpose address"),
-    ("2001:db8::/32", "a special-purpose address"),
-)
-
-_NAT64 = (ipaddress.IPv6Network("64:ff9b::/96"), ipaddress.IPv6Network("64:ff9b:1::/48"))
-_IPV4_COMPATIBLE = ipaddress.IPv6Network("::/96")
-
-
-def _embedded_ipv4(ip: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
-    """The IPv4 address an IPv6 address stands for, when a socket or gateway would reach it."""
-    if ip.ipv4_mapped is not None:
-        return ip.ipv4_mapped
-    if ip.sixtofour is not None:
-        return ip.sixtofour
-    if any(ip in net for net in _NAT64) or (ip in _IPV4_COMPATIBLE and int(ip) > 1):
-        return ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
-    return None
-
-
-@functools.lru_cache(maxsize=4096)
-def _reason(ip: IPAddress, allow_private: bool) -> str | None:
-    for net, why in _ALWAYS:
-        if ip.version == net.version and ip in net:
-            return why
-    if not allow_private:
-        for net, why in _PRIVATE:
-            if ip.version == net.version and ip in net:
-                return why
-    if isinstance(ip, ipaddress.IPv6Address):
-        inner = _embedded_ipv4(ip)
-        if inner is not None:
-            return _reason(inner, allow_private)
-    if not allow_private and not ip.is_global:
-        # Defence in depth: whatever else the IANA special-purpose registry marks non-global.
-        return "a non-public address"
-    return None
-
-
-def forbidden_reason(address: str, *, allow_private: bool) -> str | None:
-    """Why an IP address (text, as getaddrinfo returns it) may not be an upstream; None if it may."""
-    text = address.split("%", 1)[0]  # an IPv6 zone id says which interface, not which address
-    try:
-        ip = ipaddress.ip_address(text)
-    except ValueError:
-        return "an unparseable address"
-    return _reason(ip, allow_private)
+# The address rule itself (which blocks are refused, and why) is shared with the save-time config check.
 
 
 @dataclass(frozen=True, slots=True)

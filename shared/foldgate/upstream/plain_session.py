@@ -40,6 +40,7 @@ import asyncio
 import contextlib
 import itertools
 import json
+import logging
 from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
@@ -101,7 +102,18 @@ _REDIRECTS = 5  # the last answer is used as it is (a redirect past the budget i
 
 
 # How long a notifications/cancelled for an abandoned request may take to send.
+log = logging.getLogger(__name__)
+
 _CANCEL_NOTE_S: Final = 2.0
+# Cancel notices still in flight (a task the loop only weakly references could vanish mid-send).
+_NOTICES: set[asyncio.Future[Any]] = set()
+
+
+def _notice_done(notice: asyncio.Future[Any]) -> None:
+    """Read a cancel notice's outcome (best effort: a failure is expected when the upstream is gone)."""
+    _NOTICES.discard(notice)
+    if not notice.cancelled() and notice.exception() is not None:
+        log.debug("a cancel notice was not delivered: %s", type(notice.exception()).__name__)
 
 
 class RpcError(Exception):
@@ -383,9 +395,14 @@ class PlainSession:
         if self.modern or self.version is None:
             return
         note = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": rid}}
+        # The notice outlives this wait when it times out or is cancelled: kept referenced until done,
+        # and its outcome read then, so a failure is one debug line, never an unread task exception.
+        notice = asyncio.ensure_future(self._post(note, self._headers(), None))
+        _NOTICES.add(notice)
+        notice.add_done_callback(_notice_done)
         with contextlib.suppress(Exception):
             async with asyncio.timeout(_CANCEL_NOTE_S):
-                await asyncio.shield(asyncio.ensure_future(self._post(note, self._headers(), None)))
+                await asyncio.shield(notice)
 
     @contextlib.asynccontextmanager
     async def _send(

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from typing import Any, Final, Protocol
 
 from foldgate.errors import UpstreamError
+from foldgate.model.bounded import bounded
 from foldgate.upstream.plain_session import PlainSession, RpcError
 from foldgate.upstream.relay import (
     INPUT_METHODS,
@@ -206,7 +207,7 @@ async def _follow(
             text = error.get("message")
             raise RpcError(
                 code if isinstance(code, int) and not isinstance(code, bool) else -32603,
-                text[:_MESSAGE_CHARS] if isinstance(text, str) else "the upstream's task failed",
+                bounded(text, _MESSAGE_CHARS) if isinstance(text, str) else "the upstream's task failed",
             )
         if status == "cancelled":
             raise RpcError(-32603, "the upstream cancelled its task")
@@ -307,7 +308,7 @@ def _message(value: Any) -> str | None:
     if not isinstance(value, str) or not value:
         return None
     # Printable only: it becomes the gateway's statusMessage, read by agents and operators.
-    return "".join(c if c.isprintable() else " " for c in value[:_MESSAGE_CHARS])
+    return "".join(c if c.isprintable() else " " for c in bounded(value, _MESSAGE_CHARS))
 
 
 def _size(value: Any) -> int:

@@ -120,6 +120,21 @@ def test_add_a_server_then_edit_it_from_the_fleet_page(browser: Any, served: Ser
     page.context.close()
 
 
+def test_a_server_added_with_a_name_and_a_url_only_is_saved_enabled(browser: Any, served: Served) -> None:
+    page = signed_in(browser, served)
+    page.get_by_role("link", name="Add a server").click()
+    assert page.get_by_label("Enabled", exact=True).is_checked()
+    assert not page.get_by_label("Trusted", exact=True).is_checked()
+    page.get_by_label("Name", exact=True).fill("crm3")
+    page.get_by_label("URL (streamable HTTP)").fill(served.crm_url)
+    page.get_by_role("button", name="Add server").click()
+    page.wait_for_url("**/console/fleet/server?*server=crm3*")
+    saved(page)
+    # Enabled (the default, so not written); left untrusted, as unticked.
+    assert served.server("crm3") == {"name": "crm3", "url": served.crm_url, "trusted": False}
+    page.context.close()
+
+
 @pytest.mark.parametrize(
     ("flag", "first", "then", "after"),
     [

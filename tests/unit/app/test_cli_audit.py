@@ -75,3 +75,15 @@ def test_an_index_run_is_a_reindex_event_per_tenant(recorder: ClosingRecorder, t
         "acme",
         "cli",
     )
+
+
+def test_an_index_run_names_each_server_that_failed_to_list(
+    recorder: ClosingRecorder, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "foldgate.yaml"
+    # Nothing listens on port 9: the server fails to list; the run still publishes.
+    config.write_text("servers:\n  - {name: gone, url: 'http://127.0.0.1:9/mcp', timeout_s: 2}\n")
+    main(["index", "--config", str(config), "--tenant", "acme", "--db", str(tmp_path / "i.sqlite3")])
+    err = capsys.readouterr().err
+    assert "acme: gone could not be listed (gone: " in err
+    assert "it has no earlier tools to serve" in err

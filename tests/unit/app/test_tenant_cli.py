@@ -70,6 +70,8 @@ def test_apply_stores_one_document_the_table_source_serves(
         ("servers:\n  - {name: x, transport: stdio, command: [sh]}\n", "only in local mode"),
         ("routing_mode: schema_deferred\n", "direct_tool_response_mode"),
         ("- not a mapping\n", "expected a mapping"),
+        ("servers:\n  - {name: m, url: 'http://169.254.169.254/latest/'}\n",
+         "servers[0].url: url refused: host '169.254.169.254' is the cloud metadata service"),
     ],
 )  # fmt: skip
 def test_apply_refuses_a_hostile_or_invalid_file_before_writing(
@@ -90,3 +92,15 @@ def test_apply_refuses_a_hostile_tenant_id(
     file.write_text(YAML)
     assert main(["tenant", "apply", "../other", str(file)]) == 2
     assert "invalid tenant id" in capsys.readouterr().err
+
+
+def test_apply_refuses_a_loopback_url_where_private_upstreams_are_off(
+    db: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    file = tmp_path / "acme.yaml"
+    file.write_text("servers:\n  - {name: local, url: 'http://localhost:8080/mcp'}\n")
+    monkeypatch.setenv("FOLDGATE_ALLOW_PRIVATE_UPSTREAMS", "false")
+    assert main(["tenant", "apply", "acme", str(file)]) == 2
+    assert "is a loopback address (allow_private_upstreams is off here)" in capsys.readouterr().err
+    monkeypatch.setenv("FOLDGATE_ALLOW_PRIVATE_UPSTREAMS", "true")
+    assert main(["tenant", "apply", "acme", str(file)]) == 0

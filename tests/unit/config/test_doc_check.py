@@ -99,3 +99,24 @@ def test_a_secrets_map_is_checked_by_field_and_its_values_are_never_echoed(
     with pytest.raises(ConfigError) as info:
         secret_value("k", SecretSource(from_file="missing.txt"), tmp_path)
     assert info.value.message.startswith("secrets.k: cannot read ")
+
+
+@pytest.mark.parametrize("cloud", [False, True])
+def test_a_metadata_url_is_refused_before_writing_naming_its_field(cloud: bool) -> None:
+    doc = {
+        "servers": [
+            {"name": "ok", "url": "https://ok.example/mcp"},
+            {"name": "m", "url": "http://169.254.169.254/"},
+        ]
+    }
+    said = problems(doc, cloud)
+    assert "servers[1].url: url refused: host '169.254.169.254' is the cloud metadata service" in said
+
+
+def test_a_private_url_is_refused_before_writing_when_private_upstreams_are_off() -> None:
+    doc = {"servers": [{"name": "lan", "url": "http://10.0.0.5/mcp"}]}
+    assert validate_document(doc, source="t.yaml", cloud_base=BASE).servers[0].url == "http://10.0.0.5/mcp"
+    with pytest.raises(ConfigError) as info:
+        validate_document(doc, source="t.yaml", cloud_base=BASE, allow_private=False)
+    assert "servers[0].url:" in info.value.message
+    assert "is a private address (allow_private_upstreams is off here)" in info.value.message

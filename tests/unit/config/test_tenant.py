@@ -79,3 +79,22 @@ def test_the_oauth_block_is_validated_strictly_with_loopback_only_where_allowed(
                 {"issuer": "https://login.example.com", "surprise": 1}, {"audience": "x"}):  # fmt: skip
         with pytest.raises(ConfigError, match="oauth"):
             parse_tenant_config({"oauth": bad})
+
+
+@pytest.mark.parametrize(
+    "url", ["http://169.254.169.254/", "http://[::ffff:a9fe:a9fe]/mcp", "http://metadata.google.internal/"]
+)
+def test_a_metadata_or_link_local_url_is_refused_when_the_config_is_read(url: str) -> None:
+    """Refused at save and load alike (not only when first called), with the host and why."""
+    with pytest.raises(ConfigError) as err:
+        parse_tenant_config({"servers": [{"name": "meta", "url": url}]})
+    assert "servers.0.url: Value error, url refused: host" in err.value.message
+    assert "the cloud metadata service, which an upstream may never be" in err.value.message
+
+
+def test_a_loopback_url_is_refused_only_where_private_upstreams_are_off() -> None:
+    doc = {"servers": [{"name": "local", "url": "http://127.0.0.1:8000/mcp"}]}
+    assert parse_tenant_config(doc).servers[0].url == "http://127.0.0.1:8000/mcp"
+    with pytest.raises(ConfigError) as err:
+        parse_tenant_config(doc, allow_private=False)
+    assert "host '127.0.0.1' is a loopback address (allow_private_upstreams is off here)" in err.value.message

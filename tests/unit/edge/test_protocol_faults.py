@@ -125,7 +125,7 @@ def test_only_capability_errors_pass_through_and_their_data_is_bounded() -> None
     )
     huge = passed_through(RpcError(-32021, "m" * 10_000, {"requiredCapabilities": {"x": "y" * 10_000}}))
     assert huge is not None
-    assert len(huge.message) == 500
+    assert huge.message == "m" * 500 + "… (9500 bytes cut)"  # the one bound (model/bounded.py)
     assert huge.rpc_data is None
     shaped_wrong = passed_through(RpcError(-32021, "m", {"requiredCapabilities": ["sampling"]}))
     assert shaped_wrong is not None

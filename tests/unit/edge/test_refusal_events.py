@@ -167,6 +167,48 @@ async def test_an_anonymous_flood_is_bounded_and_a_token_store_outage_is_an_even
         assert (event.server, event.tool, event.upstream_ms) == ("crm", "find_contact", None)
 
 
+class DownStore(SqliteTokenStore):
+    def get(self, token_id: str) -> Any:
+        raise StoreError("the table is gone")
+
+
+class BrokenRecorder(ListRecorder):
+    def record(self, event: Any) -> None:
+        raise AttributeError("'NoneType' object has no attribute 'recorder'")
+
+
+@pytest.mark.parametrize("recorder", [ListRecorder(), BrokenRecorder()], ids=["recorded", "recorder_fails"])
+async def test_a_token_store_outage_refuses_every_request_without_a_traceback(
+    recorder: ListRecorder, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Each refusal is a 503 and a log line or two: no traceback per request, whether the event is
+    recorded or its recorder fails after the answer is out."""
+    authority = TokenAuthority(DownStore(":memory:"), TokenHasher(SECRET), cache_seconds=0)
+    async with gateway_client(access=Access(authority=authority, auth_required=True)) as (
+        client,
+        gateway,
+        _,
+        _,
+    ):
+        gateway.recorder = recorder
+        token, _ = TokenAuthority(SqliteTokenStore(":memory:"), TokenHasher(SECRET)).issue(
+            "default", expires_in=None
+        )
+        caplog.clear()
+        with caplog.at_level(logging.WARNING):
+            for _ in range(3):
+                answer = await client.post("/mcp/all", json=CALL, headers=bearer(token))
+                assert answer.status_code == 503
+                assert answer.headers["retry-after"]
+    tracebacks = [r for r in caplog.records if r.exc_info]
+    assert len(caplog.records) <= 6
+    if isinstance(recorder, BrokenRecorder):
+        assert len(tracebacks) <= 1  # a broken recorder's first failure of the process, at most
+    else:
+        assert tracebacks == []
+        assert [e.detail for e in recorder.calls] == ["token_store_unavailable"] * 3
+
+
 async def test_a_huge_refused_body_is_recorded_by_its_method_without_parsing(tmp_path: Path) -> None:
     big = {**CALL, "params": {"name": "crm__find_contact", "arguments": {"q": "x" * 100_000}}}
     async with guarded(tmp_path) as (client, _, recorder):

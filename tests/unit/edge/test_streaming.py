@@ -90,6 +90,7 @@ async def test_an_error_reply_reaches_the_upstream_as_code_and_message_only() ->
     try:
         error = {"code": -1, "message": "no" * 400, "data": {"secret": 1}}
         assert take_reply(json.dumps({"jsonrpc": "2.0", "id": "foldgate-err", "error": error}).encode(), ME)
-        assert waiting.answer.result() == {"error": {"code": -1, "message": ("no" * 400)[:500]}}
+        said = ("no" * 400)[:500] + "… (300 bytes cut)"  # the one bound (model/bounded.py)
+        assert waiting.answer.result() == {"error": {"code": -1, "message": said}}
     finally:
         PENDING.clear()

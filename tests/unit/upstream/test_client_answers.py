@@ -11,7 +11,8 @@ import httpx2
 import pytest
 
 from foldgate.config.tenant import ServerConfig
-from foldgate.errors import UpstreamError
+from foldgate.errors import UpstreamError, UpstreamProtocolError
+from foldgate.model.bounded import MESSAGE_BYTES
 from foldgate.upstream import pool
 from foldgate.upstream.client import UpstreamClient
 from foldgate.upstream.relay import MAX_INPUT_ROUNDS, Relay, relaying
@@ -103,6 +104,29 @@ async def test_an_upstream_json_rpc_error_names_the_server_and_tool(
         await call()
     # Kept for a task's call, which fails with the upstream's own code (never shown in a tool result).
     assert raised.value.details["rpc_code"] == -32602
+
+
+async def test_an_upstream_error_message_of_5_mb_reaches_the_agent_bounded(
+    upstream: Callable[..., Scripted],
+) -> None:
+    """A hostile upstream's error text is cut to one bound, saying how much was cut (it reached the
+    agent whole, 5,243,087 bytes, on main)."""
+    error = {"code": -32603, "message": "E" * 5_243_087}
+    upstream(lambda m: httpx2.Response(200, json={"jsonrpc": "2.0", "id": m["id"], "error": error}))
+    with pytest.raises(UpstreamError) as raised:
+        await call()
+    message = raised.value.message
+    assert message == "up: t failed upstream: " + "E" * MESSAGE_BYTES + "… (5242087 bytes cut)"
+
+
+async def test_a_passed_through_error_is_bounded_by_the_same_helper(
+    upstream: Callable[..., Scripted],
+) -> None:
+    error = {"code": -32021, "message": "needs " + "x" * 10_000, "data": {"requiredCapabilities": {}}}
+    upstream(lambda m: httpx2.Response(200, json={"jsonrpc": "2.0", "id": m["id"], "error": error}))
+    with pytest.raises(UpstreamProtocolError) as raised:
+        await call()
+    assert raised.value.message.endswith("… (9506 bytes cut)")
 
 
 async def test_a_stream_that_ends_without_an_answer_is_resent_only_when_safe(

@@ -3,6 +3,8 @@ answers read from JSON or SSE, expiry, refusals, and the constants it shares wit
 
 from __future__ import annotations
 
+import asyncio
+import gc
 import json
 from collections.abc import Callable
 from typing import Any
@@ -394,3 +396,37 @@ async def test_a_probe_left_unanswered_falls_back_to_the_handshake(monkeypatch: 
     await session.open()
     assert session.negotiated() == ("legacy", None)
     assert up.methods() == ["POST initialize", "POST notifications/initialized"]
+
+
+async def test_a_cancel_notice_that_fails_after_its_wait_leaves_no_unread_task_exception(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The notice of an abandoned call outlives its bounded wait; when its POST then fails (a body cut
+    mid-stream), the failure is read, not logged by asyncio as "Task exception was never retrieved"."""
+    from foldgate.upstream import plain_session
+
+    monkeypatch.setattr(plain_session, "_CANCEL_NOTE_S", 0.05)
+    up = Upstream()
+    started = asyncio.Event()
+
+    async def handle(request: httpx2.Request) -> httpx2.Response:
+        msg = json.loads(request.content) if request.content else {}
+        if msg.get("method") == "tools/call":
+            started.set()
+            await asyncio.sleep(30)
+        if msg.get("method") == "notifications/cancelled":
+            await asyncio.sleep(0.2)  # past the notice's wait
+            raise httpx2.ReadError("the body was cut mid-stream")
+        return up.handle(request)
+
+    session = PlainSession("up", URL, httpx2.AsyncClient(transport=httpx2.MockTransport(handle)), era=None)
+    await session.open()
+    call = asyncio.ensure_future(session.request("tools/call", {"name": "t", "arguments": {}}))
+    await started.wait()
+    call.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await call
+    await asyncio.sleep(0.4)  # the notice fails now
+    gc.collect()
+    assert not [r for r in caplog.records if "never retrieved" in r.getMessage()]
+    await session.aclose()

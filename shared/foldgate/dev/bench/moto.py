@@ -27,6 +27,7 @@ __all__ = [
     "patched_environ",
     "start_moto",
     "template_resource",
+    "template_resources",
 ]
 
 TEMPLATE = Path(__file__).resolve().parents[4] / "template.yaml"
@@ -148,10 +149,16 @@ def _cfn_tag(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> Any:
 _CfnLoader.add_multi_constructor("!", _cfn_tag)
 
 
+def template_resources(path: Path = TEMPLATE) -> dict[str, Any]:
+    """Every resource of template.yaml by logical id (short tags read as plain values)."""
+    doc = yaml.load(path.read_text(encoding="utf-8"), Loader=_CfnLoader)  # a SafeLoader subclass
+    resources: dict[str, Any] = doc["Resources"]
+    return resources
+
+
 def template_resource(name: str, path: Path = TEMPLATE) -> dict[str, Any]:
     """One resource of template.yaml (Type, Properties...)."""
-    doc = yaml.load(path.read_text(encoding="utf-8"), Loader=_CfnLoader)  # a SafeLoader subclass
-    resource: dict[str, Any] = doc["Resources"][name]
+    resource: dict[str, Any] = template_resources(path)[name]
     return resource
 
 

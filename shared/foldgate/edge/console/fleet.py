@@ -210,6 +210,9 @@ def reindex_sentence(job: Mapping[str, Any]) -> str:
         head = f"Reindex finished {took}: nothing changed ({tools}); {held}."
     if result.get("error"):
         head += f" Some servers could not be listed: {result.get('error')}."
+    for failed in result.get("failed_servers") or ():
+        said = f"{failed.get('server')} could not be listed ({failed.get('error')})"
+        head += f" {said}: {failed.get('serving')}."
     if result.get("recovered"):
         head += f" The previous version could not be read and was rebuilt ({result.get('recovered')})."
     return head

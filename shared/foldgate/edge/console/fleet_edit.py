@@ -109,8 +109,11 @@ def add_fleet_edit_routes(
                 raise HTTPException(404, "no such server in this tenant's config") from None
             tools = tool_rows(gateway, tenant, name, shown["tools"])
         chosen = writer()
+        # A new server starts enabled: added with a name and a URL, it serves. A form sent back with
+        # errors keeps what was ticked (an unticked box is absent from ``values``).
+        fresh = {"enabled": True} if name is None and values is None else {}
         ctx = {
-            "server": shown, "values": {**(shown or {}), **(values or {})}, "tools": tools,
+            "server": shown, "values": {**fresh, **(shown or {}), **(values or {})}, "tools": tools,
             "version": current.version if current is not None else "",
             "editable": chosen is not None, "not_editable": NOT_EDITABLE,
             "save_label": chosen.label if chosen is not None else "",

@@ -97,6 +97,9 @@ class ConsoleDeps:
     activity: ActivityStore | None = None
     # The base URL agents reach this instance at (FOLDGATE_PUBLIC_URL): the Connect snippets' URLs.
     public_url: str | None = None
+    # The deployment's allow_private_upstreams: a fleet edit naming a loopback or private host is
+    # refused at save when it is off (metadata and link-local hosts always are).
+    allow_private_upstreams: bool = True
     clock: Callable[[], float] = time.time
     signer: SessionSigner | None = field(init=False, default=None)
 
@@ -105,7 +108,9 @@ class ConsoleDeps:
         if self.signouts is None:
             self.signouts = SqliteSignOutStore(":memory:")
         if self.config_writer is None:
-            self.config_writer = config_writer(self.gateway.configs)
+            self.config_writer = config_writer(
+                self.gateway.configs, allow_private=self.allow_private_upstreams
+            )
 
     def signed_out(self, sid: str) -> bool:
         """Whether the session was signed out (on any instance sharing the store)."""

@@ -27,6 +27,14 @@ def test_a_reindex_outcome_is_one_sentence_for_every_reindexer_result() -> None:
         "Reindex finished in 0.2 s: nothing changed (42 tools); 0 tools await approval. "
         "Some servers could not be listed: tickets: timed out."
     )
+    failing = {**same, "error": None, "failed_servers": [
+        {"server": "tickets", "error": "tickets: tools/list failed: 502", "kept_tools": 7,
+         "serving": "its last good 7 tools keep serving"},
+    ]}  # fmt: skip
+    assert reindex_sentence({"state": "done", "elapsed": 0.2, "result": failing}) == (
+        "Reindex finished in 0.2 s: nothing changed (42 tools); 0 tools await approval. "
+        "tickets could not be listed (tickets: tools/list failed: 502): its last good 7 tools keep serving."
+    )
     requested = reindex_sentence({"state": "done", "elapsed": 0.1, "result": {"reindex": "requested"}})
     assert requested.startswith("Reindex requested: the indexer runs it now")
     failed = {"state": "done", "elapsed": 0.1, "result": {"reindex": "failed", "error": "no upstream"}}

@@ -146,6 +146,29 @@ async def test_an_invalid_edit_names_the_field_and_leaves_the_file_alone(
         assert c.reindexed == []
 
 
+async def test_a_metadata_url_is_refused_at_save_naming_the_field(make_console: Any, tmp_path: Path) -> None:
+    """Refused when the server is added, not first when it is called; loopback too when the
+    deployment's allow_private_upstreams is off."""
+    path = tmp_path / "foldgate.yaml"
+    path.write_text(CONFIG)
+    configs = FileConfigSource(path, max_age=3600.0)
+    for private, url, why in (
+        (True, "http://169.254.169.254/latest/", "is the cloud metadata service"),
+        (False, "http://localhost:8080/mcp", "is a loopback address (allow_private_upstreams is off here)"),
+    ):
+        async for c in make_console(configs=configs, allow_private_upstreams=private):
+            csrf = await c.login()
+            _, version = await page(c)
+            form = {"csrf": csrf, "tenant": "default", "version": version, "name": "meta", "enabled": "on"}
+            refused = await c.client.post("/console/fleet/server/add", data={**form, "url": url})
+            assert refused.status_code == 400
+            said = html.unescape(refused.text)
+            assert "servers[meta].url" in said
+            assert why in said
+            assert path.read_text() == CONFIG
+            assert c.reindexed == []
+
+
 async def test_adding_a_server_and_pinning_a_tool_land_in_the_file(make_console: Any, tmp_path: Path) -> None:
     opened, path = file_console(make_console, tmp_path)
     async for c in opened:
