@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 import time
 
-from fastapi import FastAPI
+from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import Message, Receive, Scope, Send
@@ -83,7 +83,7 @@ class _Sdk:
 class McpEndpoint:
     """ASGI endpoint for one MCP surface."""
 
-    def __init__(self, app: FastAPI, surface: str, access: Access, max_body: int, path: str) -> None:
+    def __init__(self, app: Starlette, surface: str, access: Access, max_body: int, path: str) -> None:
         self.app = app
         self.surface = surface
         self.path = path
