@@ -14,8 +14,9 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response
 
 from foldgate import __version__
 from foldgate.edge.access import TENANT_HEADER, Access
@@ -94,7 +95,8 @@ def create_agents_app(
     """The app of a function that serves agents only: the MCP endpoints, their OAuth metadata and
     health, on Starlette; ``lazy`` maps a path prefix (``/oauth``) to a router factory built on the
     prefix's first request. Same paths and answers as :func:`create_app` without admin and console."""
-    app = Starlette()
+    # 404 and 405 as FastAPI answers them (JSON), so both kinds of app answer an unknown path alike.
+    app = Starlette(exception_handlers={HTTPException: _http_error})
     _serve(app, gateway, access, allowed_hosts, max_body_bytes, recorder, True)
     for prefix, factory in (lazy or {}).items():
         _add_lazy(app, prefix, factory, bare=False)
@@ -142,6 +144,14 @@ def _add_health(app: Starlette, ready: Callable[[], bool] | None) -> None:
         return JSONResponse({"status": "ok" if ok else "starting"}, 200 if ok else 503)
 
     app.router.add_route("/healthz", healthz, methods=["GET"], include_in_schema=False)
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    """Starlette's HTTP errors as FastAPI renders them: ``{"detail": ...}`` (no body where none may be)."""
+    assert isinstance(exc, HTTPException)
+    if exc.status_code in (204, 304):
+        return Response(status_code=exc.status_code, headers=exc.headers)
+    return JSONResponse({"detail": exc.detail}, exc.status_code, headers=exc.headers)
 
 
 async def _invalid_input(request: Request, exc: Exception) -> JSONResponse:
