@@ -10,11 +10,11 @@ import pytest
 from fastapi import APIRouter
 from starlette.applications import Starlette
 
+from foldgate.config.source import StaticConfigSource
 from foldgate.edge.access import Access
 from foldgate.edge.app import create_agents_app, create_app
-from foldgate.serve.gateway import Gateway
-from foldgate.config.source import StaticConfigSource
 from foldgate.index.indexer import catalog_from_tools
+from foldgate.serve.gateway import Gateway
 from foldgate.store.catalog.sqlite import SqliteStore
 from tests.gateway_fixture import RecordingUpstream, demo_config, demo_tools
 
@@ -25,7 +25,8 @@ LEGACY = {**H, "mcp-protocol-version": "2025-11-25"}
 def _gateway() -> Gateway:
     store = SqliteStore(":memory:")
     store.publish(catalog_from_tools("default", demo_tools()), expected_current=None)
-    return Gateway(store, StaticConfigSource({"default": demo_config()}), RecordingUpstream(), catalog_ttl=0.0)
+    configs = StaticConfigSource({"default": demo_config()})
+    return Gateway(store, configs, RecordingUpstream(), catalog_ttl=0.0)
 
 
 def _extra() -> APIRouter:
