@@ -104,6 +104,7 @@ def _cmd_bench_call(args: argparse.Namespace) -> int:
     report = run_call_bench(
         calls=args.calls, callers=args.callers, per_caller=args.per_caller,
         cold_rounds=args.cold_rounds, source=args.source,
+        breakdown=args.breakdown, breakdown_only=args.breakdown_only,
     )  # fmt: skip
     print(json.dumps(report) if args.json else format_call_report(report))
     return 0
@@ -372,6 +373,10 @@ def add_bench_commands(sub: Any) -> None:
     call.add_argument("--per-caller", type=int, default=10, help="calls per concurrent caller")
     call.add_argument("--cold-rounds", type=int, default=2, help="fresh processes per side (0: skip)")
     call.add_argument("--source", type=Path, help="run the gateway from this shared/ folder (before/after)")
+    call.add_argument(
+        "--breakdown", action="store_true", help="also time each stage of a proxied call (p50/p95)"
+    )
+    call.add_argument("--breakdown-only", action="store_true", help="only the stage breakdown")
     call.add_argument("--json", action="store_true")
     call.set_defaults(func=_cmd_bench_call)
     cold = bench_sub.add_parser("coldstart", help="each Lambda handler's init vs a bare interpreter")

@@ -39,7 +39,7 @@ from foldgate.model.principal import Principal
 from foldgate.serve.gateway import Gateway
 from foldgate.serve.recording import observing
 from foldgate.telemetry.traceparent import incoming_traceparent
-from foldgate.telemetry.tracing import Span, request_trace
+from foldgate.telemetry.tracing import Span, request_trace, span
 from foldgate.upstream.relay import relaying
 
 __all__ = ["STORE_RETRY_AFTER_S", "McpEndpoint", "invocation_deadline"]
@@ -135,7 +135,10 @@ class McpEndpoint:
             record_refusal(gateway.recorder, scope, request, body, self.path, started, refused)
             return
         traced.set(tenant=principal.tenant)
-        observation = open_observation(gateway.recorder, scope, request, principal, self.path, started, body)
+        with span("foldgate.activity"):
+            observation = open_observation(
+                gateway.recorder, scope, request, principal, self.path, started, body
+            )
         with observing(observation):
             try:
                 await self._answer(request, body, principal, counting(observation, send), traced)
@@ -143,7 +146,8 @@ class McpEndpoint:
                 observation.failed(exc)
                 raise
             finally:
-                finish(observation, body)
+                with span("foldgate.activity"):
+                    finish(observation, body)
 
     async def _answer(
         self, request: Request, body: bytes, principal: Principal, send: Send, traced: Span
@@ -176,7 +180,8 @@ class McpEndpoint:
             return
         gateway: Gateway = self.app.state.gateway
         # SEP-2243: a call whose Mcp-Param-* headers disagree with its arguments runs nowhere.
-        mismatch = param_header_refusal(request, body, gateway, principal, self.surface)
+        with span("foldgate.param_headers"):
+            mismatch = param_header_refusal(request, body, gateway, principal, self.surface)
         if mismatch is not None:
             traced.set(method="tools/call")
             await mismatch(scope, receive, send)

@@ -1,0 +1,99 @@
+"""``foldgate bench call --breakdown``: where a proxied call's time goes, stage by stage, in one run.
+
+A gateway of its own (``foldgate serve`` with ``FOLDGATE_STAGE_LOG``, see
+:mod:`foldgate.telemetry.stages`) serves the same upstream as the latency bench; a warm MCP client calls
+``everything__echo`` through it, interleaved with the same call on a direct session. When the gateway
+stops it writes each request's stage times; the ``tools/call`` requests after the warm-up are kept and
+each stage's p50/p95 printed (its *own* time: the quota inside authentication is the quota's), with
+what no span covers (the HTTP server, routing, surfaces' glue) as ``other``. The stage gateway's
+overhead over direct is printed too, so the stages can be set against what the client sees.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import statistics
+from pathlib import Path
+from typing import Any
+
+from foldgate.dev.bench.call_procs import foldgate_serve
+from foldgate.telemetry.stages import read_stage_log
+
+__all__ = ["STAGES", "format_breakdown", "run_breakdown"]
+
+# Span name -> the stage it times, in the order a call crosses them.
+STAGES: dict[str, str] = {
+    "foldgate.trace": "trace",
+    "foldgate.auth": "authentication",
+    "foldgate.quota": "quota",
+    "foldgate.activity": "activity record",
+    "foldgate.view": "view",
+    "foldgate.validation": "validation",
+    "foldgate.param_headers": "Mcp-Param check",
+    "foldgate.upstream": "upstream wait",
+    "foldgate.guard": "result guard",
+    "foldgate.encode": "response encoding",
+}
+_WARM = 10
+
+
+def _pct(samples: list[float], q: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+async def _drive(gateway: str, direct: str, calls: int) -> dict[str, float]:
+    # Imported with the latency bench's client helpers (the client stack loads only when a bench runs).
+    from foldgate.dev.bench.call import _caller, _latency, _session
+
+    echo = {"message": "bench"}
+    async with _session(gateway) as gw, _session(direct) as ev:
+        pair = (_caller(ev, "echo", echo), _caller(gw, "everything__echo", echo))
+        row: dict[str, float] = (await _latency({"echo": pair}, calls))["echo"]
+    return row
+
+
+def run_breakdown(
+    servers: list[dict[str, Any]], direct: str, tmp: Path, env: dict[str, str], calls: int
+) -> dict[str, Any]:
+    """Serve ``servers`` from a stage-timing gateway, call through it and directly, read the stages."""
+    import asyncio  # the bench's event loop (the CLI starts without one)
+
+    log = tmp / "stages.json"
+    (tmp / "stages").mkdir(exist_ok=True)
+    timed_env = {**env, "FOLDGATE_STAGE_LOG": str(log)}
+    with contextlib.ExitStack() as stack:
+        base = stack.enter_context(foldgate_serve({"servers": servers}, tmp / "stages", timed_env))
+        latency = asyncio.run(_drive(base + "/mcp/all", direct, calls))
+    # The gateway wrote its records when it stopped; the calls are the requests that went upstream.
+    records = [r for r in read_stage_log(log) if "foldgate.upstream" in r][_WARM:]
+    if not records:
+        raise RuntimeError(f"the stage-timing gateway wrote no call records to {log}")
+    stages: dict[str, dict[str, float]] = {}
+    for name, label in {**STAGES, "other": "other (HTTP server, routing, glue)", "total": "total"}.items():
+        if name == "other":
+            values = [r["total"] - sum(v for k, v in r.items() if k != "total") for r in records]
+        else:
+            values = [r.get(name, 0.0) for r in records]
+        stages[label] = {
+            "p50_ms": round(statistics.median(values), 3),
+            "p95_ms": round(_pct(values, 0.95), 3),
+        }
+    return {"calls": len(records), "stages": stages, "latency": latency}
+
+
+def format_breakdown(b: dict[str, Any]) -> str:
+    """A table of the stages' own times, then the same gateway's overhead over direct."""
+    lines = [
+        f"breakdown of {b['calls']} proxied everything__echo calls (own time per stage, ms)",
+        f"{'stage':<36}{'p50':>9}{'p95':>9}",
+    ]
+    for label, row in b["stages"].items():
+        lines.append(f"{label:<36}{row['p50_ms']:>9.3f}{row['p95_ms']:>9.3f}")
+    lat = b["latency"]
+    lines.append(
+        f"same gateway vs direct: p50 {lat['proxied_p50_ms']} vs {lat['direct_p50_ms']} "
+        f"({lat['p50_overhead_ms']:+.2f}), p95 {lat['proxied_p95_ms']} vs {lat['direct_p95_ms']} "
+        f"({lat['p95_overhead_ms']:+.2f})"
+    )
+    return "\n".join(lines)
