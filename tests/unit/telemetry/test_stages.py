@@ -30,7 +30,8 @@ def test_each_request_is_one_record_of_own_times(tmp_path: Path) -> None:
             pass
     finally:
         tracing.install(previous)
-    assert header is not None and incoming.trace_id in header
+    assert header is not None
+    assert incoming.trace_id in header
     timer.flush()
     first, second = read_stage_log(tmp_path / "stages.json")
     # The quota's 20 ms is the quota's, not authentication's.
