@@ -19,7 +19,7 @@ from typing import Any
 from foldgate.dev.bench.call_procs import foldgate_serve
 from foldgate.telemetry.stages import read_stage_log
 
-__all__ = ["STAGES", "format_breakdown", "run_breakdown"]
+__all__ = ["STAGES", "format_breakdown", "run_breakdown", "stage_table"]
 
 # Span name -> the stage it times, in the order a call crosses them.
 STAGES: dict[str, str] = {
@@ -69,17 +69,23 @@ def run_breakdown(
     records = [r for r in read_stage_log(log) if "foldgate.upstream" in r][_WARM:]
     if not records:
         raise RuntimeError(f"the stage-timing gateway wrote no call records to {log}")
+    return {"calls": len(records), "stages": stage_table(records), "latency": latency}
+
+
+def stage_table(records: list[dict[str, float]]) -> dict[str, dict[str, float]]:
+    """p50/p95 of each stage's own time over ``records`` (a stage a request skipped counts 0), then
+    ``other`` (the request's time no stage covers: surfaces, routing between them) and the total."""
     stages: dict[str, dict[str, float]] = {}
-    for name, label in {**STAGES, "other": "other (HTTP server, routing, glue)", "total": "total"}.items():
+    for name, label in {**STAGES, "other": "other (surfaces, glue)", "total": "total"}.items():
         if name == "other":
-            values = [r["total"] - sum(v for k, v in r.items() if k != "total") for r in records]
+            values = [r["total"] - sum(v for k, v in r.items() if k in STAGES) for r in records]
         else:
             values = [r.get(name, 0.0) for r in records]
         stages[label] = {
             "p50_ms": round(statistics.median(values), 3),
             "p95_ms": round(_pct(values, 0.95), 3),
         }
-    return {"calls": len(records), "stages": stages, "latency": latency}
+    return stages
 
 
 def format_breakdown(b: dict[str, Any]) -> str:
