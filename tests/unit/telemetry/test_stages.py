@@ -3,15 +3,32 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
-from foldgate.telemetry import tracing
+import pytest
+
+from foldgate.telemetry import stages, tracing
 from foldgate.telemetry.stages import StageTimer, read_stage_log
 from foldgate.telemetry.traceparent import TraceParent
 
 
-def test_each_request_is_one_record_of_own_times(tmp_path: Path) -> None:
+class _Clock:
+    """perf_counter for the timer: moves only when the test says (no sleep, no load dependence)."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.now += seconds
+
+
+def test_each_request_is_one_record_of_own_times(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    clock = _Clock()
+    monkeypatch.setattr(stages.time, "perf_counter", clock)
+    time = clock
     timer = StageTimer(tmp_path / "stages.json")
     previous = tracing.install(timer)
     try:
@@ -35,11 +52,11 @@ def test_each_request_is_one_record_of_own_times(tmp_path: Path) -> None:
     timer.flush()
     first, second = read_stage_log(tmp_path / "stages.json")
     # The quota's 20 ms is the quota's, not authentication's.
-    assert first["foldgate.quota"] >= 20
-    assert 2 <= first["foldgate.auth"] < 20
+    assert first["foldgate.quota"] == pytest.approx(20)
+    assert first["foldgate.auth"] == pytest.approx(2)
     # A stage entered twice in one request is summed into one figure.
-    assert first["foldgate.activity"] >= 2
-    assert first["total"] >= first["foldgate.auth"] + first["foldgate.quota"] + first["foldgate.activity"]
+    assert first["foldgate.activity"] == pytest.approx(2)
+    assert first["total"] == pytest.approx(24)
     assert set(second) == {"foldgate.trace", "foldgate.request", "total"}
 
 
