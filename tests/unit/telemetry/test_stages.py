@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from foldgate.telemetry import stages, tracing
+from foldgate.telemetry import tracing
 from foldgate.telemetry.stages import StageTimer, read_stage_log
 from foldgate.telemetry.traceparent import TraceParent
 
@@ -27,7 +27,7 @@ class _Clock:
 
 def test_each_request_is_one_record_of_own_times(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     clock = _Clock()
-    monkeypatch.setattr(stages.time, "perf_counter", clock)
+    monkeypatch.setattr("foldgate.telemetry.stages.time.perf_counter", clock)
     time = clock
     timer = StageTimer(tmp_path / "stages.json")
     previous = tracing.install(timer)
