@@ -244,5 +244,7 @@ def _dumps(message: dict[str, Any]) -> bytes:
 
 async def _send(send: Send, status: int, payload: bytes) -> None:
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": payload})
+    # The HTTP server's share (its response framing and the socket write), a stage of its own.
+    with span("foldgate.send"):
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": payload})

@@ -33,6 +33,7 @@ STAGES: dict[str, str] = {
     "foldgate.upstream": "upstream wait",
     "foldgate.guard": "result guard",
     "foldgate.encode": "response encoding",
+    "foldgate.send": "response write (HTTP server)",
 }
 _WARM = 10
 
