@@ -6,7 +6,8 @@ so every span the request path already opens (``foldgate.auth``, ``foldgate.quot
 ``foldgate.view``, ``foldgate.validation``, ``foldgate.param_headers``, ``foldgate.upstream``,
 ``foldgate.guard``, ``foldgate.activity``, ``foldgate.encode``, ``foldgate.send``, ...) is timed, and
 nothing else is recorded. A span's *own* time excludes the spans opened inside it (the quota inside
-authentication), so the stages add up to the request. ``foldgate.request`` is the whole request from its trace's start.
+authentication), so the stages add up to the request; ``foldgate.request``'s own time is what no
+stage covers.
 
 When the setting is absent nothing here is loaded: a span is the shared no-op, as with tracing off.
 Each request's stages are kept in memory (bounded) and written as JSON to the file on
