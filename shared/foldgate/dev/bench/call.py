@@ -113,6 +113,15 @@ async def _series(fn: Callable[[], Awaitable[None]], n: int) -> dict[str, float]
     return {"p50_ms": round(statistics.median(samples), 2), "p95_ms": round(_pct(samples, 0.95), 2)}
 
 
+async def _echo_pair(gateway: str, fleet: dict[str, Any], calls: int) -> dict[str, float]:
+    """``everything__echo`` through ``gateway`` against ``echo`` on a direct session, interleaved."""
+    echo = {"message": "bench"}
+    async with _session(gateway) as gw, _session(fleet["everything"]) as ev:
+        pair = (_caller(ev, "echo", echo), _caller(gw, "everything__echo", echo))
+        row: dict[str, float] = (await _latency({"echo": pair}, calls))["echo"]
+    return row
+
+
 async def _throughput(url: str, tool: str, args: dict[str, Any], callers: int, calls: int) -> dict[str, Any]:
     """Calls per second of ``callers`` concurrent sessions making ``calls`` calls each; errors counted."""
     errors = 0
@@ -329,7 +338,7 @@ def run_call_bench(
             from foldgate.dev.bench.call_stages import run_breakdown
 
             report["breakdown"] = run_breakdown(
-                fleet["servers"], fleet["everything"], Path(tmp_name), env, calls
+                fleet["servers"], Path(tmp_name), env, lambda url: asyncio.run(_echo_pair(url, fleet, calls))
             )
             if breakdown_only:
                 return report

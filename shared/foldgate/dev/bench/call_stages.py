@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import statistics
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -43,29 +44,20 @@ def _pct(samples: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-async def _drive(gateway: str, direct: str, calls: int) -> dict[str, float]:
-    # Imported with the latency bench's client helpers (the client stack loads only when a bench runs).
-    from foldgate.dev.bench.call import _caller, _latency, _session
-
-    echo = {"message": "bench"}
-    async with _session(gateway) as gw, _session(direct) as ev:
-        pair = (_caller(ev, "echo", echo), _caller(gw, "everything__echo", echo))
-        row: dict[str, float] = (await _latency({"echo": pair}, calls))["echo"]
-    return row
-
-
 def run_breakdown(
-    servers: list[dict[str, Any]], direct: str, tmp: Path, env: dict[str, str], calls: int
+    servers: list[dict[str, Any]],
+    tmp: Path,
+    env: dict[str, str],
+    measure: Callable[[str], dict[str, float]],
 ) -> dict[str, Any]:
-    """Serve ``servers`` from a stage-timing gateway, call through it and directly, read the stages."""
-    import asyncio  # the bench's event loop (the CLI starts without one)
-
+    """Serve ``servers`` from a stage-timing gateway, have ``measure`` call through it (its MCP URL)
+    and directly (the latency bench's pair, see :mod:`foldgate.dev.bench.call`), read the stages."""
     log = tmp / "stages.json"
     (tmp / "stages").mkdir(exist_ok=True)
     timed_env = {**env, "FOLDGATE_STAGE_LOG": str(log)}
     with contextlib.ExitStack() as stack:
         base = stack.enter_context(foldgate_serve({"servers": servers}, tmp / "stages", timed_env))
-        latency = asyncio.run(_drive(base + "/mcp/all", direct, calls))
+        latency = measure(base + "/mcp/all")
     # The gateway wrote its records when it stopped; the calls are the requests that went upstream.
     records = [r for r in read_stage_log(log) if "foldgate.upstream" in r][_WARM:]
     if not records:
