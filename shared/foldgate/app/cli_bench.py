@@ -101,6 +101,13 @@ def _cmd_bench_call(args: argparse.Namespace) -> int:
     # Loaded per command: the CLI starts fast and each command pays only for what it uses.
     from foldgate.dev.bench.call import format_call_report, run_call_bench
 
+    if args.versus:
+        # Loaded only when asked: the two-gateway comparison.
+        from foldgate.dev.bench.call_versus import format_versus, run_versus
+
+        versus = run_versus(args.versus, calls=args.calls, callers=min(args.callers, 16))
+        print(json.dumps(versus) if args.json else format_versus(versus))
+        return 0
     report = run_call_bench(
         calls=args.calls, callers=args.callers, per_caller=args.per_caller,
         cold_rounds=args.cold_rounds, source=args.source,
@@ -377,6 +384,9 @@ def add_bench_commands(sub: Any) -> None:
         "--breakdown", action="store_true", help="also time each stage of a proxied call (p50/p95)"
     )
     call.add_argument("--breakdown-only", action="store_true", help="only the stage breakdown")
+    call.add_argument(
+        "--versus", help="PYTHONPATH of another gateway (e.g. ../main/shared): both side by side, one run"
+    )
     call.add_argument("--json", action="store_true")
     call.set_defaults(func=_cmd_bench_call)
     cold = bench_sub.add_parser("coldstart", help="each Lambda handler's init vs a bare interpreter")
