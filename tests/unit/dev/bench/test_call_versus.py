@@ -9,7 +9,8 @@ from foldgate.dev.bench.call_versus import format_versus
 def _row(first: float, second: float) -> dict[str, float]:
     return {
         "direct_p50_ms": first, "direct_p95_ms": first * 2, "proxied_p50_ms": second,
-        "proxied_p95_ms": second * 2, "p50_overhead_ms": second - first, "p95_overhead_ms": 2 * (second - first),
+        "proxied_p95_ms": second * 2, "p50_overhead_ms": second - first,
+        "p95_overhead_ms": 2 * (second - first),
     }  # fmt: skip
 
 
