@@ -87,13 +87,31 @@ def _cmd_bench_serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_bench_coldstart(args: argparse.Namespace) -> int:
+    # Loaded per command: the CLI starts fast and each command pays only for what it uses.
+    from foldgate.dev.bench.coldstart import format_coldstart_report, run_coldstart_bench
+
+    handlers = tuple(h.strip() for h in args.handlers.split(",") if h.strip())
+    report = run_coldstart_bench(rounds=args.rounds, handlers=handlers, before=args.before)
+    print(json.dumps(report) if args.json else format_coldstart_report(report))
+    return 0
+
+
 def _cmd_bench_call(args: argparse.Namespace) -> int:
     # Loaded per command: the CLI starts fast and each command pays only for what it uses.
     from foldgate.dev.bench.call import format_call_report, run_call_bench
 
+    if args.versus:
+        # Loaded only when asked: the two-gateway comparison.
+        from foldgate.dev.bench.call_versus import format_versus, run_versus
+
+        versus = run_versus(args.versus, calls=args.calls, callers=min(args.callers, 16))
+        print(json.dumps(versus) if args.json else format_versus(versus))
+        return 0
     report = run_call_bench(
         calls=args.calls, callers=args.callers, per_caller=args.per_caller,
         cold_rounds=args.cold_rounds, source=args.source,
+        breakdown=args.breakdown, breakdown_only=args.breakdown_only,
     )  # fmt: skip
     print(json.dumps(report) if args.json else format_call_report(report))
     return 0
@@ -373,8 +391,21 @@ def add_bench_commands(sub: Any) -> None:
     call.add_argument("--per-caller", type=int, default=10, help="calls per concurrent caller")
     call.add_argument("--cold-rounds", type=int, default=2, help="fresh processes per side (0: skip)")
     call.add_argument("--source", type=Path, help="run the gateway from this shared/ folder (before/after)")
+    call.add_argument(
+        "--breakdown", action="store_true", help="also time each stage of a proxied call (p50/p95)"
+    )
+    call.add_argument("--breakdown-only", action="store_true", help="only the stage breakdown")
+    call.add_argument(
+        "--versus", help="PYTHONPATH of another gateway (e.g. ../main/shared): both side by side, one run"
+    )
     call.add_argument("--json", action="store_true")
     call.set_defaults(func=_cmd_bench_call)
+    cold = bench_sub.add_parser("coldstart", help="each Lambda handler's init vs a bare interpreter")
+    cold.add_argument("--rounds", type=int, default=7, help="fresh processes per variant (default 7)")
+    cold.add_argument("--handlers", default="mcp,code,admin,indexer", help="functions/<name>/app.py to time")
+    cold.add_argument("--before", type=Path, help="also time this checkout's handlers (before/after)")
+    cold.add_argument("--json", action="store_true", help="print one JSON object")
+    cold.set_defaults(func=_cmd_bench_coldstart)
     code = bench_sub.add_parser("code", help="code sandbox overhead: per run, per tool call, per respawn")
     code.add_argument("--runs", type=int, default=200, help="runs per measured row (default 200)")
     code.add_argument("--json", action="store_true", help="print one JSON object")

@@ -22,7 +22,8 @@ from foldgate.model.lru import MemoryBudget
 from foldgate.store.catalog.base import CatalogStore
 
 if TYPE_CHECKING:
-    from fastapi import APIRouter, FastAPI
+    from fastapi import APIRouter
+    from starlette.applications import Starlette
 
     from foldgate.auth.authority import TokenAuthority
     from foldgate.code.sandbox import Sandbox
@@ -469,7 +470,7 @@ def build_mcp_app(
     admin_api: bool = True,
     metrics: Recorder | None = None,
     agents: bool = True,
-) -> FastAPI:
+) -> Starlette:
     """The MCP endpoint app for the settings (the McpFunction's whole dependency graph; the
     CodeFunction's without the admin API). ``metrics`` is the recorder the call metrics come from (the
     Lambda handler's EMF, see foldgate.app.mcp_lambda), kept as ``app.state.metrics``: the activity
@@ -477,8 +478,7 @@ def build_mcp_app(
     AdminFunction's app: the admin API and the console on the same graph, no MCP endpoint and no
     OAuth callback (those stay McpFunction's)."""
     # Loaded only where the settings pick this part: a cold start pays for nothing else.
-    from foldgate.edge.admin import admin_router
-    from foldgate.edge.app import create_app
+    from foldgate.edge.app import create_agents_app, create_app
     from foldgate.serve.catalogs import CatalogCache
     from foldgate.serve.gateway import Gateway
 
@@ -518,6 +518,10 @@ def build_mcp_app(
     console: Callable[[], APIRouter] | None = None
     access = open_access(settings, configs)
     if admin_api:
+        # The admin API (and its OpenAPI models): AdminFunction's and the local server's, never an
+        # agents-only function's init.
+        from foldgate.edge.admin import admin_router
+
         operator = optional_secret(settings, "operator")
         approvals = open_approvals(settings)
         # One budget of wrong operator keys for the admin API and the console's sign-in: one key.
@@ -558,16 +562,47 @@ def build_mcp_app(
             )
 
         console = build_console
-    app = create_app(
-        gateway,
-        access=access,
-        max_body_bytes=settings.max_body_bytes,
-        admin=admin,
-        console=console,
-        allowed_hosts=settings.public_hosts or None,
-        recorder=recorder,
-        agents=agents,
-    )
+    oauth_routes: Callable[[], APIRouter] | None = None
+    if oauth is not None and agents:
+        # Loaded only where the settings pick this part: a cold start pays for nothing else.
+        from foldgate.auth.oauth.setup import tenant_oauth_configs
+
+        issuers = tenant_oauth_configs(settings, configs)
+        link_secret = connect_link_secret(settings)
+
+        def oauth_routes() -> APIRouter:
+            """The OAuth client's routes (callback, connect links, client metadata)."""
+            # Loaded where the routes are built: on their first request in an agents-only function.
+            from foldgate.edge.connect import oauth_client_router
+
+            assert oauth is not None
+            return oauth_client_router(gateway, oauth, link_secret, issuers)
+
+    app: Starlette
+    if admin_api or not agents:
+        app = full = create_app(
+            gateway,
+            access=access,
+            max_body_bytes=settings.max_body_bytes,
+            admin=admin,
+            console=console,
+            allowed_hosts=settings.public_hosts or None,
+            recorder=recorder,
+            agents=agents,
+        )
+        if oauth_routes is not None:
+            full.include_router(oauth_routes())
+    else:
+        # Agents only (McpFunction, CodeFunction): no FastAPI at init, the OAuth routes on first use.
+        full = None
+        app = create_agents_app(
+            gateway,
+            access=access,
+            max_body_bytes=settings.max_body_bytes,
+            allowed_hosts=settings.public_hosts or None,
+            recorder=recorder,
+            lazy={"/oauth": oauth_routes} if oauth_routes is not None else None,
+        )
     app.state.metrics = metrics
     # The instance's own figures (cache, quota leasing, dropped events) for the handler's EMF.
     from foldgate.app.wiring_instance import instance_reader
@@ -579,18 +614,11 @@ def build_mcp_app(
 
         # The agents' call events go to the activity log and to the call metrics, each guarded.
         gateway.recorder = Recorders(recorder, metrics)
-    if oauth is not None and agents:
-        # Loaded only where the settings pick this part: a cold start pays for nothing else.
-        from foldgate.auth.oauth.setup import tenant_oauth_configs
-        from foldgate.edge.connect import oauth_client_router
-
-        issuers = tenant_oauth_configs(settings, configs)
-        app.include_router(oauth_client_router(gateway, oauth, connect_link_secret(settings), issuers))
-    if admin_api and settings.indexer_function:
+    if full is not None and admin_api and settings.indexer_function:
         # Loaded only where the settings pick this part: a cold start pays for nothing else.
         from foldgate.edge.hooks import hooks_router
         from foldgate.index.triggers import lambda_server_trigger
 
         trigger = lambda_server_trigger(settings.indexer_function)
-        app.include_router(hooks_router(open_hook_secrets(settings, configs), trigger))
+        full.include_router(hooks_router(open_hook_secrets(settings, configs), trigger))
     return app

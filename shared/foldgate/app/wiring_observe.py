@@ -64,7 +64,15 @@ def open_activity(
 
 def open_tracing(settings: Settings) -> bool:
     """Record spans and export them over OTLP/HTTP when the settings name an endpoint (True then);
-    otherwise nothing is loaded and requests only carry their trace id (foldgate.telemetry.tracing)."""
+    otherwise nothing is loaded and requests only carry their trace id (foldgate.telemetry.tracing).
+    With ``stage_log`` set, spans are timed per stage instead (a benchmark's breakdown), not exported."""
+    if settings.stage_log:
+        # Loaded only where the settings pick this part: a cold start pays for nothing else.
+        from foldgate.telemetry.stages import StageTimer
+        from foldgate.telemetry.tracing import install
+
+        install(StageTimer(settings.stage_log))
+        return True
     if not settings.otlp_endpoint:
         return False
     # Loaded only where the settings pick this part: a cold start pays for nothing else.

@@ -143,6 +143,9 @@ class Settings(Strict):
     otel_service_name: str = "foldgate"
     # The share of traces foldgate starts that are recorded; a client's own sampling decision is followed.
     trace_sample_ratio: float = Field(default=1.0, ge=0.0, le=1.0)
+    # A file the request stages' own times are written to (foldgate.telemetry.stages, used by
+    # `foldgate bench call --breakdown`); replaces OTLP export when set. None: nothing is timed.
+    stage_log: str | None = None
     # Call metrics on Lambda (CloudWatch EMF): the namespace and the service dimension, from Powertools'
     # variables (POWERTOOLS_METRICS_NAMESPACE, POWERTOOLS_SERVICE_NAME) as the template sets them.
     metrics_namespace: str = "foldgate"

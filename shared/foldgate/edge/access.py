@@ -87,7 +87,8 @@ class Access:
             try:
                 principal = await self._identify(request, path)
                 if self.quotas is not None:
-                    await self.quotas.admit(principal)
+                    with span("foldgate.quota"):
+                        await self.quotas.admit(principal)
             except RateLimited:
                 traced.fail("rate_limited")
                 raise

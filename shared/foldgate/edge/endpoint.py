@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 import time
 
-from fastapi import FastAPI
+from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import Message, Receive, Scope, Send
@@ -40,7 +40,7 @@ from foldgate.model.principal import Principal
 from foldgate.serve.gateway import Gateway
 from foldgate.serve.recording import observing
 from foldgate.telemetry.traceparent import incoming_traceparent
-from foldgate.telemetry.tracing import Span, request_trace
+from foldgate.telemetry.tracing import Span, request_trace, span
 from foldgate.upstream.relay import relaying
 
 __all__ = ["STORE_RETRY_AFTER_S", "McpEndpoint", "invocation_deadline"]
@@ -84,7 +84,7 @@ class _Sdk:
 class McpEndpoint:
     """ASGI endpoint for one MCP surface."""
 
-    def __init__(self, app: FastAPI, surface: str, access: Access, max_body: int, path: str) -> None:
+    def __init__(self, app: Starlette, surface: str, access: Access, max_body: int, path: str) -> None:
         self.app = app
         self.surface = surface
         self.path = path
@@ -135,7 +135,10 @@ class McpEndpoint:
             return
         gateway: Gateway = self.app.state.gateway
         traced.set(tenant=principal.tenant)
-        observation = open_observation(gateway.recorder, scope, request, principal, self.path, started, body)
+        with span("foldgate.activity"):
+            observation = open_observation(
+                gateway.recorder, scope, request, principal, self.path, started, body
+            )
         with observing(observation):
             try:
                 await self._answer(request, body, principal, counting(observation, send), traced)
@@ -143,7 +146,8 @@ class McpEndpoint:
                 observation.failed(exc)
                 raise
             finally:
-                finish(observation, body)
+                with span("foldgate.activity"):
+                    finish(observation, body)
 
     def _record_refusal(self, request: Request, body: bytes, started: float, refused: Refused) -> None:
         """Refused before the gateway: an event of its own when it asked for work. The answer is out
@@ -188,7 +192,8 @@ class McpEndpoint:
             return
         gateway: Gateway = self.app.state.gateway
         # SEP-2243: a call whose Mcp-Param-* headers disagree with its arguments runs nowhere.
-        mismatch = param_header_refusal(request, body, gateway, principal, self.surface)
+        with span("foldgate.param_headers"):
+            mismatch = param_header_refusal(request, body, gateway, principal, self.surface)
         if mismatch is not None:
             traced.set(method="tools/call")
             await mismatch(scope, receive, send)

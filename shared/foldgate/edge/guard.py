@@ -19,7 +19,7 @@ import logging
 import os
 from typing import Final
 
-from fastapi.responses import JSONResponse
+from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from foldgate.edge.protocol import jsonrpc_error

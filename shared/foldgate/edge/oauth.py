@@ -8,7 +8,7 @@ request's credential an OAuth access token?), :func:`challenge_headers` (what a 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Final
 
 from foldgate.auth.model import looks_like_token
@@ -16,7 +16,7 @@ from foldgate.auth.oauth.metadata import MCP_PATHS, PRM_PATH
 from foldgate.errors import InsufficientScopeError
 
 if TYPE_CHECKING:
-    from fastapi import FastAPI
+    from starlette.applications import Starlette
     from starlette.requests import Request
 
     from foldgate.auth.oauth.verifier import OAuthVerifier
@@ -58,13 +58,13 @@ def challenge_headers(
     return {"www-authenticate": value}
 
 
-def add_metadata_routes(app: FastAPI, verifier: Callable[[], OAuthVerifier | None], tenant: str) -> None:
+def add_metadata_routes(app: Starlette, verifier: Callable[[], OAuthVerifier | None], tenant: str) -> None:
     """Serve RFC 9728 metadata for the base URL and each MCP endpoint (404 while OAuth is off)."""
     # Loaded where the app is built, not when access imports the bearer helpers.
-    from fastapi.responses import JSONResponse
+    from starlette.responses import JSONResponse
 
-    def route(path: str) -> Callable[[], JSONResponse]:
-        def metadata() -> JSONResponse:
+    def route(path: str) -> Callable[[Request], Awaitable[JSONResponse]]:
+        async def metadata(request: Request) -> JSONResponse:
             current = verifier()
             doc = None if current is None else current.metadata_document(tenant, path)
             if doc is None:
@@ -75,4 +75,4 @@ def add_metadata_routes(app: FastAPI, verifier: Callable[[], OAuthVerifier | Non
         return metadata
 
     for path in ("", *MCP_PATHS):
-        app.add_api_route(PRM_PATH + path, route(path), methods=["GET"], include_in_schema=False)
+        app.router.add_route(PRM_PATH + path, route(path), methods=["GET"], include_in_schema=False)

@@ -40,6 +40,7 @@ from foldgate.serve.consent import collecting
 from foldgate.serve.gateway import Gateway
 from foldgate.serve.recording import current
 from foldgate.serve.results import error_result
+from foldgate.telemetry.tracing import span
 from foldgate.upstream.relay import current_relay
 
 __all__ = ["answer"]
@@ -103,9 +104,11 @@ async def answer(req: PlainRequest, gateway: Gateway, principal: Principal, surf
         return
     if asked is not None:
         result = asked[1]
-    if req.modern:
-        result = _modern_envelope(result)
-    await _send(send, 200, _dumps({"jsonrpc": "2.0", "id": req.rid, "result": result}))
+    with span("foldgate.encode"):
+        if req.modern:
+            result = _modern_envelope(result)
+        payload = _dumps({"jsonrpc": "2.0", "id": req.rid, "result": result})
+    await _send(send, 200, payload)
 
 
 async def _result(req: PlainRequest, gateway: Gateway, principal: Principal, surface: str) -> dict[str, Any]:
@@ -144,8 +147,9 @@ async def _result(req: PlainRequest, gateway: Gateway, principal: Principal, sur
     if req.modern and result.get("resultType") == "input_required" and relay and relay.input_required:
         # Only an upstream's, which the call's relay let through for this client (edge/input_relay.py).
         return relayed_input_required(gateway, principal, name, req.params.get("arguments"), result)
-    plain = _plain_result(result)
-    return plain if plain is not None else _sdk_result(name, result, req.version)
+    with span("foldgate.encode"):
+        plain = _plain_result(result)
+        return plain if plain is not None else _sdk_result(name, result, req.version)
 
 
 def _instructions(gateway: Gateway, principal: Principal, surface: str) -> str:
@@ -240,5 +244,7 @@ def _dumps(message: dict[str, Any]) -> bytes:
 
 async def _send(send: Send, status: int, payload: bytes) -> None:
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": payload})
+    # The HTTP server's share (its response framing and the socket write), a stage of its own.
+    with span("foldgate.send"):
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": payload})

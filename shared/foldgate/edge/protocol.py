@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any, Final
 
-from fastapi.responses import JSONResponse
+from starlette.responses import JSONResponse
 
 from foldgate import __version__
 from foldgate.model.jsonutil import wire

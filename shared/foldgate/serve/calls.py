@@ -196,7 +196,8 @@ class ToolCaller:
         upstream_error = isinstance(result, dict) and bool(result.get("isError"))
         if isinstance(result, dict):
             # Guarded here, before any surface, the result pager or a code run sees the answer.
-            result, blocked = await guard_tool_result(view.config, tool, result, self.validators)
+            with span("foldgate.guard"):
+                result, blocked = await guard_tool_result(view.config, tool, result, self.validators)
             if observed is not None and blocked:
                 observed.ended("denied", "result_blocked")
         if observed is not None:

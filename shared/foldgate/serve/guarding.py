@@ -12,7 +12,7 @@ served with the credential nor with content the client would reject.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from foldgate.config.tenant import TenantConfig
 from foldgate.errors import ResultBlockedError
@@ -30,7 +30,20 @@ if TYPE_CHECKING:
     from foldgate.model.catalog import IndexedTool
     from foldgate.serve.validation import ValidatorCache
 
-__all__ = ["formatted_change", "guard_for", "guard_prompt", "guard_resource", "guard_tool_result"]
+__all__ = [
+    "formatted_change",
+    "guard_for",
+    "guard_prompt",
+    "guard_resource",
+    "guard_tool_result",
+    "has_guarded_text",
+]
+
+# A CallToolResult's top-level keys the guard never changes; any other key may carry guarded text.
+_UNGUARDED_KEYS: Final = frozenset({"content", "isError", "resultType"})
+# A content item's fields the guard never reads: its kind, binary data and addresses. Every other
+# string field (text, description, title, a name, anything new) counts as guarded text.
+_UNGUARDED_ITEM_FIELDS: Final = frozenset({"type", "mimeType", "data", "blob", "uri"})
 
 
 def guard_for(config: TenantConfig, server: str, name: str, source: str) -> TextGuard | None:
@@ -56,11 +69,41 @@ def _record(guard: TextGuard) -> None:
         observed.guard = merged
 
 
+def _item_has_text(item: Any) -> bool:
+    if not isinstance(item, dict):
+        return False  # not a content item: the guard passes it through untouched
+    for key, value in item.items():
+        if isinstance(value, str) and key in _UNGUARDED_ITEM_FIELDS:
+            continue
+        if isinstance(value, dict | list | str):
+            return True  # text, or a nested resource or list the guard (now or later) may read
+    return False
+
+
+def has_guarded_text(result: dict[str, Any]) -> bool:
+    """Whether the guard could change anything in ``result``: False only for a CallToolResult whose
+    content items carry no string, object or list outside their kind, binary data and addresses (an
+    image, an audio clip, a blob), with no ``structuredContent`` and no ``_meta`` (or empty ones) and
+    no other key. Conservative by construction: whatever it cannot rule out is guarded."""
+    for key, value in result.items():
+        if key in _UNGUARDED_KEYS:
+            continue
+        if key in ("structuredContent", "_meta") and (value is None or value == {}):
+            continue
+        return True
+    content = result.get("content")
+    if not isinstance(content, list):
+        return content is not None
+    return any(_item_has_text(item) for item in content)
+
+
 async def guard_tool_result(
     config: TenantConfig, tool: IndexedTool, result: dict[str, Any], validators: ValidatorCache
 ) -> tuple[dict[str, Any], bool]:
     """The upstream's CallToolResult as the agent may see it: guarded, or a ``result_blocked`` error
-    (then True)."""
+    (then True). A result with no text the guard reads (:func:`has_guarded_text`) is not walked."""
+    if not has_guarded_text(result):
+        return result, False
     guard = guard_for(config, tool.server, tool.tool.name, f"the tool {tool.published}")
     if guard is None:
         return result, False

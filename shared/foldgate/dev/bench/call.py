@@ -113,6 +113,15 @@ async def _series(fn: Callable[[], Awaitable[None]], n: int) -> dict[str, float]
     return {"p50_ms": round(statistics.median(samples), 2), "p95_ms": round(_pct(samples, 0.95), 2)}
 
 
+async def _echo_pair(gateway: str, fleet: dict[str, Any], calls: int) -> dict[str, float]:
+    """``everything__echo`` through ``gateway`` against ``echo`` on a direct session, interleaved."""
+    echo = {"message": "bench"}
+    async with _session(gateway) as gw, _session(fleet["everything"]) as ev:
+        pair = (_caller(ev, "echo", echo), _caller(gw, "everything__echo", echo))
+        row: dict[str, float] = (await _latency({"echo": pair}, calls))["echo"]
+    return row
+
+
 async def _throughput(url: str, tool: str, args: dict[str, Any], callers: int, calls: int) -> dict[str, Any]:
     """Calls per second of ``callers`` concurrent sessions making ``calls`` calls each; errors counted."""
     errors = 0
@@ -241,7 +250,7 @@ def _fleet(env: dict[str, str], tmp: Path, slots: dict[str, int]) -> Iterator[di
         )
         yield {
             "everything": ev_url, "crm": crm_url, "gateway": base + "/mcp/all",
-            "gateway_off": quiet + "/mcp/all", "proxies": proxies,
+            "gateway_off": quiet + "/mcp/all", "proxies": proxies, "servers": servers,
         }  # fmt: skip
 
 
@@ -313,14 +322,26 @@ def run_call_bench(
     per_caller: int = 10,
     cold_rounds: int = 2,
     source: Path | None = None,
+    breakdown: bool = False,
+    breakdown_only: bool = False,
 ) -> dict[str, Any]:
-    """Start the fleet and the gateway, measure warm latency, round trips, concurrency and cold start."""
+    """Start the fleet and the gateway, measure warm latency, round trips, concurrency and cold start;
+    with ``breakdown`` also each stage of a proxied call (``breakdown_only``: that alone)."""
     env = _env(source)
     # As many slots as callers, so the figure is the gateway's, not its queue's (an older source
     # checkout has no such setting, and no limit).
     slots = {"max_concurrency": max(16, callers)} if source is None else {}
     with tempfile.TemporaryDirectory() as tmp_name, _fleet(env, Path(tmp_name), slots) as fleet:
         report: dict[str, Any] = {"source": str(source or "this checkout"), "calls": calls}
+        if breakdown or breakdown_only:
+            # Loaded only when asked: the stage-timing gateway and its report.
+            from foldgate.dev.bench.call_stages import run_breakdown
+
+            report["breakdown"] = run_breakdown(
+                fleet["servers"], Path(tmp_name), env, lambda url: asyncio.run(_echo_pair(url, fleet, calls))
+            )
+            if breakdown_only:
+                return report
         report.update(asyncio.run(_warm(fleet, calls, callers, per_caller)))
         if cold_rounds > 0:
             report["cold"] = _cold(fleet["everything"], Path(tmp_name), env, cold_rounds)
@@ -329,6 +350,16 @@ def run_call_bench(
 
 def format_call_report(r: dict[str, Any]) -> str:
     """A human-readable summary of the report."""
+    if "breakdown" in r:
+        # Loaded only when the report has one.
+        from foldgate.dev.bench.call_stages import format_breakdown
+
+        stages = format_breakdown(r["breakdown"])
+        return stages if "latency" not in r else stages + "\n" + _format_warm(r)
+    return _format_warm(r)
+
+
+def _format_warm(r: dict[str, Any]) -> str:
     head = f"{'upstream tool':<22}{'direct p50':>11}{'p95':>8}{'proxied p50':>13}{'p95':>8}"
     head += f"{'+p50':>8}{'+p95':>8}"
     lines = [f"gateway from {r['source']}; warm latency over {r['calls']} calls per side (ms)", head]

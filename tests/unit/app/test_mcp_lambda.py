@@ -1,0 +1,72 @@
+"""What McpFunction's and CodeFunction's init imports: agents-only functions never load the admin API,
+the console, FastAPI (its routing and OpenAPI models) nor the MCP SDK, and stay within a module budget.
+
+Each handler's ``functions/<name>/app.py`` runs in a fresh interpreter (as a Lambda init does) against a
+SQLite store and a config file; the modules it leaves in ``sys.modules`` are checked.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO
+
+# Never at an agents-only function's init: the admin API and console (AdminFunction's), FastAPI and
+# its OpenAPI models (the agents app is Starlette; the OAuth client routes load on first use), the SDK
+# (loaded by the first request that needs it), the console's templates, the search model's runtime.
+FORBIDDEN = (
+    "fastapi",
+    "foldgate.edge.admin",
+    "foldgate.edge.console",
+    "foldgate.edge.connect",
+    "foldgate.edge.user_connect",
+    "foldgate.edge.hooks",
+    "mcp",
+    "jinja2",
+    "onnxruntime",
+    "foldgate.search.dense",
+    "foldgate.enrich.pipeline",
+)
+# Modules in sys.modules after init (490 measured when pinned, 622 before FastAPI left the path): a
+# new heavy dependency on the init path fails here before it reaches every cold start.
+BUDGET = 520
+
+
+def _init_modules(name: str, tmp: Path) -> list[str]:
+    config = tmp / "cfg.json"
+    config.write_text(json.dumps({"servers": []}))
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("FOLDGATE_", "OTEL_", "AWS_"))}
+    env.update(
+        PYTHONPATH=str(REPO / "shared"),
+        FOLDGATE_SQLITE_PATH=str(tmp / "s.sqlite3"),
+        FOLDGATE_CONFIG_FILE=str(config),
+    )
+    app = REPO / "functions" / name / "app.py"
+    code = f"import runpy, sys, json; runpy.run_path({str(app)!r}); print(json.dumps(sorted(sys.modules)))"
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120, check=False
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    modules: list[str] = json.loads(out.stdout.strip().splitlines()[-1])
+    return modules
+
+
+@pytest.mark.parametrize("name", ["mcp", "code"])
+def test_agents_only_init_imports_nothing_it_does_not_serve(name: str, tmp_path: Path) -> None:
+    modules = _init_modules(name, tmp_path)
+    loaded = [m for m in modules if any(m == f or m.startswith(f + ".") for f in FORBIDDEN)]
+    assert loaded == []
+    assert len(modules) <= BUDGET, f"{len(modules)} modules at init (budget {BUDGET})"
+
+
+def test_the_admin_function_still_serves_the_admin_api(tmp_path: Path) -> None:
+    # The other side of the split: AdminFunction's init has the admin API (so the check above is real).
+    modules = _init_modules("admin", tmp_path)
+    assert "foldgate.edge.admin" in modules
+    assert "fastapi" in modules
