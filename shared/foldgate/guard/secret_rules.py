@@ -10,6 +10,8 @@ listing is never taken for a credential.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import math
 import re
 from collections.abc import Callable

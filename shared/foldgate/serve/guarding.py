@@ -22,21 +22,32 @@ from foldgate.guard.result import (
     guard_call_result,
     guard_prompt_result,
     guard_read_result,
+    guard_value,
 )
 from foldgate.serve.recording import current
 from foldgate.serve.results import error_result
+from foldgate.upstream.relay import WITHHELD, Screen
 
 if TYPE_CHECKING:
     from foldgate.model.catalog import IndexedTool
     from foldgate.serve.validation import ValidatorCache
 
-__all__ = ["formatted_change", "guard_for", "guard_prompt", "guard_resource", "guard_tool_result"]
+__all__ = [
+    "formatted_change",
+    "guard_completion",
+    "guard_for",
+    "guard_prompt",
+    "guard_resource",
+    "guard_tool_result",
+    "relay_screen",
+]
 
 
 def guard_for(config: TenantConfig, server: str, name: str, source: str) -> TextGuard | None:
     """The guard for one answer of ``server``'s ``name``, None when the tenant turned both sides off."""
     settings = config.guard
-    policy = GuardPolicy(settings.secrets, settings.injection, settings.allowed(server, name))
+    secrets, injection = settings.policy(server)
+    policy = GuardPolicy(secrets, injection, settings.allowed(server, name))
     if policy.off:
         return None
     # The learned scorer's module loads on the first guarded answer (it answers None until trained).
@@ -146,3 +157,35 @@ def guard_prompt(
     if reason is not None:
         raise ResultBlockedError(reason)
     return guarded
+
+
+def _screened(config: TenantConfig, server: str, name: str, source: str, value: Any) -> Any:
+    guard = guard_for(config, server, name, source)
+    if guard is None:
+        return value
+    renamed = [0]
+    try:
+        guarded = guard_value(value, guard, renamed)
+    except RecursionError:
+        return WITHHELD
+    guard.renamed_keys += renamed[0]
+    _record(guard)
+    return WITHHELD if guard.blocked() is not None else guarded
+
+
+def relay_screen(config: TenantConfig) -> Screen:
+    """The guard over what an upstream sends *during* a call (progress messages, logs, requests for
+    input: :mod:`foldgate.upstream.relay`), per the tenant's policy for that server: redacted and
+    marked like a result; WITHHELD where a block policy fired or a key would change."""
+
+    def screen(server: str, value: Any) -> Any:
+        return _screened(config, server, "*", f"the server {server}", value)
+
+    return screen
+
+
+def guard_completion(config: TenantConfig, server: str, result: dict[str, Any]) -> dict[str, Any] | None:
+    """A ``completion/complete`` result guarded (its values are text an upstream chose); None when
+    the guard withholds it (the caller completes to nothing)."""
+    guarded = _screened(config, server, "*", f"a completion of the server {server}", result)
+    return None if guarded is WITHHELD else guarded
