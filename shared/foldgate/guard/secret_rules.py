@@ -164,8 +164,6 @@ def _url_password(value: str) -> bool:
 
 def _docker_auth(value: str) -> bool:
     """A registry ``auth``: base64 of ``user:password`` (with a password that is not a placeholder)."""
-    import base64
-    import binascii
 
     try:
         decoded = base64.b64decode(value + "=" * (-len(value) % 4), validate=True).decode("utf-8")
