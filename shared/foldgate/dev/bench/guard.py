@@ -234,7 +234,7 @@ def format_guard_report(report: dict[str, Any]) -> str:
                 f"; {s['false_redactions']} false redactions on {s['look_alikes']} look-alikes"
                 if s["look_alikes"]
                 else ""
-            )  # fmt: skip
+            )
         )
         lines.append("  per family: " + ", ".join(f"{k} {v}" for k, v in s["per_family"].items()))
     lines += [
