@@ -17,12 +17,21 @@ from typing import Final
 __all__ = ["NormalForm", "normal_form"]
 
 _NON_ASCII: Final = re.compile(r"[^\x00-\x7f]+")
+# Punctuation credentials are written with (full-width forms of these are read as ASCII).
+_ASCII_PUNCT: Final = frozenset("-_./+=:@~!#$%&*")
 # Characters that render as nothing: Unicode's format characters (category Cf), variation selectors
 # and the Hangul fillers (invisible letters).
 _INVISIBLE: Final = re.compile(
     "[\u00ad\u034f\u0600-\u0605\u061c\u06dd\u070f\u08e2\u115f\u1160\u17b4\u17b5\u180b-\u180f"
     "\u200b-\u200f\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff9-\ufffb"
     "\U000110bd\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e0fff]"
+)
+# What can change a credential's reading: invisible characters and the compatibility forms of ASCII
+# letters and digits (full-width, mathematical, circled and parenthesised, super- and subscripts).
+_SUSPECT: Final = re.compile(
+    _INVISIBLE.pattern[:-1]
+    + "\u00aa\u00b2\u00b3\u00b9\u00ba\u2070-\u209f\u2100-\u215f\u2460-\u24ff\u3200-\u33ff"
+    "\ufb00-\ufb06\uff01-\uff5e\U0001d400-\U0001d7ff\U0001f100-\U0001f1ff]"
 )
 
 
@@ -49,15 +58,19 @@ class NormalForm:
 
 
 def _char(char: str) -> str:
+    """What the detectors read for one non-ASCII character: nothing for an invisible one, the ASCII
+    letters or digits of a compatibility form (full-width, mathematical, circled), else itself (an
+    ellipsis or a no-break space changes no credential, and leaving them keeps most texts as they are)."""
     if _INVISIBLE.match(char) or unicodedata.category(char) == "Cf":
         return ""
-    return unicodedata.normalize("NFKC", char)
+    normal = unicodedata.normalize("NFKC", char)
+    return normal if normal.isascii() and normal.isalnum() or normal in _ASCII_PUNCT else char
 
 
 def normal_form(text: str) -> NormalForm | None:
     """The normal form of ``text`` with its offset map, None when it is ``text`` itself (then the
     detectors have already seen it)."""
-    if text.isascii():
+    if text.isascii() or _SUSPECT.search(text) is None:
         return None
     parts: list[str] = []
     origin: list[int] = []
