@@ -64,7 +64,7 @@ def _char(char: str) -> str:
     if _INVISIBLE.match(char) or unicodedata.category(char) == "Cf":
         return ""
     normal = unicodedata.normalize("NFKC", char)
-    return normal if normal.isascii() and normal.isalnum() or normal in _ASCII_PUNCT else char
+    return normal if (normal.isascii() and normal.isalnum()) or normal in _ASCII_PUNCT else char
 
 
 def normal_form(text: str) -> NormalForm | None:
