@@ -10,10 +10,10 @@ import httpx2
 import pytest
 
 from foldgate.errors import UpstreamError, UpstreamInputError
+from foldgate.guard.result import guard_value
 from foldgate.model.param_headers import HeaderParam
 from foldgate.upstream.client import _send_call
 from foldgate.upstream.plain_session import PlainSession, RpcError
-from foldgate.guard.result import guard_value
 from foldgate.upstream.relay import MAX_INPUT_REQUESTS, WITHHELD, Relay, relaying
 from foldgate.upstream.tasks import (
     MAX_POLL_S,
