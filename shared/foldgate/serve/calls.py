@@ -25,7 +25,7 @@ from foldgate.model.catalog import IndexedTool
 from foldgate.model.lru import MemoryBudget
 from foldgate.model.param_headers import HeaderParam
 from foldgate.serve.consent import note_consent_link
-from foldgate.serve.guarding import guard_tool_result, relay_screen
+from foldgate.serve.guarding import guard_error, guard_tool_result, relay_screen
 from foldgate.serve.recording import Observation, activity_arguments, current, upstream_timer
 from foldgate.serve.results import error_result, json_result
 from foldgate.serve.validation import ValidatorCache
@@ -176,10 +176,13 @@ class ToolCaller:
                 )
         except UpstreamProtocolError as exc:
             # The client must act on it (a capability to declare): answered as the upstream's error.
+            guard_error(view.config, server.name, tool.tool.name, exc)
             if observed is not None:
                 observed.failed(exc)
             raise
         except UpstreamError as exc:
+            # What the upstream said in its error is guarded before a log line, an event or the agent.
+            guard_error(view.config, server.name, tool.tool.name, exc)
             if observed is not None:
                 observed.failed(exc)
             log.warning("tenant %s: %s", view.catalog.tenant, exc.message)

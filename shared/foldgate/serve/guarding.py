@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from foldgate.config.tenant import TenantConfig
-from foldgate.errors import ResultBlockedError
+from foldgate.errors import FoldgateError, ResultBlockedError
 from foldgate.guard.result import (
     GuardPolicy,
     TextGuard,
@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 __all__ = [
     "formatted_change",
     "guard_completion",
+    "guard_error",
     "guard_for",
     "guard_prompt",
     "guard_resource",
@@ -189,3 +190,19 @@ def guard_completion(config: TenantConfig, server: str, result: dict[str, Any]) 
     the guard withholds it (the caller completes to nothing)."""
     guarded = _screened(config, server, "*", f"a completion of the server {server}", result)
     return None if guarded is WITHHELD else guarded
+
+
+def guard_error(config: TenantConfig, server: str, name: str, exc: FoldgateError) -> None:
+    """An upstream call's error guarded in place before it is logged, recorded or answered: its
+    message quotes what the upstream said (a JSON-RPC error's text, a task's failure), so a credential
+    in it is redacted, and under a block policy the whole message is replaced."""
+    guard = guard_for(config, server, name, f"an error of {server}")
+    if guard is None:
+        return
+    guarded = guard(exc.message)
+    _record(guard)
+    if guard.blocked() is not None:
+        guarded = f"{server}: {name} failed; its error message was withheld by the gateway's guard"
+    if guarded is not exc.message:
+        exc.message = guarded
+        exc.args = (guarded, *exc.args[1:])

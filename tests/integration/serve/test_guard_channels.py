@@ -17,6 +17,7 @@ import pytest
 from foldgate.config.source import StaticConfigSource
 from foldgate.config.tenant import ServerConfig, TenantConfig, parse_tenant_config
 from foldgate.dev.guard_samples import fake_credential
+from foldgate.errors import UpstreamError
 from foldgate.index.indexer import catalog_from_tools
 from foldgate.model.tool import Tool
 from foldgate.serve.gateway import Gateway
@@ -37,11 +38,13 @@ class ChannelUpstream(RecordingUpstream):
     """Plants canaries in one channel per tool: ``chatty`` in its progress, logs and an elicitation sent
     through the call's relay; ``keyed`` in a structured content key; ``linked`` in a resource link, an
     embedded resource's URI and ``_meta``; ``ask`` in an ``input_required`` result's requests;
-    ``wide`` spelled with a zero-width space and in full-width letters."""
+    ``wide`` spelled with a zero-width space and in full-width letters; every call in its error when
+    ``broken``."""
 
     def __init__(self) -> None:
         super().__init__()
         self.asked: list[dict[str, Any]] = []
+        self.broken = False  # every call fails with the canary in its error
 
     async def call_tool(
         self,
@@ -88,6 +91,8 @@ class ChannelUpstream(RecordingUpstream):
                 "inputRequests": {"confirm": request},
                 "requestState": "s",
             }
+        if self.broken:
+            raise UpstreamError(f"crm: {name} failed: upstream said 'bad key {CANARY}'")
         hidden = CANARY[:5] + "\u200b" + CANARY[5:]
         wide = "".join(chr(ord(c) + 0xFEE0) for c in TOKEN)
         return {"content": [{"type": "text", "text": f"key {hidden}\ntoken {wide}"}]}
@@ -226,4 +231,23 @@ async def test_spotlight_delivers_every_text_inside_the_provenance_note_per_serv
     assert "\ndone\n" in text
     gw.configs.configs["default"] = tenant()  # type: ignore[attr-defined]
     assert (await call(gw, "chatty"))["content"][0]["text"] == "done"
+    await gw.aclose()
+
+
+async def test_an_upstreams_error_message_is_guarded_before_a_log_an_event_or_the_agent(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    gw, upstream, recorder = gateway(tenant())
+    upstream.broken = True
+    result = await call(gw, "wide")
+    assert result["isError"] is True
+    assert "bad key [redacted:aws_access_key]" in json.dumps(result)
+    events = json.dumps([e.__dict__ for e in recorder.events], default=str)
+    for seen in (json.dumps(result), caplog.text, events):
+        assert CANARY not in seen
+    gw.configs.configs["default"] = tenant(secrets="block")  # type: ignore[attr-defined]
+    blocked = json.dumps(await call(gw, "wide"))
+    assert "withheld by the gateway's guard" in blocked
+    assert CANARY not in blocked
     await gw.aclose()
