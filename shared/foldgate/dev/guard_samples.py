@@ -169,12 +169,23 @@ CREDENTIAL_MAKERS: Final[dict[str, Callable[[random.Random], tuple[str, str]]]] 
     "sentry_token": lambda r: (v := "sntryu_" + _s(r, 64, _HEXLOWER), v),
     "supabase_token": lambda r: (v := "sbp_" + _s(r, 40, _HEXLOWER), v),
     "notion_token": lambda r: (v := "ntn_" + _s(r, 46), v),
+    "mailchimp_api_key": lambda r: (v := _s(r, 32, _HEXLOWER) + "-us14", v),
+    "okta_token": lambda r: ("Authorization: SSWS " + (v := "00" + _s(r, 40, _B64URL)), v),
+    "password_netrc": lambda r: (
+        "machine api.heroku.com\n  login ada@example.com\n  password " + (v := _s(r, 16)),
+        v,
+    ),
+    "password_mysql_cli": lambda r: (
+        "$ mysqldump -u backup -h db.internal -p" + (v := _s(r, 14)) + " shop > shop.sql",
+        v,
+    ),
     "atlassian_token": lambda r: (v := "ATATT3" + _s(r, 186, _ALNUM + "_-"), v),
 }
 
 
 _PASSWORD_FAMILIES: Final = ("password_yaml", "password_properties", "password_xml", "password_php_define",
-                              "password_ado_net", "password_jdbc_query")  # fmt: skip
+                              "password_ado_net", "password_jdbc_query", "password_netrc",
+                              "password_mysql_cli")  # fmt: skip
 _SECRET_FAMILIES: Final = ("secret_toml", "secret_xml_attribute", "secret_postman", "secret_heroku_uuid",
                            "wordpress_salt")  # fmt: skip
 # The placeholder's kind of each family whose name is not its kind (several families share a kind).

@@ -357,6 +357,29 @@ DETECTORS: Final[tuple[Detector, ...]] = (
         prefilter=_USERINFO,
     ),
     _d(
+        "mailchimp_api_key",
+        r"(?<![A-Za-z0-9])[0-9a-f]{32}-us\d{1,2}(?![A-Za-z0-9])",
+        "-us",
+        check=_mixed_token,
+    ),
+    _d("okta_token", r"(?i)\bSSWS\s+(?P<secret>00[A-Za-z0-9_-]{40})(?![A-Za-z0-9_-])", "ssws", lower=True),
+    _d(
+        "password",
+        # A .netrc: `machine host login user password secret`.
+        r"(?i)\bmachine\s+\S+\s+login\s+\S+\s+password\s+(?P<secret>[^\s'\"]{4,256})",
+        "machine",
+        lower=True,
+        check=_url_password,
+    ),
+    _d(
+        "password",
+        # A MySQL command line: `mysql -u root -pS3cret` (the password glued to -p).
+        r"(?i)\bmysql(?:dump|admin)?\s(?:[^\n]{0,200}?\s)?-p(?P<secret>[^\s'\"]{4,256})",
+        "mysql",
+        lower=True,
+        check=_url_password,
+    ),
+    _d(
         "basic_auth",
         r"(?i)\bauthorization[\"']?\s*[:=]\s*[\"']?basic\s+(?P<secret>[A-Za-z0-9+/]{12,}={0,2})",
         "basic",
@@ -373,4 +396,4 @@ DETECTORS: Final[tuple[Detector, ...]] = (
 )
 
 # Every kind a finding may name (the keyword-context ones last: see foldgate.guard.secret_assign).
-SECRET_KINDS: Final = (*dict.fromkeys(d.kind for d in DETECTORS), "password", "generic_secret")
+SECRET_KINDS: Final = tuple(dict.fromkeys((*(d.kind for d in DETECTORS), "password", "generic_secret")))
