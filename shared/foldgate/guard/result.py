@@ -114,21 +114,29 @@ class TextGuard:
         return f"the result of {self.source} was withheld by the gateway's guard: {' and '.join(reasons)}"
 
 
-def guard_value(value: Any, guard: Callable[[str], str], renamed: list[int] | None = None) -> Any:
+def guard_value(
+    value: Any, guard: Callable[[str], str], renamed: list[int] | None = None, _keys: set[str] | None = None
+) -> Any:
     """A JSON value with every string guarded, keys included; the same object when nothing changed, so
     a string stays a string, a number a number, and the shape is the shape the tool returned. A key the
     guard would change is kept as it is and counted in ``renamed`` (the caller withholds or drops)."""
     if isinstance(value, str):
         return guard(value)
     if isinstance(value, dict):
+        # Keys repeat across the records of a listing: each distinct clean key is guarded once.
+        clean = _keys if _keys is not None else set()
         changed = {}
         for key, item in value.items():
-            if isinstance(key, str) and guard(key) is not key and renamed is not None:
-                renamed[0] += 1
-            changed[key] = guard_value(item, guard, renamed)
+            if renamed is not None and isinstance(key, str) and key not in clean:
+                if guard(key) is key:
+                    clean.add(key)
+                else:
+                    renamed[0] += 1
+            changed[key] = guard_value(item, guard, renamed, clean)
         return value if all(changed[k] is value[k] for k in value) else changed
     if isinstance(value, list):
-        items = [guard_value(v, guard, renamed) for v in value]
+        keys = _keys if _keys is not None else set()
+        items = [guard_value(v, guard, renamed, keys) for v in value]
         return value if all(a is b for a, b in zip(items, value, strict=True)) else items
     return value
 
