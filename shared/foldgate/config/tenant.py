@@ -37,6 +37,7 @@ __all__ = [
     "RoutingMode",
     "SecretsPolicy",
     "ServerConfig",
+    "ServerGuard",
     "TaskMode",
     "TenantConfig",
     "ToolLoading",
@@ -52,7 +53,7 @@ ToolLoading = Literal["eager", "deferred", "auto"]
 ArgumentsPolicy = Literal["none", "hashed", "redacted"]
 PublishMode = Literal["prefixed", "bare"]
 SecretsPolicy = Literal["redact", "block", "off"]
-InjectionPolicy = Literal["mark", "block", "off"]
+InjectionPolicy = Literal["mark", "spotlight", "block", "off"]
 # When a call becomes a durable task (for clients that take tasks): auto = when the tool declares task
 # support or the call is still running when the sync window ends; always = from the start; never = not
 # at all (the call answers within the request, however long it takes).
@@ -222,6 +223,19 @@ _ALLOW_KEY_RE = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]|_(?!_))*__(?:\*|[^\s]{1
 _RULE_ID_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 
 
+class ServerGuard(Strict):
+    """One server's guard policy, each side falling back to the tenant's when unset."""
+
+    secrets: SecretsPolicy | None = None
+    injection: InjectionPolicy | None = None
+
+    @field_validator("secrets", "injection", mode="before")
+    @classmethod
+    def _yaml_off(cls, value: Any) -> Any:
+        # YAML 1.1 reads a bare `off` as false: the operator wrote the policy "off", not a boolean.
+        return "off" if value is False else value
+
+
 class GuardConfig(Strict):
     """What the result guard does with what comes back from upstreams (tool results, resource reads,
     prompts) before the agent sees it."""
@@ -234,8 +248,14 @@ class GuardConfig(Strict):
     injection: InjectionPolicy = Field(
         default="mark",
         description="Text in results that addresses the model with instructions: mark (wrapped in a note "
-        "saying which tool it came from and that it is data, not instructions), block (a tool error naming "
-        "the rule) or off.",
+        "saying which tool it came from and that it is data, not instructions), spotlight (every text result "
+        "delivered inside that note, detected or not: for untrusted or web-reading servers), block (a tool "
+        "error naming the rule) or off.",
+    )
+    servers: dict[str, ServerGuard] = Field(
+        default_factory=dict,
+        description="Per server name: a policy that replaces the tenant's for what that server returns "
+        "(e.g. `{web: {injection: spotlight}}`).",
     )
     allow: dict[str, list[str]] = Field(
         default_factory=dict,
@@ -260,6 +280,13 @@ class GuardConfig(Strict):
                 if not _RULE_ID_RE.match(rule):
                     raise ValueError(f"guard.allow[{key!r}]: {rule!r} is not a rule id")
         return value
+
+    def policy(self, server: str) -> tuple[str, str]:
+        """The (secrets, injection) policy for what ``server`` returns."""
+        own = self.servers.get(server)
+        if own is None:
+            return self.secrets, self.injection
+        return own.secrets or self.secrets, own.injection or self.injection
 
     def allowed(self, server: str, name: str) -> frozenset[str]:
         """The rule ids released for what ``server``'s ``name`` (tool, prompt or resource) returns."""

@@ -14,7 +14,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
-__all__ = ["CREDENTIAL_MAKERS", "fake_credential", "planted_results", "write_planted"]
+__all__ = [
+    "CREDENTIAL_MAKERS",
+    "FAMILY_KIND",
+    "fake_credential",
+    "family_kind",
+    "planted_results",
+    "write_planted",
+]
 
 _ALNUM: Final = string.ascii_letters + string.digits
 _UPPER_DIGITS: Final = string.ascii_uppercase + string.digits
@@ -91,7 +98,118 @@ CREDENTIAL_MAKERS: Final[dict[str, Callable[[random.Random], tuple[str, str]]]] 
     "generic_password": lambda r: ("DB_PASSWORD=" + (v := _s(r, 20, _ALNUM + "#%!")), v),
     "generic_json_secret": lambda r: ('"client_secret": "' + (v := _s(r, 32)) + '"', v),
     "generic_api_key": lambda r: ("api_key: " + (v := _s(r, 32, _B64URL)), v),
+    # Keyword context in every config syntax (foldgate.guard.secret_assign).
+    "password_yaml": lambda r: (
+        "database:\n  host: db.internal\n  password: " + (v := _s(r, 14, _ALNUM + "!@#")),
+        v,
+    ),
+    "password_properties": lambda r: ("spring.datasource.password=" + (v := _s(r, 16, _ALNUM + "$!")), v),
+    "password_xml": lambda r: (
+        "<connection><user>app</user><password>" + (v := _s(r, 15)) + "</password>",
+        v,
+    ),
+    "password_php_define": lambda r: (
+        "define( 'DB_PASSWORD', '" + (v := _s(r, 18, _ALNUM + "#!")) + "' );",
+        v,
+    ),
+    "password_ado_net": lambda r: (
+        "Server=tcp:acme.database.windows.net,1433;Database=orders;User ID=app;Password="
+        + (v := _s(r, 16, _ALNUM + "!@"))
+        + ";Encrypt=true;",
+        v,
+    ),
+    "password_jdbc_query": lambda r: (
+        "jdbc:mysql://db.internal:3306/shop?user=shop&password=" + (v := _s(r, 14)) + "&useSSL=true",
+        v,
+    ),
+    "secret_toml": lambda r: ('[auth]\nclient_secret = "' + (v := _s(r, 40, _B64URL)) + '"', v),
+    "secret_xml_attribute": lambda r: ('<add key="StripeApiKey" value="' + (v := _s(r, 32)) + '" />', v),
+    "secret_postman": lambda r: (
+        '{"key": "x-api-key", "value": "' + (v := _s(r, 40)) + '", "type": "text"}',
+        v,
+    ),
+    "secret_heroku_uuid": lambda r: (
+        "HEROKU_API_KEY=" + (v := "-".join(_s(r, n, _HEXLOWER) for n in (8, 4, 4, 4, 12))),
+        v,
+    ),
+    "wordpress_salt": lambda r: (
+        "define('NONCE_SALT', '" + (v := _s(r, 64, _ALNUM + "!#%^&*-_=+|:.~ ")) + "');",
+        v,
+    ),
+    "database_password_redis": lambda r: ("redis://:" + (v := _s(r, 24)) + "@cache.internal:6379/0", v),
+    "database_password_mongodb_srv": lambda r: (
+        "mongodb+srv://svc:" + (v := _s(r, 20)) + "@cluster0.ab1cd.mongodb.net/app?retryWrites=true",
+        v,
+    ),
+    "database_password_amqp": lambda r: ("amqps://worker:" + (v := _s(r, 18)) + "@mq.internal:5671/vhost", v),
+    "database_password_oracle": lambda r: ("jdbc:oracle:thin:scott/" + (v := _s(r, 12)) + "@db:1521:ORCL", v),
+    "docker_registry_auth": lambda r: (
+        '{"auths": {"registry.example.io": {"auth": "'
+        + (v := __import__("base64").b64encode(f"ci-bot:{_s(r, 20)}".encode()).decode().rstrip("="))
+        + '"}}}',
+        v,
+    ),
+    "azure_storage_key_value": lambda r: (
+        '[{"keyName": "key1", "permissions": "FULL", "value": "' + (v := _s(r, 86, _B64) + "==") + '"}]',
+        v,
+    ),
+    "google_oauth_secret": lambda r: (v := "GOCSPX-" + _s(r, 28, _B64URL), v),
+    "azure_ad_client_secret": lambda r: (v := _s(r, 3) + "8Q~" + _s(r, 34, _ALNUM + "_~.-"), v),
+    "digitalocean_token": lambda r: (v := "dop_v1_" + _s(r, 64, _HEXLOWER), v),
+    "databricks_token": lambda r: (v := "dapi" + _s(r, 32, _HEXLOWER), v),
+    "linear_api_key": lambda r: (v := "lin_api_" + _s(r, 40), v),
+    "postman_api_key": lambda r: (v := "PMAK-" + _s(r, 24, _HEXLOWER) + "-" + _s(r, 34, _HEXLOWER), v),
+    "telegram_bot_token": lambda r: (v := str(r.randrange(10**8, 10**10)) + ":AA" + _s(r, 33, _B64URL), v),
+    "vault_token": lambda r: (v := "hvs." + _s(r, 90, _B64URL), v),
+    "grafana_token": lambda r: (v := "glsa_" + _s(r, 32) + "_" + _s(r, 8, _HEXLOWER), v),
+    "new_relic_key": lambda r: (v := "NRAK-" + _s(r, 27, _UPPER_DIGITS), v),
+    "shopify_token": lambda r: (v := "shpat_" + _s(r, 32, _HEXLOWER), v),
+    "age_secret_key": lambda r: (v := "AGE-SECRET-KEY-1" + _s(r, 58, "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L"), v),
+    "doppler_token": lambda r: (v := "dp.st." + _s(r, 43), v),
+    "sentry_token": lambda r: (v := "sntryu_" + _s(r, 64, _HEXLOWER), v),
+    "supabase_token": lambda r: (v := "sbp_" + _s(r, 40, _HEXLOWER), v),
+    "notion_token": lambda r: (v := "ntn_" + _s(r, 46), v),
+    "mailchimp_api_key": lambda r: (v := _s(r, 32, _HEXLOWER) + "-us14", v),
+    "okta_token": lambda r: ("Authorization: SSWS " + (v := "00" + _s(r, 40, _B64URL)), v),
+    "password_netrc": lambda r: (
+        "machine api.heroku.com\n  login ada@example.com\n  password " + (v := _s(r, 16)),
+        v,
+    ),
+    "password_mysql_cli": lambda r: (
+        "$ mysqldump -u backup -h db.internal -p" + (v := _s(r, 14)) + " shop > shop.sql",
+        v,
+    ),
+    "atlassian_token": lambda r: (v := "ATATT3" + _s(r, 186, _ALNUM + "_-"), v),
 }
+
+
+_PASSWORD_FAMILIES: Final = ("password_yaml", "password_properties", "password_xml", "password_php_define",
+                              "password_ado_net", "password_jdbc_query", "password_netrc",
+                              "password_mysql_cli")  # fmt: skip
+_SECRET_FAMILIES: Final = ("secret_toml", "secret_xml_attribute", "secret_postman", "secret_heroku_uuid",
+                           "wordpress_salt")  # fmt: skip
+# The placeholder's kind of each family whose name is not its kind (several families share a kind).
+FAMILY_KIND: Final = {
+    "private_key_openssh": "private_key",
+    "private_key_ec": "private_key",
+    "private_key_pgp": "private_key",
+    "github_token_oauth": "github_token",
+    "github_pat": "github_token",
+    "stripe_restricted_key": "stripe_key",
+    "openai_api_key_legacy": "openai_api_key",
+    "generic_password": "password",
+    "generic_json_secret": "generic_secret",
+    "generic_api_key": "generic_secret",
+    **dict.fromkeys(_PASSWORD_FAMILIES, "password"),
+    **dict.fromkeys(_SECRET_FAMILIES, "generic_secret"),
+    **{f"database_password_{s}": "database_password" for s in ("redis", "mongodb_srv", "amqp", "oracle")},
+    "azure_storage_key_value": "azure_storage_key",
+}  # fmt: skip
+
+
+def family_kind(family: str) -> str:
+    """The kind a finding names for a credential of ``family``."""
+    return FAMILY_KIND.get(family, family)
 
 
 def fake_credential(kind: str, seed: int = 0) -> tuple[str, str]:

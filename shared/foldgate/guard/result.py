@@ -15,22 +15,37 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
-from foldgate.guard.injection import find_injections, mark_passages
+from foldgate.guard.injection import Passage, find_injections, mark_passages
 from foldgate.guard.secrets import lower_aligned, redact_secrets
 
 if TYPE_CHECKING:
     from foldgate.guard.scorer import TextScorer
 
-__all__ = ["GuardPolicy", "TextGuard", "guard_call_result", "guard_prompt_result", "guard_read_result"]
+__all__ = [
+    "UNGUARDED_ITEM_FIELDS",
+    "GuardPolicy",
+    "TextGuard",
+    "guard_call_result",
+    "guard_prompt_result",
+    "guard_read_result",
+    "guard_value",
+    "spotlight",
+]
 
-# Content item fields that carry text for the model (a blob is binary, a URI is an address).
-_TEXT_FIELDS: Final = ("text", "description", "title")
+# Content item fields that are not text an upstream chose freely: the item's type and MIME type (short
+# labels the client dispatches on) and base64 binaries (an image's ``data``, a resource's ``blob``).
+# Every other string field is guarded: text, name, uri, title, description, and what nests (the
+# annotations, ``_meta``, icons).
+UNGUARDED_ITEM_FIELDS: Final = frozenset({"type", "mimeType", "data", "blob"})
+# Where an answer nests further items: an embedded resource.
+_NESTED: Final = "resource"
 
 
 @dataclass(frozen=True, slots=True)
 class GuardPolicy:
-    """What to do on each side: ``secrets`` redact | block | off, ``injection`` mark | block | off;
-    ``allowed`` holds the rule ids an operator released for this source."""
+    """What to do on each side: ``secrets`` redact | block | off, ``injection`` mark | spotlight |
+    block | off (spotlight: marks like ``mark``, and every text item of the answer is delivered inside
+    the provenance note, see :func:`spotlight`); ``allowed`` holds the rule ids an operator released."""
 
     secrets: str = "redact"
     injection: str = "mark"
@@ -52,6 +67,8 @@ class TextGuard:
     scorer: TextScorer | None = None
     secrets: dict[str, int] = field(default_factory=dict)
     injection: dict[str, int] = field(default_factory=dict)
+    # Object keys of structured content the guard would have changed (never the keys themselves).
+    renamed_keys: int = 0
 
     def __call__(self, text: str) -> str:
         """The text redacted and marked per the policy (the same object when nothing fired)."""
@@ -69,7 +86,7 @@ class TextGuard:
             for passage in passages:
                 for rule in passage.rules:
                     self.injection[rule] = self.injection.get(rule, 0) + 1
-            if passages and policy.injection == "mark":
+            if passages and policy.injection in ("mark", "spotlight"):
                 text = mark_passages(text, passages, self.source)
         return text
 
@@ -81,6 +98,11 @@ class TextGuard:
     def blocked(self) -> str | None:
         """Why the answer is refused under a ``block`` policy, None when it may be served."""
         reasons = []
+        if self.renamed_keys:
+            reasons.append(
+                f"{self.renamed_keys} key(s) of its structured content held what the guard rewrites "
+                "(renaming a key would break the result's shape)"
+            )
         if self.policy.secrets == "block" and self.secrets:
             reasons.append(f"it carried credentials ({', '.join(sorted(self.secrets))})")
         if self.policy.injection == "block" and self.injection:
@@ -92,43 +114,94 @@ class TextGuard:
         return f"the result of {self.source} was withheld by the gateway's guard: {' and '.join(reasons)}"
 
 
-def guard_value(value: Any, guard: Callable[[str], str]) -> Any:
-    """A JSON value with every string guarded, keys kept; the same object when nothing changed, so a
-    string stays a string, a number a number, and the shape is the shape the tool returned."""
+def guard_value(
+    value: Any, guard: Callable[[str], str], renamed: list[int] | None = None, _keys: set[str] | None = None
+) -> Any:
+    """A JSON value with every string guarded, keys included; the same object when nothing changed, so
+    a string stays a string, a number a number, and the shape is the shape the tool returned. A key the
+    guard would change is kept as it is and counted in ``renamed`` (the caller withholds or drops)."""
     if isinstance(value, str):
         return guard(value)
     if isinstance(value, dict):
-        changed = {k: guard_value(v, guard) for k, v in value.items()}
+        # Keys repeat across the records of a listing: each distinct clean key is guarded once.
+        clean = _keys if _keys is not None else set()
+        changed = {}
+        for key, item in value.items():
+            if renamed is not None and isinstance(key, str) and key not in clean:
+                if guard(key) is key:
+                    clean.add(key)
+                else:
+                    renamed[0] += 1
+            changed[key] = guard_value(item, guard, renamed, clean)
         return value if all(changed[k] is value[k] for k in value) else changed
     if isinstance(value, list):
-        items = [guard_value(v, guard) for v in value]
+        keys = _keys if _keys is not None else set()
+        items = [guard_value(v, guard, renamed, keys) for v in value]
         return value if all(a is b for a, b in zip(items, value, strict=True)) else items
     return value
 
 
-def _content_item(item: Any, guard: Callable[[str], str]) -> Any:
+def spotlight(text: str, source: str) -> str:
+    """``text`` inside the provenance note naming ``source`` (what ``mark`` puts around a detected
+    passage, around the whole text): the model is told it is data from that tool, not instructions."""
+    return mark_passages(text, [Passage(0, len(text), ())], source)
+
+
+def _meta(meta: Any, guard: Callable[[str], str]) -> Any:
+    """``_meta`` guarded like structured content; when a key would change, it is dropped (None): it
+    has no schema to keep, and an upstream's metadata is nothing the agent needs."""
+    renamed = [0]
+    guarded = guard_value(meta, guard, renamed)
+    return None if renamed[0] else guarded
+
+
+def _content_item(item: Any, guard: Callable[[str], str], envelope: str | None = None) -> Any:
+    """One content item (or resource contents) with every string field guarded (see
+    :data:`UNGUARDED_ITEM_FIELDS`); ``envelope``: the source a spotlit text is delivered from."""
     if not isinstance(item, dict):
         return item
     out = item
-    for name in _TEXT_FIELDS:
-        text = item.get(name)
-        if isinstance(text, str):
-            guarded = guard(text)
-            if guarded is not text:
-                out = {**out, name: guarded}
-    resource = item.get("resource")
-    if isinstance(resource, dict):
-        guarded_resource = _content_item(resource, guard)
-        if guarded_resource is not resource:
-            out = {**out, "resource": guarded_resource}
+    for name, value in item.items():
+        if name in UNGUARDED_ITEM_FIELDS:
+            continue
+        if name == _NESTED and isinstance(value, dict):
+            guarded: Any = _content_item(value, guard, envelope)
+        elif name == "_meta":
+            guarded = _meta(value, guard)
+            if guarded is None:
+                out = {k: v for k, v in out.items() if k != "_meta"}
+                continue
+        else:
+            guarded = guard_value(value, guard)
+        if guarded is not value:
+            out = {**out, name: guarded}
+    text = out.get("text")
+    if envelope is not None and isinstance(text, str) and text:
+        out = {**out, "text": spotlight(text, envelope)}
     return out
+
+
+def _envelope(guard: Callable[[str], str]) -> str | None:
+    if isinstance(guard, TextGuard) and guard.policy.injection == "spotlight":
+        return guard.source
+    return None
 
 
 def _items(items: Any, guard: Callable[[str], str]) -> Any:
     if not isinstance(items, list):
         return items
-    guarded = [_content_item(i, guard) for i in items]
+    envelope = _envelope(guard)
+    guarded = [_content_item(i, guard, envelope) for i in items]
     return items if all(a is b for a, b in zip(guarded, items, strict=True)) else guarded
+
+
+def _result_meta(result: dict[str, Any], out: dict[str, Any], guard: Callable[[str], str]) -> dict[str, Any]:
+    if "_meta" not in result:
+        return out
+    meta = _meta(result["_meta"], guard)
+    if meta is None:
+        return {k: v for k, v in out.items() if k != "_meta"}
+    return out if meta is result["_meta"] else {**out, "_meta": meta}
 
 
 def guard_call_result(result: dict[str, Any], guard: TextGuard) -> dict[str, Any]:
@@ -138,16 +211,29 @@ def guard_call_result(result: dict[str, Any], guard: TextGuard) -> dict[str, Any
     if content is not result.get("content"):
         out = {**out, "content": content}
     if "structuredContent" in result:
-        structured = guard_value(result["structuredContent"], guard)
+        renamed = [0]
+        structured = guard_value(result["structuredContent"], guard, renamed)
+        if isinstance(guard, TextGuard):
+            guard.renamed_keys += renamed[0]
         if structured is not result["structuredContent"]:
             out = {**out, "structuredContent": structured}
-    return out
+    if "inputRequests" in result:
+        # A 2026-07-28 upstream's requests for input (elicitation messages, sampling prompts): relayed
+        # to the client or kept on its task, so guarded like structured content (keys included).
+        renamed = [0]
+        requests = guard_value(result["inputRequests"], guard, renamed)
+        if isinstance(guard, TextGuard):
+            guard.renamed_keys += renamed[0]
+        if requests is not result["inputRequests"]:
+            out = {**out, "inputRequests": requests}
+    return _result_meta(result, out, guard)
 
 
 def guard_read_result(result: dict[str, Any], guard: TextGuard) -> dict[str, Any]:
     """A ``resources/read`` result with the text of every content guarded (blobs are binary)."""
     contents = _items(result.get("contents"), guard)
-    return result if contents is result.get("contents") else {**result, "contents": contents}
+    out = result if contents is result.get("contents") else {**result, "contents": contents}
+    return _result_meta(result, out, guard)
 
 
 def guard_prompt_result(result: dict[str, Any], guard: TextGuard) -> dict[str, Any]:
@@ -163,10 +249,10 @@ def guard_prompt_result(result: dict[str, Any], guard: TextGuard) -> dict[str, A
         changed = []
         for message in messages:
             if isinstance(message, dict) and "content" in message:
-                content = _content_item(message["content"], guard)
+                content = _content_item(message["content"], guard, _envelope(guard))
                 changed.append(message if content is message["content"] else {**message, "content": content})
             else:
                 changed.append(message)
         if any(a is not b for a, b in zip(changed, messages, strict=True)):
             out = {**out, "messages": changed}
-    return out
+    return _result_meta(result, out, guard)

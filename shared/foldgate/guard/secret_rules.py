@@ -10,19 +10,30 @@ listing is never taken for a credential.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
 
-__all__ = ["DETECTORS", "SECRET_KINDS", "Detector", "looks_random"]
+__all__ = [
+    "DETECTORS",
+    "SECRET_KINDS",
+    "Detector",
+    "char_classes",
+    "looks_random",
+    "placeholder_value",
+    "shannon",
+]
 
 # Characters of a token body (base64url and friends): the end of a token is where these stop.
 _TOKEN: Final = r"A-Za-z0-9_\-"
 
 
-def _shannon(value: str) -> float:
+def shannon(value: str) -> float:
+    """Shannon entropy of ``value`` in bits per character."""
     counts: dict[str, int] = {}
     for char in value:
         counts[char] = counts.get(char, 0) + 1
@@ -34,12 +45,38 @@ _HEX: Final = re.compile(r"^[0-9a-fA-F]+$")
 _UUID: Final = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 # Values that stand for a secret without being one: templates, masks, references.
 _PLACEHOLDER: Final = re.compile(
-    r"^(?:\$\{?[\w.:-]+\}?|\{\{.*\}\}|<[^>]*>|%[\w()]+%?|\*+|x{4,}|\.{3,}|•+|redacted|\[redacted:[a-z_]+\]|"
-    r"(?:your|my|the|some|example|sample|dummy|test|fake|placeholder)[\w-]*|none|null|true|false|undefined|"
+    r"^(?:\$\{?[\w.:-]+\}?|\$\(.*\)|\{\{.*\}\}|<[^>]*>|%[\w()]+%?|\*+|x{4,}|\.{3,}|•+|redacted|\[redacted:[a-z_]+\]|"
+    r"(?:your|my|the|some|example|sample|dummy|test|fake|placeholder|insert|enter|replace|put)[\w-]*|"
+    r"none|null|nil|true|false|undefined|empty|secret|"
     # The passwords documentation writes into example URLs and configs.
-    r"pass|passw(?:or)?d|pwd|secret|changeme|admin|root|user(?:name)?|guest|demo|foo|bar|hunter2)$",
+    r"pass|passw(?:or)?d\d*|pwd|changeme|change[_-]?me|admin|root|user(?:name)?|guest|demo|foo|bar|hunter2)$",
     re.IGNORECASE,
 )
+# Anywhere in a value: what documentation writes instead of a real credential.
+_PLACEHOLDER_PART: Final = re.compile(
+    r"example|x{5,}|\*{3,}|\.{3,}|your[\s_-]|phrase here|[_-]here\b|placeholder|dummy|redacted|changeme|"
+    r"replace[_-]?me|0{8,}|12345678|abcdefgh|<[a-z_-]+>|\$\{|\{\{",
+    re.IGNORECASE,
+)
+# A value that is a public half, a password's hash or a digest: never a credential by itself.
+_PUBLIC_VALUE: Final = re.compile(
+    r"^(?:pk_(?:live|test)_|ssh-(?:rsa|ed25519|dss)|ecdsa-sha2|sk-ecdsa|AAAAB3NzaC1|AAAAC3NzaC1|"
+    r"-----BEGIN (?:PUBLIC|CERTIFICATE|RSA PUBLIC|PGP PUBLIC)|age1[0-9a-z]{20}|npub1|"
+    r"\$(?:2[aby]?|argon2(?:id|i|d)|pbkdf2[\w-]*|scrypt|[156])\$|(?:sha(?:1|224|256|384|512)|md5)[:-])",
+    re.IGNORECASE,
+)
+
+
+def placeholder_value(value: str) -> bool:
+    """True for a value documentation writes where a credential goes (``${TOKEN}``, ``<your-key>``,
+    ``changeme``, ``xxxxxxxx``, ``AKIAIOSFODNN7EXAMPLE``), or a public key, a password hash or a
+    digest: none is a live credential."""
+    return bool(
+        _PLACEHOLDER.match(value)
+        or _PLACEHOLDER_PART.search(value)
+        or _PUBLIC_VALUE.match(value)
+        or len(set(value)) <= 2
+    )
 
 
 _WORD_SEP: Final = re.compile(r"[-_.:/]+")
@@ -52,20 +89,27 @@ def looks_random(value: str, *, min_length: int = 12) -> bool:
     than a key), nor an identifier made of words
     (``metrics-client``, ``request.headers.get``, ``bearer_credential``: code and config naming a
     secret, not holding one)."""
-    if len(value) < min_length or _PLACEHOLDER.match(value) or _UUID.match(value):
+    if len(value) < min_length or placeholder_value(value) or _UUID.match(value):
         return False
     if all(part.isalpha() for part in _WORD_SEP.split(value) if part):
         return False
-    classes = (
-        any(c.islower() for c in value) + any(c.isupper() for c in value) + any(c.isdigit() for c in value)
+    return char_classes(value) >= 2 and shannon(value) >= 3.0
+
+
+def char_classes(value: str) -> int:
+    """How many of lower, upper, digit and other (punctuation) characters ``value`` has."""
+    return (
+        any(c.islower() for c in value)
+        + any(c.isupper() for c in value)
+        + any(c.isdigit() for c in value)
+        + any(not c.isalnum() for c in value)
     )
-    return classes >= 2 and _shannon(value) >= 3.0
 
 
 def _mixed_token(value: str) -> bool:
     """A provider token's body that is random: a digit and a letter at least (``sk-some-css-name``
     or ``sk-learn-something`` is a word, not a key)."""
-    return any(c.isdigit() for c in value) and any(c.isalpha() for c in value) and _shannon(value) >= 3.0
+    return any(c.isdigit() for c in value) and any(c.isalpha() for c in value) and shannon(value) >= 3.0
 
 
 def _not_hash(value: str) -> bool:
@@ -101,8 +145,36 @@ def _d(
     return Detector(kind, re.compile(regex, flags), gate, lower, check, prefilter)
 
 
-# A URL with a password in it, whatever its scheme: what both URL kinds need before their regex runs.
-_USERINFO: Final = re.compile(r"://[^\s:/@'\"<>]{1,128}:[^\s@/'\"<>]{1,256}@")
+# A URL with a password in it, whatever its scheme: what both URL kinds need before their regex runs
+# (the user may be empty: ``redis://:password@host``).
+_USERINFO: Final = re.compile(r"://[^\s:/@'\"<>]{0,128}:[^\s@/'\"<>]{1,256}@")
+# A private key's body: a line of base64 (a documentation's "..." is not a key).
+_KEY_BODY: Final = re.compile(r"[A-Za-z0-9+/=]{40,}")
+# The databases whose URLs carry a password (with a driver: ``postgresql+asyncpg://``).
+_DB_SCHEMES: Final = (
+    r"(?:jdbc:)?(?:postgres(?:ql)?|pg|mysql|mariadb|mongodb(?:\+srv)?|rediss?|amqps?|mssql|sqlserver|"
+    r"clickhouse|cockroachdb|oracle|couchdb|couchbase|neo4j(?:\+s)?|bolt|cassandra|memcached|nats|kafka|"
+    r"elasticsearch|influxdb|snowflake|db2|redshift|timescaledb|rabbitmq|mqtts?|ldaps?)(?:\+[a-z0-9]+)?"
+)
+
+
+def _url_password(value: str) -> bool:
+    return not placeholder_value(value) and not value.isdigit()
+
+
+def _docker_auth(value: str) -> bool:
+    """A registry ``auth``: base64 of ``user:password`` (with a password that is not a placeholder)."""
+
+    try:
+        decoded = base64.b64decode(value + "=" * (-len(value) % 4), validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        return False
+    _user, sep, password = decoded.partition(":")
+    return bool(sep) and decoded.isprintable() and len(password) >= 4 and not placeholder_value(password)
+
+
+def _azure_key(value: str) -> bool:
+    return _mixed_token(value) and not placeholder_value(value)
 
 
 # In priority order: where two kinds match overlapping text, the earlier one names it.
@@ -113,6 +185,7 @@ DETECTORS: Final[tuple[Detector, ...]] = (
         r"(?:(?!-----END ).){0,16000}?(?:-----END (?:[A-Z0-9]+ ){0,3}PRIVATE KEY(?: BLOCK)?-----|$)",
         "PRIVATE KEY",
         flags=re.DOTALL,
+        check=lambda v: _KEY_BODY.search(v) is not None,
     ),
     _d(
         "aws_access_key",
@@ -124,8 +197,11 @@ DETECTORS: Final[tuple[Detector, ...]] = (
     ),
     _d(
         "aws_secret_key",
-        r"(?i)aws_?secret_?(?:access_?)?key[\"']?\s*[:=]\s*[\"']?(?P<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])",
+        r"(?i)(?:aws_?secret_?(?:access_?)?key|secret_?access_?key)\\?[\"']?\s*[:=]\s*\\?[\"']?"
+        r"(?P<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])",
         "aws",
+        "secretaccesskey",
+        "secret_access_key",
         lower=True,
     ),
     _d(
@@ -172,6 +248,75 @@ DETECTORS: Final[tuple[Detector, ...]] = (
         "hf_",
         check=_mixed_token,
     ),
+    _d("google_oauth_secret", rf"(?<![A-Za-z0-9])GOCSPX-[{_TOKEN}]{{28}}(?![{_TOKEN}])", "GOCSPX-"),
+    _d(
+        "azure_ad_client_secret",
+        r"(?<![A-Za-z0-9_~.-])[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.-]{31,34}(?![A-Za-z0-9_~.-])",
+        "Q~",
+        check=_mixed_token,
+    ),
+    _d("digitalocean_token", r"(?<![A-Za-z0-9])do[por]_v1_[a-f0-9]{64}(?![a-f0-9])", "_v1_"),
+    _d(
+        "databricks_token",
+        r"(?<![A-Za-z0-9])dapi[a-f0-9]{32}(?:-\d)?(?![A-Za-z0-9])",
+        "dapi",
+        check=_mixed_token,
+    ),
+    _d("linear_api_key", r"(?<![A-Za-z0-9])lin_(?:api|oauth)_[A-Za-z0-9]{40}(?![A-Za-z0-9])", "lin_"),
+    _d("postman_api_key", r"(?<![A-Za-z0-9])PMAK-[a-f0-9]{24}-[a-f0-9]{34}(?![A-Za-z0-9])", "PMAK-"),
+    _d(
+        "telegram_bot_token",
+        rf"(?<![0-9A-Za-z])\d{{8,10}}:AA[{_TOKEN}]{{33}}(?![{_TOKEN}])",
+        ":AA",
+        check=_mixed_token,
+    ),
+    _d(
+        "vault_token",
+        rf"(?<![A-Za-z0-9])hv[sbr]\.[{_TOKEN}]{{24,}}(?![{_TOKEN}])",
+        "hvs.",
+        "hvb.",
+        "hvr.",
+        check=_mixed_token,
+    ),
+    _d(
+        "grafana_token",
+        r"(?<![A-Za-z0-9])(?:glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|glc_[A-Za-z0-9+/]{32,400}={0,2})(?![A-Za-z0-9])",
+        "glsa_",
+        "glc_",
+        check=_mixed_token,
+    ),
+    _d(
+        "new_relic_key",
+        r"(?<![A-Za-z0-9])NR(?:AK|II|JS)-[A-Za-z0-9]{27}(?![A-Za-z0-9])",
+        "NRAK-",
+        "NRII-",
+        "NRJS-",
+        check=_mixed_token,
+    ),
+    _d("shopify_token", r"(?<![A-Za-z0-9])shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}(?![A-Za-z0-9])", "shp"),
+    _d("age_secret_key", r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}", "AGE-SECRET-KEY-1"),
+    _d(
+        "doppler_token",
+        r"(?<![A-Za-z0-9])dp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,44}(?![A-Za-z0-9])",
+        "dp.",
+        check=_mixed_token,
+    ),
+    _d("sentry_token", rf"(?<![A-Za-z0-9])(?:sntrys_eyJ[{_TOKEN}=]{{60,}}|sntryu_[a-f0-9]{{64}})", "sntry"),
+    _d("supabase_token", r"(?<![A-Za-z0-9])sbp_[a-f0-9]{40}(?![A-Za-z0-9])", "sbp_"),
+    _d(
+        "notion_token",
+        r"(?<![A-Za-z0-9])(?:secret_[A-Za-z0-9]{43}|ntn_[A-Za-z0-9]{46})(?![A-Za-z0-9])",
+        "secret_",
+        "ntn_",
+        check=_mixed_token,
+    ),
+    _d("atlassian_token", r"(?<![A-Za-z0-9])ATATT3[A-Za-z0-9_\-=]{186}(?![A-Za-z0-9])", "ATATT3"),
+    _d(
+        "docker_registry_auth",
+        r"\\?\"auth\\?\"\s*:\s*\\?\"(?P<secret>[A-Za-z0-9+/]{8,1024}={0,2})\\?\"",
+        '"auth',
+        check=_docker_auth,
+    ),
     _d(
         "azure_storage_key",
         r"(?i)(?:AccountKey|SharedAccessKey)\s*=\s*(?P<secret>[A-Za-z0-9+/]{20,}={0,2})",
@@ -179,21 +324,60 @@ DETECTORS: Final[tuple[Detector, ...]] = (
         "sharedaccesskey",
         lower=True,
     ),
+    _d(
+        "azure_storage_key",
+        # A storage account's key is 64 bytes of base64 (86 characters and "=="), e.g. the "value" of
+        # `az storage account keys list`; a sha512 digest has the same shape but is named as one.
+        r"(?<![A-Za-z0-9+/=-])(?<!sha512-)(?P<secret>[A-Za-z0-9+/]{86}==)(?![A-Za-z0-9+/=])",
+        "==",
+        check=_azure_key,
+        prefilter=re.compile(r"[A-Za-z0-9+/]{86}=="),
+    ),
     _d("azure_sas_signature", r"[?&]sig=(?P<secret>[A-Za-z0-9%+/]{30,}(?:%3D|=){0,2})", "sig="),
     _d(
         "database_password",
-        r"(?i)\b(?:postgres(?:ql)?|mysql|mariadb|mongodb(?:\+srv)?|rediss?|amqps?|mssql|sqlserver|"
-        r"clickhouse|cockroachdb|oracle|jdbc:[a-z]+)://[^\s:/@'\"<>]{1,128}:(?P<secret>[^\s@/'\"<>]{1,256})@",
+        rf"(?i)(?<![a-z0-9+.-]){_DB_SCHEMES}://[^\s:/@'\"<>]{{0,128}}:(?P<secret>[^\s@/'\"<>]{{1,256}})@",
         "://",
-        check=lambda v: not _PLACEHOLDER.match(v),
+        check=_url_password,
         prefilter=_USERINFO,
     ),
     _d(
+        "database_password",
+        # Oracle's thin driver: jdbc:oracle:thin:user/password@host.
+        r"(?i)jdbc:oracle:(?:thin|oci):[^\s/@:'\"]{1,128}/(?P<secret>[^\s@'\"]{1,256})@",
+        "jdbc:oracle",
+        lower=True,
+        check=_url_password,
+    ),
+    _d(
         "url_password",
-        r"(?i)\b(?:https?|ftps?|sftp|ssh|git|smtps?|ldaps?)://[^\s:/@'\"<>]{1,128}:(?P<secret>[^\s@/'\"<>]{3,256})@",
+        r"(?i)\b[a-z][a-z0-9+.-]{1,30}://[^\s:/@'\"<>]{0,128}:(?P<secret>[^\s@/'\"<>]{3,256})@",
         "://",
-        check=lambda v: not _PLACEHOLDER.match(v),
+        check=_url_password,
         prefilter=_USERINFO,
+    ),
+    _d(
+        "mailchimp_api_key",
+        r"(?<![A-Za-z0-9])[0-9a-f]{32}-us\d{1,2}(?![A-Za-z0-9])",
+        "-us",
+        check=_mixed_token,
+    ),
+    _d("okta_token", r"(?i)\bSSWS\s+(?P<secret>00[A-Za-z0-9_-]{40})(?![A-Za-z0-9_-])", "ssws", lower=True),
+    _d(
+        "password",
+        # A .netrc: `machine host login user password secret`.
+        r"(?i)\bmachine\s+\S+\s+login\s+\S+\s+password\s+(?P<secret>[^\s'\"]{4,256})",
+        "machine",
+        lower=True,
+        check=_url_password,
+    ),
+    _d(
+        "password",
+        # A MySQL command line: `mysql -u root -pS3cret` (the password glued to -p).
+        r"(?i)\bmysql(?:dump|admin)?\s(?:[^\n]{0,200}?\s)?-p(?P<secret>[^\s'\"]{4,256})",
+        "mysql",
+        lower=True,
+        check=_url_password,
     ),
     _d(
         "basic_auth",
@@ -211,5 +395,5 @@ DETECTORS: Final[tuple[Detector, ...]] = (
     ),
 )
 
-# Every kind a finding may name (the generic assignment's last: see foldgate.guard.secrets).
-SECRET_KINDS: Final = (*(d.kind for d in DETECTORS), "generic_secret")
+# Every kind a finding may name (the keyword-context ones last: see foldgate.guard.secret_assign).
+SECRET_KINDS: Final = tuple(dict.fromkeys((*(d.kind for d in DETECTORS), "password", "generic_secret")))

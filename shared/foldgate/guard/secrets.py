@@ -1,9 +1,11 @@
 """Credentials in text coming back from upstreams: found by kind, replaced by a typed placeholder
 (``[redacted:aws_access_key]``), counted; the value itself is never kept, logged or returned.
 
-The provider formats are in :mod:`foldgate.guard.secret_rules`; this module adds the generic kind
-(a random-looking value assigned to a secret-named key: ``password=...``, ``"api_key": "..."``,
-``AWS_SECRET_ACCESS_KEY=...``) and applies them all in one pass over spans.
+The provider formats are in :mod:`foldgate.guard.secret_rules`, the keyword-context kinds (a value
+assigned to a secret-named key, in any config syntax) in :mod:`foldgate.guard.secret_assign`; this
+module applies them all over spans, on the text and on its normal form
+(:mod:`foldgate.guard.normal_form`: NFKC, format characters removed) when that differs, so a
+credential spelled with zero-width characters or full-width letters is found and redacted whole.
 
 Cost: each kind is gated by literal substring tests, so text that holds no gate literal (most results)
 costs one lowercase copy and a few dozen substring searches, linear in its length.
@@ -11,33 +13,20 @@ costs one lowercase copy and a few dozen substring searches, linear in its lengt
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterator
 from typing import Final
 
-from foldgate.guard.secret_rules import DETECTORS, looks_random
+from foldgate.guard.normal_form import normal_form
+from foldgate.guard.secret_assign import GENERIC, NAME_GATE, PASSWORD, assigned_secrets
+from foldgate.guard.secret_rules import DETECTORS, placeholder_value
 
 __all__ = ["ASCII_LOWER", "find_secrets", "lower_aligned", "placeholder", "redact_secrets"]
 
-# Where a secret-named key may be: one of these in the lowercased text opens the generic search.
-_NAME_GATE: Final = ("pass", "pwd", "secret", "token", "key", "credential")
-# A secret-named key: the whole key (lowercased) ends in one of these.
-_NAME: Final = re.compile(
-    r"(?:secret(?:[_-]?(?:access[_-]?)?key)?|passwords?|passwd|passphrase|pwd|tokens?|api[_-]?keys?|"
-    r"access[_-]?keys?|private[_-]?keys?|auth[_-]?keys?|signing[_-]?keys?|encryption[_-]?keys?|"
-    r"master[_-]?keys?|credentials?)$"
-)
-_NAME_CHARS: Final = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
-# A key naming one of these is a pagination or sync handle, not a credential.
-_NOT_SECRET_NAME: Final = re.compile(r"page|cursor|next|continuation|sync|resume|count|max|limit|usage")
-# The assignment after the key and its value (quoted, quoted inside a JSON string, or bare; a value
-# ends at a quote, space, separator or a URL query's `&`; a nested object or list is not a value).
-_ASSIGN: Final = re.compile(
-    r"\\?[\"']?\s*(?::=|=>|:|=)\s*(?:\\?[\"'])?(?P<value>[^\s\"'`,;&<>\[\]{}()\\]{8,512})(?![^\s\"'`,;&<>\[\]{}()\\])"
-)
-GENERIC: Final = "generic_secret"
 # Lowercasing that keeps every offset (str.lower may lengthen a few non-ASCII characters).
 ASCII_LOWER: Final = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+# Kinds whose match is a structure, not a value a placeholder could stand in (the PEM's body is checked
+# by its own rule).
+_STRUCTURED: Final = frozenset({"private_key", "slack_webhook"})
+_ORDER: Final = {kind: i for i, kind in enumerate(dict.fromkeys(d.kind for d in DETECTORS))}
 
 
 def lower_aligned(text: str) -> str:
@@ -52,30 +41,6 @@ def placeholder(kind: str) -> str:
     return f"[redacted:{kind}]"
 
 
-def _generic(text: str, lowered: str) -> Iterator[tuple[int, int, str]]:
-    seen: set[int] = set()
-    for literal in _NAME_GATE:
-        at = lowered.find(literal)
-        while at >= 0:
-            # The key around the literal: it must end in a secret's name ("token_type" does not).
-            end = at + len(literal)
-            while end < len(text) and text[end] in _NAME_CHARS:
-                end += 1
-            start = at
-            while start > 0 and at - start < 48 and text[start - 1] in _NAME_CHARS:
-                start -= 1
-            at = lowered.find(literal, end)
-            if end in seen:
-                continue
-            seen.add(end)
-            key = lowered[start:end].rstrip(".-_")
-            if not _NAME.search(key) or _NOT_SECRET_NAME.search(key):
-                continue
-            assigned = _ASSIGN.match(text, end)
-            if assigned is not None and looks_random(assigned.group("value"), min_length=8):
-                yield assigned.start("value"), assigned.end("value"), GENERIC
-
-
 def find_secrets(
     text: str, skip: frozenset[str] = frozenset(), lowered: str | None = None
 ) -> list[tuple[int, int, str]]:
@@ -83,6 +48,26 @@ def find_secrets(
     earlier detector wins an overlap); kinds in ``skip`` (an operator's allowance) are not looked for.
     ``lowered`` is :func:`lower_aligned` of ``text`` when the caller has it already."""
     low = lowered if lowered is not None else lower_aligned(text)
+    found = _spans(text, low, skip)
+    normal = normal_form(text)
+    if normal is not None:
+        # Zero-width characters inside a credential, or full-width letters: found in the normal form,
+        # redacted in the original (the span covers the invisible characters inside it).
+        found.extend(
+            (*normal.span(start, end), kind)
+            for start, end, kind in _spans(normal.text, lower_aligned(normal.text), skip)
+        )
+    if not found:
+        return found
+    # Earlier detectors first on overlaps: the provider's name beats the generic one.
+    kept: list[tuple[int, int, str]] = []
+    for span in sorted(found, key=lambda s: (_ORDER.get(s[2], len(_ORDER)), s[0], -s[1])):
+        if all(span[1] <= k[0] or span[0] >= k[1] for k in kept):
+            kept.append(span)
+    return sorted(kept)
+
+
+def _spans(text: str, low: str, skip: frozenset[str]) -> list[tuple[int, int, str]]:
     found: list[tuple[int, int, str]] = []
     for detector in DETECTORS:
         if detector.kind in skip:
@@ -92,22 +77,18 @@ def find_secrets(
             continue
         if detector.prefilter is not None and detector.prefilter.search(text) is None:
             continue
+        group = "secret" if "secret" in detector.regex.groupindex else 0
         for match in detector.regex.finditer(text):
-            group = "secret" if "secret" in detector.regex.groupindex else 0
             start, end = match.span(group)
-            if start < end and (detector.check is None or detector.check(text[start:end])):
-                found.append((start, end, detector.kind))
-    if GENERIC not in skip and any(literal in low for literal in _NAME_GATE):
-        found.extend(_generic(text, low))
-    if not found:
-        return found
-    # Earlier detectors first on overlaps: the provider's name beats the generic one.
-    order = {kind: i for i, kind in enumerate(d.kind for d in DETECTORS)}
-    kept: list[tuple[int, int, str]] = []
-    for span in sorted(found, key=lambda s: (order.get(s[2], len(order)), s[0])):
-        if all(span[1] <= k[0] or span[0] >= k[1] for k in kept):
-            kept.append(span)
-    return sorted(kept)
+            value = text[start:end]
+            if start >= end or (detector.check is not None and not detector.check(value)):
+                continue
+            if detector.kind not in _STRUCTURED and placeholder_value(value):
+                continue
+            found.append((start, end, detector.kind))
+    if (GENERIC not in skip or PASSWORD not in skip) and any(literal in low for literal in NAME_GATE):
+        found.extend(s for s in assigned_secrets(text, low) if s[2] not in skip)
+    return found
 
 
 def redact_secrets(

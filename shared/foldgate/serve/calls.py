@@ -26,12 +26,13 @@ from foldgate.model.catalog import IndexedTool
 from foldgate.model.lru import MemoryBudget
 from foldgate.model.param_headers import HeaderParam
 from foldgate.serve.consent import note_consent_link
-from foldgate.serve.guarding import guard_tool_result
+from foldgate.serve.guarding import guard_error, guard_tool_result, relay_screen
 from foldgate.serve.recording import Observation, activity_arguments, current, upstream_timer
 from foldgate.serve.results import error_result, json_result
 from foldgate.serve.validation import ValidatorCache
 from foldgate.serve.views import TenantView
 from foldgate.telemetry.tracing import span
+from foldgate.upstream.relay import Relay, current_relay, relaying
 
 if TYPE_CHECKING:
     from foldgate.serve.tasks import TaskService
@@ -161,7 +162,13 @@ class ToolCaller:
         """Proxy a validated, approved call upstream; upstream errors become error results."""
         try:
             # OAuth upstreams use the grant of this tenant and (per_user servers) this end user.
-            with calling_as(view.catalog.tenant, view.principal.upstream_subject), upstream_timer():
+            # What the upstream sends during the call (progress, logs, requests for input) is guarded too.
+            screened = (current_relay() or Relay()).for_call(screen=relay_screen(view.config))
+            with (
+                calling_as(view.catalog.tenant, view.principal.upstream_subject),
+                upstream_timer(),
+                relaying(screened),
+            ):
                 # The annotations decide whether a call lost in transit may be sent again; a tool
                 # that declares x-mcp-header arguments has them mirrored in headers (SEP-2243).
                 mirrored = {"header_params": tool.header_params} if tool.header_params else {}
@@ -170,10 +177,13 @@ class ToolCaller:
                 )
         except UpstreamProtocolError as exc:
             # The client must act on it (a capability to declare): answered as the upstream's error.
+            guard_error(view.config, server.name, tool.tool.name, exc)
             if observed is not None:
                 observed.failed(exc)
             raise
         except UpstreamError as exc:
+            # What the upstream said in its error is guarded before a log line, an event or the agent.
+            guard_error(view.config, server.name, tool.tool.name, exc)
             if observed is not None:
                 observed.failed(exc)
             log.warning("tenant %s: %s", view.catalog.tenant, bounded(exc.message))

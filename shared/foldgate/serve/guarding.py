@@ -15,16 +15,18 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Final
 
 from foldgate.config.tenant import TenantConfig
-from foldgate.errors import ResultBlockedError
+from foldgate.errors import FoldgateError, ResultBlockedError
 from foldgate.guard.result import (
     GuardPolicy,
     TextGuard,
     guard_call_result,
     guard_prompt_result,
     guard_read_result,
+    guard_value,
 )
 from foldgate.serve.recording import current
 from foldgate.serve.results import error_result
+from foldgate.upstream.relay import WITHHELD, Screen
 
 if TYPE_CHECKING:
     from foldgate.model.catalog import IndexedTool
@@ -32,24 +34,28 @@ if TYPE_CHECKING:
 
 __all__ = [
     "formatted_change",
+    "guard_completion",
+    "guard_error",
     "guard_for",
     "guard_prompt",
     "guard_resource",
     "guard_tool_result",
     "has_guarded_text",
+    "relay_screen",
 ]
 
 # A CallToolResult's top-level keys the guard never changes; any other key may carry guarded text.
 _UNGUARDED_KEYS: Final = frozenset({"content", "isError", "resultType"})
-# A content item's fields the guard never reads: its kind, binary data and addresses. Every other
-# string field (text, description, title, a name, anything new) counts as guarded text.
-_UNGUARDED_ITEM_FIELDS: Final = frozenset({"type", "mimeType", "data", "blob", "uri"})
+# A content item's fields the guard never reads: its kind and binary data. Every other string field
+# (text, uri, description, title, a name, anything new) counts as guarded text: a link's uri is guarded.
+_UNGUARDED_ITEM_FIELDS: Final = frozenset({"type", "mimeType", "data", "blob"})
 
 
 def guard_for(config: TenantConfig, server: str, name: str, source: str) -> TextGuard | None:
     """The guard for one answer of ``server``'s ``name``, None when the tenant turned both sides off."""
     settings = config.guard
-    policy = GuardPolicy(settings.secrets, settings.injection, settings.allowed(server, name))
+    secrets, injection = settings.policy(server)
+    policy = GuardPolicy(secrets, injection, settings.allowed(server, name))
     if policy.off:
         return None
     # The learned scorer's module loads on the first guarded answer (it answers None until trained).
@@ -82,7 +88,7 @@ def _item_has_text(item: Any) -> bool:
 
 def has_guarded_text(result: dict[str, Any]) -> bool:
     """Whether the guard could change anything in ``result``: False only for a CallToolResult whose
-    content items carry no string, object or list outside their kind, binary data and addresses (an
+    content items carry no string, object or list outside their kind and binary data (an
     image, an audio clip, a blob), with no ``structuredContent`` and no ``_meta`` (or empty ones) and
     no other key. Conservative by construction: whatever it cannot rule out is guarded."""
     for key, value in result.items():
@@ -189,3 +195,51 @@ def guard_prompt(
     if reason is not None:
         raise ResultBlockedError(reason)
     return guarded
+
+
+def _screened(config: TenantConfig, server: str, name: str, source: str, value: Any) -> Any:
+    guard = guard_for(config, server, name, source)
+    if guard is None:
+        return value
+    renamed = [0]
+    try:
+        guarded = guard_value(value, guard, renamed)
+    except RecursionError:
+        return WITHHELD
+    guard.renamed_keys += renamed[0]
+    _record(guard)
+    return WITHHELD if guard.blocked() is not None else guarded
+
+
+def relay_screen(config: TenantConfig) -> Screen:
+    """The guard over what an upstream sends *during* a call (progress messages, logs, requests for
+    input: :mod:`foldgate.upstream.relay`), per the tenant's policy for that server: redacted and
+    marked like a result; WITHHELD where a block policy fired or a key would change."""
+
+    def screen(server: str, value: Any) -> Any:
+        return _screened(config, server, "*", f"the server {server}", value)
+
+    return screen
+
+
+def guard_completion(config: TenantConfig, server: str, result: dict[str, Any]) -> dict[str, Any] | None:
+    """A ``completion/complete`` result guarded (its values are text an upstream chose); None when
+    the guard withholds it (the caller completes to nothing)."""
+    guarded = _screened(config, server, "*", f"a completion of the server {server}", result)
+    return None if guarded is WITHHELD else guarded
+
+
+def guard_error(config: TenantConfig, server: str, name: str, exc: FoldgateError) -> None:
+    """An upstream call's error guarded in place before it is logged, recorded or answered: its
+    message quotes what the upstream said (a JSON-RPC error's text, a task's failure), so a credential
+    in it is redacted, and under a block policy the whole message is replaced."""
+    guard = guard_for(config, server, name, f"an error of {server}")
+    if guard is None:
+        return
+    guarded = guard(exc.message)
+    _record(guard)
+    if guard.blocked() is not None:
+        guarded = f"{server}: {name} failed; its error message was withheld by the gateway's guard"
+    if guarded is not exc.message:
+        exc.message = guarded
+        exc.args = (guarded, *exc.args[1:])

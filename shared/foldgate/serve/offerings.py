@@ -26,7 +26,7 @@ from foldgate.errors import FoldgateError, NotFoundError, UpstreamError
 from foldgate.model.caller import UpstreamCaller, calling_as
 from foldgate.model.offerings import IndexedItem, Kind
 from foldgate.model.uris import SCHEME, origin_uri, publish_uri
-from foldgate.serve.guarding import guard_prompt, guard_resource
+from foldgate.serve.guarding import guard_completion, guard_prompt, guard_resource
 from foldgate.serve.recording import current, upstream_timer
 from foldgate.serve.views import TenantView
 
@@ -192,10 +192,13 @@ class Offered:
             params["context"] = dict(context)
         try:
             with self._caller():
-                return await upstream.request(target[0], "completion/complete", params)
+                answer = await upstream.request(target[0], "completion/complete", params)
         except UpstreamError as exc:
             log.info("completion from %s failed: %s", target[0].name, exc.message)
             return EMPTY_COMPLETION
+        # Completion values are text the upstream chose: guarded like a result (nothing when withheld).
+        guarded = guard_completion(self.view.config, target[0].name, answer)
+        return EMPTY_COMPLETION if guarded is None else guarded
 
 
 # One RFC 6570 expression and its operator.

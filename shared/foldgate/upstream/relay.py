@@ -19,6 +19,11 @@ session reads it while it sends the call and reads the answer stream (``foldgate
   upstream gets an error at once (never a hang) and the call ends in :class:`UpstreamInputError`,
   naming what the upstream asked for.
 
+Everything relayed passes the result guard first (``screen``, installed by the serving side around
+each call: :func:`foldgate.serve.guarding.relay_screen`): a progress message, a log's data and a
+request's params are redacted and marked like a result, and under a ``block`` policy what fired is
+withheld (the progress is relayed without its message, the log is dropped, the request refused).
+
 Without a relay (the indexer, the cloud path without a stream) notifications are dropped and every
 request for input is refused, as above. Everything an upstream sends is hostile input: nothing of it
 is forwarded unbounded or unchecked.
@@ -42,8 +47,10 @@ __all__ = [
     "INPUT_METHODS",
     "MAX_INPUT_ROUNDS",
     "URL_ELICITATION",
+    "WITHHELD",
     "Progress",
     "Relay",
+    "Screen",
     "current_relay",
     "handshake_relay",
     "listening",
@@ -84,6 +91,14 @@ class Progress:
     message: str | None = None
 
 
+class _Withheld:
+    """What a screen answers for a value the guard withholds."""
+
+
+WITHHELD: Final = _Withheld()
+# The guard over what an upstream (named) sends during a call: the value as it may be relayed, or
+# WITHHELD.
+Screen = Callable[[str, Any], Any]
 Notify = Callable[[dict[str, Any]], Awaitable[None]]
 # Sends a request to the client; returns the reply's ``result`` or ``error`` member (as one-key dict).
 Ask = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]
@@ -115,6 +130,8 @@ class Relay:
     # The lowest log level the client wants relayed (a 2026-07-28 upstream sends logs only when asked).
     log_level: str | None = None
     refused: list[str] = field(default_factory=list)
+    # The result guard over everything relayed (None: relayed as checked, unguarded: the indexer).
+    screen: Screen | None = None
     # The gateway's own token for the upstream: unguessable, so no other request's stream can match it.
     upstream_token: str = field(default_factory=lambda: f"fg-{next(_tokens)}-{secrets.token_hex(8)}")
 
@@ -123,9 +140,10 @@ class Relay:
         """Whether the upstream should be asked for progress (someone listens)."""
         return self.on_progress is not None or (self.notify is not None and self.progress_token is not None)
 
-    def for_call(self, on_progress: OnProgress | None = None) -> Relay:
-        """This relay for one upstream call, with ``on_progress`` heard as well (a fresh refusal list
-        and upstream token: each call's are its own)."""
+    def for_call(self, on_progress: OnProgress | None = None, screen: Screen | None = None) -> Relay:
+        """This relay for one upstream call, with ``on_progress`` heard as well and ``screen`` (when
+        given) guarding what is relayed (a fresh refusal list and upstream token: each call's are its
+        own)."""
         if on_progress is None:
             listener = self.on_progress
         elif self.on_progress is None:
@@ -147,7 +165,12 @@ class Relay:
             resume=self.resume,
             declared=self.declared,
             log_level=self.log_level,
+            screen=screen if screen is not None else self.screen,
         )
+
+    def screened(self, server: str, value: Any) -> Any:
+        """``value`` as it may be relayed from ``server`` (WITHHELD when the guard withholds it)."""
+        return value if self.screen is None else self.screen(server, value)
 
     def offered_capabilities(self) -> dict[str, Any] | None:
         """The client capabilities a 2026-07-28 upstream is told of for this call: exactly those for
@@ -186,6 +209,10 @@ class Relay:
             progress = _progress(params)
             if progress is None:
                 return
+            if progress.message is not None:
+                said = self.screened(server, progress.message)
+                kept = said if isinstance(said, str) else None
+                progress = Progress(progress.progress, progress.total, kept)
             if self.on_progress is not None:
                 await self.on_progress(progress)
             if self.notify is not None and self.progress_token is not None:
@@ -193,7 +220,9 @@ class Relay:
         elif method == "notifications/message" and self.notify is not None:
             relayed = _log_message(server, params)
             if relayed is not None:
-                await self.notify(relayed)
+                relayed["params"] = self.screened(server, relayed["params"])
+                if relayed["params"] is not WITHHELD:
+                    await self.notify(relayed)
 
     async def request(self, server: str, message: Mapping[str, Any]) -> dict[str, Any]:
         """The reply (a JSON-RPC ``result`` or ``error`` member) to a request an upstream made during a
@@ -206,6 +235,10 @@ class Relay:
             return {"error": {"code": -32601, "message": f"Method not found: the gateway relays no {method}"}}
         params = dict(params) if isinstance(params, Mapping) else {}
         params.pop("_meta", None)  # the upstream's own metadata is not the client's business
+        params = self.screened(server, params)
+        if params is WITHHELD:
+            self.refused.append(f"{method}, withheld by the gateway's guard")
+            return {"error": {"code": -32600, "message": "The gateway's guard withheld this request"}}
         if self.ask is not None and takes(self.asks, str(method), params) and _size(params) <= MAX_ASK_BYTES:
             try:
                 return await self.ask(str(method), params)
@@ -253,6 +286,9 @@ class Relay:
             method = value.get("method") if isinstance(value, Mapping) else None
             params = value.get("params") if isinstance(value, Mapping) else None
             params = {k: v for k, v in params.items() if k != "_meta"} if isinstance(params, Mapping) else {}
+            params = self.screened(server, params)
+            if params is WITHHELD:
+                raise refusal(server, tool, [f"{method}, withheld by the gateway's guard"])
             asked.append((str(key), str(method), params))
         described = [describe_request(method, params) for _, method, params in asked]
         for key, method, params in asked:

@@ -40,6 +40,8 @@ from foldgate.upstream.relay import (
     INPUT_METHODS,
     MAX_ASK_BYTES,
     MAX_INPUT_REQUESTS,
+    WITHHELD,
+    current_relay,
     describe_request,
     refusal,
 )
@@ -221,11 +223,31 @@ async def _follow(
                 await _cancel_quietly(session, task_id)
                 raise refusal(session.name, tool, asked)
         message = _message(got.get("statusMessage"))
+        message, requests = _screened(session.name, message, requests)
+        if requests is WITHHELD:
+            # The guard withheld what the upstream asks: nothing of it reaches the client or the task.
+            await _cancel_quietly(session, task_id)
+            raise refusal(session.name, tool, [f"{status}, withheld by the gateway's guard"])
         seen = (str(status), message, json.dumps(requests, sort_keys=True))
         if seen != last and listener is not None:
             await listener.status(str(status), message, requests)
         last = seen
         pause = _interval(got)
+
+
+def _screened(server: str, message: str | None, requests: dict[str, Any] | None) -> tuple[str | None, Any]:
+    """The status message and input requests as the result guard of the running call lets them through
+    (the message dropped, the requests WITHHELD, when a block policy fires): they become the task's
+    ``statusMessage`` and what ``tasks/get`` shows."""
+    relay = current_relay()
+    if relay is None or relay.screen is None:
+        return message, requests
+    if message is not None:
+        said = relay.screen(server, message)
+        message = said if isinstance(said, str) else None
+    if requests is not None:
+        requests = relay.screen(server, requests)
+    return message, requests
 
 
 def _unrelated(result: dict[str, Any]) -> dict[str, Any]:

@@ -58,3 +58,17 @@ def test_a_yaml_bare_off_is_the_off_policy_but_true_is_refused() -> None:
     assert (config.guard.secrets, config.guard.injection) == ("off", "off")
     with pytest.raises(ConfigError, match="guard"):
         parse_tenant_config({"guard": {"secrets": True}})
+
+
+def test_a_servers_own_policy_replaces_the_tenants_side_by_side() -> None:
+    guard = parse_tenant_config(
+        yaml.safe_load(
+            "guard:\n  secrets: redact\n  injection: mark\n  servers:\n"
+            "    web: {injection: spotlight}\n    vault: {secrets: block, injection: off}\n"
+        )
+    ).guard
+    assert guard.policy("web") == ("redact", "spotlight")
+    assert guard.policy("vault") == ("block", "off")
+    assert guard.policy("other") == ("redact", "mark")
+    with pytest.raises(ConfigError, match="guard"):
+        parse_tenant_config({"guard": {"servers": {"web": {"injection": "loud"}}}})

@@ -38,15 +38,16 @@ GUARDED: list[dict[str, Any]] = [
     {"content": [], "_meta": {SECRET: True}},
     {"content": [], "extra": SECRET},
     {"content": SECRET},
+    # An address is guarded too (W3-03): a link's or a blob's uri may carry a credential.
+    {"content": [{"type": "resource_link", "uri": f"https://x.test/?token={SECRET}", "name": "x"}]},
 ]
 
-# Nothing the guard reads: no content, binary data and addresses only, empty structured content.
+# Nothing the guard reads: no content, binary data only, empty structured content.
 UNGUARDED: list[dict[str, Any]] = [
     {"content": []},
     {"content": [], "isError": True},
     {"content": [IMAGE]},
     {"content": [{"type": "audio", "data": SECRET, "mimeType": "audio/wav"}, IMAGE]},
-    {"content": [{"type": "resource", "blob": SECRET, "uri": "file:///x"}]},
     {"content": [IMAGE], "structuredContent": {}, "_meta": {}, "resultType": "complete"},
     {"content": [IMAGE], "structuredContent": None},
     {},

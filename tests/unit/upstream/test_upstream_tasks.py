@@ -10,10 +10,11 @@ import httpx2
 import pytest
 
 from foldgate.errors import UpstreamError, UpstreamInputError
+from foldgate.guard.result import guard_value
 from foldgate.model.param_headers import HeaderParam
 from foldgate.upstream.client import _send_call
 from foldgate.upstream.plain_session import PlainSession, RpcError
-from foldgate.upstream.relay import MAX_INPUT_REQUESTS
+from foldgate.upstream.relay import MAX_INPUT_REQUESTS, WITHHELD, Relay, relaying
 from foldgate.upstream.tasks import (
     MAX_POLL_S,
     MIN_POLL_S,
@@ -282,4 +283,38 @@ async def test_a_2025_upstream_runs_a_required_tool_as_a_task_augmented_call_fet
     assert heard.events[0] == ("started", "up", f"{ID_PREFIX}1")
     with linked(TaskLink(support="required")), pytest.raises(RpcError, match="crashed"):
         await _send_call(s, "job", {"seconds": 0, "fail": "protocol"})
+    await s.aclose()
+
+
+async def test_an_upstream_tasks_status_and_input_requests_pass_the_calls_guard_first() -> None:
+    """W3-01: what an upstream task says while it waits (its statusMessage and inputRequests, kept on
+    the gateway's task and shown on tasks/get) passes the running call's result guard; a request the
+    guard withholds ends the call and cancels the upstream's task."""
+
+    def rewrite(server: str, value: Any) -> Any:
+        return guard_value(value, lambda text: text.replace("Proceed", "[screened]"))
+
+    up = TaskUpstream()
+    s = await session(up)
+    heard = Heard()
+
+    async def answered_once_heard(status: str, message: str | None, requests: dict[str, Any] | None) -> None:
+        heard.events.append(("status", status, requests))
+        if status == "input_required":
+            up.tasks[f"{ID_PREFIX}1"].answers = {"ok": {"action": "accept", "content": {"ok": True}}}
+
+    heard.status = answered_once_heard  # type: ignore[method-assign]
+    with relaying(Relay(screen=rewrite)), linked(TaskLink(support="optional", prefer=True, listener=heard)):
+        await _send_call(s, "confirm", {})
+    waiting = [e for e in heard.events if e[:2] == ("status", "input_required")]
+    assert waiting[0][2]["ok"]["params"]["message"] == "[screened]?"
+
+    withheld = Heard()
+    with (
+        relaying(Relay(screen=lambda server, value: WITHHELD if isinstance(value, dict) else value)),
+        linked(TaskLink(support="optional", prefer=True, listener=withheld)),
+        pytest.raises(UpstreamInputError, match="withheld by the gateway's guard"),
+    ):
+        await _send_call(s, "confirm", {})
+    assert not [e for e in withheld.events if e[:2] == ("status", "input_required")]
     await s.aclose()

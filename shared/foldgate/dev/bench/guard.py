@@ -1,8 +1,10 @@
 """``foldgate bench guard``: what the result guard catches and what it costs.
 
-- **secrets recall**: the planted credentials (``tests/data/guard/planted.jsonl``: fake but
-  format-valid credentials of every kind, inside realistic results) that no longer appear after the
-  default guard, overall and per kind;
+- **secrets recall**, overall and per family, on three sets: the planted credentials the rules were
+  tuned on (``tests/data/guard/planted.jsonl``: fake but format-valid credentials of every family,
+  inside realistic results); an evaluation split drawn from the same makers with seeds never used in
+  tuning; and a hand-written set kept apart from tuning (``secrets_handwritten.jsonl``: realistic
+  results in many formats, written by hand, with look-alikes that must stay: its false redactions);
 - **false redactions**: findings on the recorded real results of the demo fleet's servers
   (``tests/data/guard/fleet_results.jsonl``: server-everything, filesystem, memory, git, time,
   recorded by ``tools/record_guard_fleet.py``), which hold no credential at all;
@@ -55,19 +57,29 @@ def _rows(path: Path) -> list[dict[str, Any]]:
 
 
 def _secrets(planted: list[dict[str, Any]]) -> dict[str, Any]:
-    per_kind: dict[str, list[int]] = {}
+    """Recall per family (``family``, or ``kind`` in the generated sets) and false redactions on the
+    look-alikes (rows whose ``secret`` is None)."""
+    per_family: dict[str, list[int]] = {}
+    false = 0
     for row in planted:
         redacted, counts = redact_secrets(row["text"])
-        tally = per_kind.setdefault(row["kind"], [0, 0])
+        if row["secret"] is None:
+            false += sum(counts.values())
+            continue
+        tally = per_family.setdefault(row.get("family") or row["kind"], [0, 0])
         tally[0] += int(row["secret"] not in redacted and bool(counts))
         tally[1] += 1
-    caught = sum(c for c, _ in per_kind.values())
+    caught = sum(c for c, _ in per_family.values())
+    total = sum(n for _, n in per_family.values())
     return {
-        "planted": len(planted),
-        "kinds": len(per_kind),
+        "planted": total,
+        "kinds": len(per_family),
         "caught": caught,
-        "recall": round(caught / len(planted), 4) if planted else None,
-        "missed_kinds": sorted(k for k, (c, n) in per_kind.items() if c < n),
+        "recall": round(caught / total, 4) if total else None,
+        "per_family": {k: f"{c}/{n}" for k, (c, n) in sorted(per_family.items())},
+        "missed_kinds": sorted(k for k, (c, n) in per_family.items() if c < n),
+        "look_alikes": sum(1 for r in planted if r["secret"] is None),
+        "false_redactions": false,
     }
 
 
@@ -146,6 +158,18 @@ def _records(size: int) -> str:
     return json.dumps(rows)[:size]
 
 
+def _cued(size: int) -> str:
+    """A result dense in what opens the secret detectors (secret-named keys, URLs, token-like
+    prefixes) holding no credential: the cost of a result with cues."""
+    lines = (
+        "token_type=bearer\nmax_tokens=4096\npassword: ${DB_PASSWORD}\n"
+        '{"api_key_id": "ak_3f9c2e1d", "next_page_token": "CiAKGjBpNDd2", "secret_ref": "vault:kv/app"}\n'
+        "DATABASE_URL=postgres://${DB_USER}:${DB_PASSWORD}@db:5432/app see https://example.com/a?b=c\n"
+        "Authorization: Bearer <token>; sk-learn-docs; AIza (docs); xoxb-...; define('WP_DEBUG', false);\n"
+    )
+    return (lines * (size // len(lines) + 1))[:size]
+
+
 def _latency(text: str, repeats: int) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for kb in _SIZES_KB:
@@ -175,24 +199,45 @@ def run_guard_bench(data: Path = DATA, *, repeats: int = 400, corpora: Path = CO
     text = _texts(fleet)
     while len(text) < max(_SIZES_KB) * 1024:
         text += "\n" + text
+    # Imported here: the credential makers are needed by this bench only.
+    from foldgate.dev.guard_samples import planted_results
+
+    handwritten = data / "secrets_handwritten.jsonl"
     return {
         "secrets": _secrets(_rows(data / "planted.jsonl")),
+        "secrets_eval": _secrets(planted_results(per_kind=5, seed=36036)),
+        "secrets_handwritten": _secrets(_rows(handwritten)) if handwritten.exists() else None,
         "fleet": _fleet(fleet),
         "corpora": _corpora(corpora),
         "injection": _injection(_rows(data / "injections.jsonl")),
         "latency": {
             "fleet_text": _latency(text, repeats),
             "json_records": _latency(_records(max(_SIZES_KB) * 1024), repeats),
+            "secret_cues": _latency(_cued(max(_SIZES_KB) * 1024), repeats),
         },
     }
 
 
 def format_guard_report(report: dict[str, Any]) -> str:
     """The report as text."""
-    s, f, i = report["secrets"], report["fleet"], report["injection"]
-    lines = [
-        f"secrets recall: {s['caught']}/{s['planted']} planted credentials of {s['kinds']} kinds "
-        f"({s['recall']:.2%}); missed kinds: {', '.join(s['missed_kinds']) or 'none'}",
+    f, i = report["fleet"], report["injection"]
+    lines = []
+    for label, key in (("tuning set", "secrets"), ("evaluation split", "secrets_eval"),
+                       ("hand-written set", "secrets_handwritten")):  # fmt: skip
+        s = report.get(key)
+        if s is None:
+            continue
+        lines.append(
+            f"secrets recall ({label}): {s['caught']}/{s['planted']} planted credentials of {s['kinds']} "
+            f"families ({s['recall']:.2%}); missed: {', '.join(s['missed_kinds']) or 'none'}"
+            + (
+                f"; {s['false_redactions']} false redactions on {s['look_alikes']} look-alikes"
+                if s["look_alikes"]
+                else ""
+            )
+        )
+        lines.append("  per family: " + ", ".join(f"{k} {v}" for k, v in s["per_family"].items()))
+    lines += [
         f"demo fleet ({', '.join(f['servers'])}): {f['results']} real results, {f['chars']:,} characters: "
         f"{f['false_redactions']} false redactions, {f['false_marks']} marks"
         + (f" ({', '.join(f['touched'])})" if f["touched"] else ""),
