@@ -14,6 +14,7 @@ from foldgate.app.cli_audit import cli_audit as _audit
 from foldgate.app.cli_bench import add_bench_commands
 from foldgate.app.cli_stack import add_stack_commands
 from foldgate.app.cli_tenant import add_tenant_commands
+from foldgate import __version__
 from foldgate.errors import ConfigError, FoldgateError
 
 __all__ = ["main"]
@@ -293,6 +294,7 @@ def _add_tenant_args(p: argparse.ArgumentParser) -> None:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="foldgate", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"foldgate {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     sig = sub.add_parser("signature", help="compile a JSON Schema into a compact signature")

@@ -13,6 +13,7 @@ from fastapi import APIRouter, FastAPI
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.requests import Request
+from starlette.routing import Match
 
 from foldgate import __version__
 from foldgate.edge.access import TENANT_HEADER, Access
@@ -87,12 +88,15 @@ def create_app(
 
     _add_error_handlers(app)
 
-    @app.get("/healthz")
+    @app.get("/healthz", responses={503: {"description": "Starting: the first index run has not finished"}})
     def healthz() -> JSONResponse:
         ok = ready() if ready is not None else True
         return JSONResponse({"status": "ok" if ok else "starting"}, 200 if ok else 503)
 
     return app
+
+
+_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
 
 
 async def _invalid_input(request: Request, exc: Exception) -> JSONResponse:
@@ -110,6 +114,21 @@ async def _invalid_input(request: Request, exc: Exception) -> JSONResponse:
     return JSONResponse({"detail": errors}, 422)
 
 
+async def _method_not_allowed(request: Request, exc: Exception) -> JSONResponse:
+    # Starlette's 405 names the methods of the first route matching the path only; a path several
+    # routes serve (GET and POST /api/v1/approvals) allows all of theirs, as the OpenAPI document says.
+    allowed = [
+        method
+        for method in _METHODS
+        if any(
+            r.matches({**request.scope, "method": method})[0] is Match.FULL for r in request.app.router.routes
+        )
+    ]
+    headers = {"allow": ", ".join(allowed)} if allowed else None
+    return JSONResponse({"detail": "Method Not Allowed"}, 405, headers=headers)
+
+
 def _add_error_handlers(app: FastAPI) -> None:
     """The error answers every app of ours gives (the main app and the lazily built console)."""
     app.add_exception_handler(RequestValidationError, _invalid_input)
+    app.add_exception_handler(405, _method_not_allowed)
