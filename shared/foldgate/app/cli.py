@@ -10,11 +10,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from foldgate import __version__
 from foldgate.app.cli_audit import cli_audit as _audit
 from foldgate.app.cli_bench import add_bench_commands
 from foldgate.app.cli_stack import add_stack_commands
 from foldgate.app.cli_tenant import add_tenant_commands
-from foldgate import __version__
 from foldgate.errors import ConfigError, FoldgateError
 
 __all__ = ["main"]

@@ -19,6 +19,7 @@ __all__ = [
     "OPERATOR_RESPONSES",
     "UNAVAILABLE",
     "UNKNOWN_TENANT",
+    "WHEN_PATTERN",
     "ErrorBody",
     "HookErrorBody",
     "responses",
@@ -71,6 +72,20 @@ HOOK_RESPONSES: Final[dict[int | str, dict[str, Any]]] = {
 
 # A listing's cursor: URL-safe base64 without padding (foldgate.store.activity.codec.encode_cursor).
 CURSOR_PATTERN: Final = r"^[A-Za-z0-9_-]*$"
+
+# A time bound (since, until): epoch seconds, or an ISO 8601 date or date-time from 1980 on (the times
+# foldgate.edge.admin_activity.parse_time accepts are a superset; the server checks this pattern first,
+# so the document and the API accept exactly the same texts). Calendar days only: no 02-30, and 02-29
+# in leap years only.
+_EPOCH = r"[0-9]{1,10}(\.[0-9]{1,9})?"
+_YEAR = r"(19[89][0-9]|2[0-9]{3})"
+_LEAP = r"(198[048]|199[26]|2[0-9]([02468][48]|[2468]0|[13579][26])|2[048]00)"
+_MONTH_DAY = (
+    r"((0[13578]|1[02])-(0[1-9]|[12][0-9]|3[01])|(0[469]|11)-(0[1-9]|[12][0-9]|30)|02-(0[1-9]|1[0-9]|2[0-8]))"
+)
+_OFFSET = r"(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9])?"
+_TIME = rf"[T ]([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9](\.[0-9]{{1,9}})?)?{_OFFSET}"
+WHEN_PATTERN: Final = rf"^({_EPOCH}|({_YEAR}-{_MONTH_DAY}|{_LEAP}-02-29)({_TIME})?)$"
 
 
 def responses(*pairs: tuple[int, dict[str, Any]], **described: str) -> dict[int | str, dict[str, Any]]:
