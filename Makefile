@@ -160,7 +160,7 @@ TEST_DEPS := lint typecheck model llm demo-deps oauth-deps conformance-deps sam-
 # pytest exits 5 when it collected nothing: that is a failure here, never a pass.
 test:
 	$(MAKE) -j4 --output-sync=target $(TEST_DEPS)
-	@$(BIN)/pytest -q; rc=$$?; \
+	@FOLDGATE_TEST_REQUIRE_ARTIFACT=1 $(BIN)/pytest -q; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing"; exit 1; fi; exit $$rc
 
 # The suite under contention: `make test` three times in a row beside two CPU-bound busy loops
