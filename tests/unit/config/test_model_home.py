@@ -43,5 +43,6 @@ def test_a_missing_model_names_make_model_and_the_user_directory(
         LocalEmbedder(tmp_path / "nothing-here")
     assert str(tmp_path / "nothing-here") in missing.value.message
     assert missing.value.message.endswith(install_hint())
+    assert "foldgate model install" in install_hint()
     assert "make model" in install_hint()
     assert str(tmp_path / "data" / "foldgate" / "model" / DEFAULT_MODEL_NAME) in install_hint()
