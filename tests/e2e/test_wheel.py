@@ -158,8 +158,11 @@ async def test_serve_lists_describes_and_calls_with_the_official_client(served: 
         called = await client.call_tool("everything__echo", {"message": "from a wheel"})
         assert not called.is_error
         assert "from a wheel" in json.dumps(called.model_dump(mode="json"))
-    # The missing metrics extra is one line at start-up, never a traceback.
+    # The missing metrics extra is one line at start-up, never a traceback; so is the missing model.
     text = log.read_text()
+    assert (
+        "semantic search is off (lexical only) until the model is there: run `foldgate model install`" in text
+    )
     assert [ln for ln in text.splitlines() if "pip install 'foldgate[metrics]'" in ln]
     assert "Traceback" not in text
 
@@ -178,6 +181,14 @@ def _operator_key(log: Path) -> str:
     # serve prints where the operator key lives ("… with the operator key in <file>").
     line = next(ln for ln in log.read_text().splitlines() if "admin API" in ln)
     return Path(line.rsplit(" in ", 1)[1].strip()).read_text().strip()
+
+
+def test_model_install_plans_the_build_into_the_user_data_directory(installed: Path, tmp_path: Path) -> None:
+    done = _run(
+        [str(installed / "foldgate"), "model", "install", "--dry-run"], env=_env(tmp_path), cwd=tmp_path
+    )
+    assert f"building the search model into {tmp_path}/.local/share/foldgate/model/" in done.stdout
+    assert "5. export to ONNX, quantise to int8, check against fp32" in done.stdout
 
 
 def test_index_runs_once_and_reports(installed: Path, everything: str, tmp_path: Path) -> None:

@@ -112,6 +112,15 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     key = "FOLDGATE_OPERATOR_KEY" if settings.operator_key else secret_file(settings, "operator")
     print(f"{auth}; admin API {base}/api/v1/docs with the operator key in {key}", flush=True)
     print(f"operator console {base}/console (sign in with the operator key in {key})", flush=True)
+    if settings.embedding_provider == "local":
+        # Loaded per command: the CLI starts fast and each command pays only for what it uses.
+        from foldgate.config.model_home import install_hint, model_dirs
+
+        if not any((d / "model.onnx").is_file() for d in model_dirs(settings.model_dir)):
+            print(
+                f"semantic search is off (lexical only) until the model is there: {install_hint()}",
+                flush=True,
+            )
     uvicorn.run(local.app, host=args.host, port=args.port, log_level="warning")
     return 0
 
