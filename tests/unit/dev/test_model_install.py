@@ -101,6 +101,7 @@ def test_install_announces_each_step_and_removes_its_virtualenv(
     assert [line.split("]")[0] for line in said if line.startswith("[")] == [f"[{i}/5" for i in range(1, 6)]
     assert said[0].startswith(f"building the search model into {out}: downloads about 300 MB")
     assert said[-1].startswith("done in ")
+    assert said[-1].endswith(f"not the pinned {model_install.PINNED_SHA256[:12]}…)")
     assert not (tmp_path / "model" / "venv").exists()
 
 
@@ -116,3 +117,10 @@ def test_a_failed_step_or_an_unverified_output_fails(
     assert install(out, echo=lines.append) == 1
     assert said in lines[-1]
     assert not (tmp_path / "model" / "venv").exists()
+
+
+def test_the_pinned_checksum_is_the_checkouts_build() -> None:
+    manifest = ROOT / ".model" / "all-MiniLM-L6-v2-int8" / "manifest.json"
+    if not manifest.is_file():
+        pytest.skip("the local model is not built: run `make model` (make test does)")
+    assert json.loads(manifest.read_text())["sha256"] == model_install.PINNED_SHA256
