@@ -37,11 +37,11 @@ FILES: Final = ("model.onnx", "tokenizer.json", "manifest.json")
 PINNED_SHA256: Final = "87675cf596efd4419ec0171b19ff3e1626945de6e872eb361df2db5063872a1a"
 # What a user is told before it starts: the build tools are the bulk (torch's CPU wheel is 192 MB,
 # then onnxruntime, onnx, transformers), the model itself 23 MB. Measured: 17.7 s for the build proper
-# on quiet cores; the whole install 7 min on 2 cores shared with other work (installs 4.5, build 2.4).
+# on quiet cores; the whole install 8 min 9 s on 2 cores shared with other work (installs 4.5 min).
 ESTIMATE: Final = (
     "downloads about 300 MB of build tools once (torch CPU 192 MB, transformers, onnx, onnxruntime) into "
     "a throwaway virtualenv (about 1.5 GB of disk while it builds, removed after), writes a 23 MB model; "
-    "2-7 minutes with a warm pip cache, longer on a slow link"
+    "3-8 minutes with a warm pip cache, longer on a slow link"
 )
 
 Echo = Callable[[str], None]
