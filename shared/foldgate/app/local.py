@@ -8,6 +8,7 @@ import functools
 import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from fastapi import FastAPI
 
@@ -44,7 +45,7 @@ from foldgate.edge.connect import auth_states, console_connector, oauth_client_r
 from foldgate.edge.console.routes import ConsoleDeps, console_router
 from foldgate.edge.hooks import hooks_router
 from foldgate.edge.metrics import metrics_router
-from foldgate.errors import FoldgateError
+from foldgate.errors import FoldgateError, MissingExtraError
 from foldgate.index.coalesce import Coalescer
 from foldgate.index.indexer import Indexer, IndexReport
 from foldgate.index.triggers import local_reindexer, local_server_reindexer
@@ -52,13 +53,29 @@ from foldgate.serve.activity_recorder import BufferedRecorder
 from foldgate.serve.gateway import Gateway
 from foldgate.store.catalog.sqlite import SqliteStore
 from foldgate.telemetry.instance import InstanceCollector
-from foldgate.telemetry.prometheus import PrometheusRecorder
 from foldgate.telemetry.recorders import Recorders
 from foldgate.telemetry.tracing import flush as flush_spans
 
-__all__ = ["LocalGateway", "build_local"]
+if TYPE_CHECKING:
+    from foldgate.telemetry.prometheus import PrometheusRecorder
+
+__all__ = ["LocalGateway", "build_local", "open_metrics"]
 
 log = logging.getLogger(__name__)
+
+# GET /metrics without prometheus-client: said once at start-up and by the route, never a traceback.
+METRICS_MISSING = MissingExtraError("GET /metrics", "metrics", "prometheus-client").message
+
+
+def open_metrics() -> PrometheusRecorder | None:
+    """The call-metrics recorder, or None (logged once) when the ``metrics`` extra is not installed."""
+    try:
+        # prometheus-client is an optional extra: the gateway serves without it, /metrics says what to add.
+        from foldgate.telemetry.prometheus import PrometheusRecorder
+    except ImportError:
+        log.warning(METRICS_MISSING)
+        return None
+    return PrometheusRecorder()
 
 
 @dataclass
@@ -219,13 +236,19 @@ def build_local(
     )
     app.include_router(hooks_router(open_hook_secrets(settings, configs), changes.signal))
     # Call metrics: the activity recorder hands them every event (foldgate.telemetry.recorders.Recorders).
-    metrics = PrometheusRecorder()
+    metrics = open_metrics()
     app.state.metrics = metrics
-    # The instance's cache, quota leasing and dropped events, read at scrape time.
-    metrics.registry.register(InstanceCollector(instance_reader(gateway, access.quotas)))
-    gateway.recorder = Recorders(recorder, metrics)
+    gateway.recorder = Recorders(recorder, metrics) if metrics is not None else Recorders(recorder)
+    if metrics is not None:
+        # The instance's cache, quota leasing and dropped events, read at scrape time.
+        metrics.registry.register(InstanceCollector(instance_reader(gateway, access.quotas)))
     app.include_router(
-        metrics_router(metrics.render, operator_secret=operator, operator_limit=operator_limit)
+        metrics_router(
+            metrics.render if metrics is not None else None,
+            operator_secret=operator,
+            operator_limit=operator_limit,
+            unavailable=METRICS_MISSING,
+        )
     )
     if oauth is not None:
         issuers = tenant_oauth_configs(settings, configs)

@@ -10,26 +10,17 @@ value never has to sit in the config file. Values are never logged or echoed in 
 from __future__ import annotations
 
 import asyncio
-import re
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from foldgate.config.secret_store import local_secret_path
 from foldgate.errors import ConfigError, MissingSecretError, StoreError
 from foldgate.model.lru import MemoryBudget
 
 __all__ = ["file_secret_reader", "local_secret_path", "sealed_secret_reader", "ssm_secret_reader"]
 
 SecretReader = Callable[[str], Awaitable[str]]
-_SAFE = re.compile(r"^[A-Za-z0-9_.\-]+$")
-
-
-def local_secret_path(directory: str | Path, name: str) -> Path:
-    """Where the local secret ``name`` lives (ConfigError for a name that would leave the folder)."""
-    flat = name.strip("/").replace("/", "__")
-    if not flat or not _SAFE.match(flat) or flat.startswith("."):
-        raise ConfigError(f"secret name {name[:80]!r} is not a safe local file name")
-    return Path(directory) / flat
 
 
 def file_secret_reader(directory: str | Path) -> SecretReader:

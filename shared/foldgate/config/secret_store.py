@@ -3,7 +3,8 @@
 * :class:`SsmSecretStore` (the cloud): SecureString parameters ``{prefix}/tenants/<t>/secrets/<name>``,
   encrypted with the account's ``aws/ssm`` key, where the functions read them;
 * :class:`LocalSecretStore`: files under the state folder's ``secrets/`` (mode 0600), where local
-  ``auth:`` secrets are read (:mod:`foldgate.auth.client_secrets`).
+  ``auth:`` secrets are read (:mod:`foldgate.auth.client_secrets`), each named by
+  :func:`local_secret_path`.
 
 A value is compared with what is stored in constant time and only the verdict leaves (``set``,
 ``changed``, ``unchanged``), so a diff or a log shows whether a secret changes, never what it is; an
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import hmac
 import os
+import re
 import tempfile
 from abc import ABC, abstractmethod
 from pathlib import Path
@@ -22,7 +24,7 @@ from typing import Any, Literal
 from foldgate.config.cloud import tenant_path
 from foldgate.errors import ConfigError
 
-__all__ = ["LocalSecretStore", "SecretStatus", "SecretStore", "SsmSecretStore"]
+__all__ = ["LocalSecretStore", "SecretStatus", "SecretStore", "SsmSecretStore", "local_secret_path"]
 
 SecretStatus = Literal["set", "changed", "unchanged"]
 
@@ -32,6 +34,17 @@ def _verdict(current: str | None, value: str) -> SecretStatus:
         return "set"
     same = hmac.compare_digest(current.encode("utf-8"), value.encode("utf-8"))
     return "unchanged" if same else "changed"
+
+
+_SAFE = re.compile(r"^[A-Za-z0-9_.\-]+$")
+
+
+def local_secret_path(directory: str | Path, name: str) -> Path:
+    """Where the local secret ``name`` lives (ConfigError for a name that would leave the folder)."""
+    flat = name.strip("/").replace("/", "__")
+    if not flat or not _SAFE.match(flat) or flat.startswith("."):
+        raise ConfigError(f"secret name {name[:80]!r} is not a safe local file name")
+    return Path(directory) / flat
 
 
 class SecretStore(ABC):
@@ -101,9 +114,6 @@ class LocalSecretStore(SecretStore):
 
     def where(self, tenant: str, name: str) -> str:
         """The file (``/`` in a name becomes ``__``)."""
-        # Loaded per command: the local secret reader's own naming rule.
-        from foldgate.auth.client_secrets import local_secret_path
-
         return str(local_secret_path(self.directory, name))
 
     def current(self, tenant: str, name: str) -> str | None:

@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from foldgate.auth.secrets import verify_operator
 from foldgate.edge.access import source_address
 from foldgate.edge.admin_activity import add_activity_routes
+from foldgate.edge.admin_docs import BAD_BODY, OPERATOR_RESPONSES, UNKNOWN_TENANT, responses
 from foldgate.edge.admin_guard import add_guard_routes
 from foldgate.edge.connect import add_connect_routes, auth_states
 from foldgate.edge.operator_audit import DEPLOYMENT, audit, operator_actor
@@ -171,7 +172,9 @@ def admin_router(
     ``operator_limit`` limits wrong operator credentials (share the console's, see the module doc);
     ``activity`` is the activity log the ``/activity`` routes read (None: they answer 503)."""
     check = _operator(operator_secret, operator_limit)
-    router = APIRouter(prefix="/api/v1", route_class=_guarded_route(check), tags=["admin"])
+    router = APIRouter(
+        prefix="/api/v1", route_class=_guarded_route(check), tags=["admin"], responses=OPERATOR_RESPONSES
+    )
     _add_docs(router)
 
     def view_of(tenant: str) -> Any:
@@ -182,7 +185,11 @@ def admin_router(
         except FoldgateError as exc:
             raise HTTPException(503, exc.message) from None
 
-    @router.get("/routing", summary="Routing modes per endpoint and the resolved serialization settings")
+    @router.get(
+        "/routing",
+        summary="Routing modes per endpoint and the resolved serialization settings",
+        responses=responses(UNKNOWN_TENANT),
+    )
     def routing(tenant: Tenant) -> dict[str, Any]:
         config = view_of(tenant).config
         return {
@@ -203,7 +210,11 @@ def admin_router(
             },
         }
 
-    @router.get("/status", summary="Catalog version, per-server health and tool counts")
+    @router.get(
+        "/status",
+        summary="Catalog version, per-server health and tool counts",
+        responses=responses(UNKNOWN_TENANT),
+    )
     def status(tenant: Tenant) -> dict[str, Any]:
         view = view_of(tenant)
         catalog = view.catalog
@@ -234,7 +245,11 @@ def admin_router(
             "instance_cache": gateway.memory_stats(),
         }
 
-    @router.get("/tools", summary="Every tool with its size, tokens, lossiness and deferral decision")
+    @router.get(
+        "/tools",
+        summary="Every tool with its size, tokens, lossiness and deferral decision",
+        responses=responses(UNKNOWN_TENANT),
+    )
     def tools(tenant: Tenant) -> dict[str, Any]:
         view = view_of(tenant)
         visible = {t.tool.key for t in view.visible}
@@ -264,7 +279,12 @@ def admin_router(
         """Record an operator action of this request (the key's holder, at the request's address)."""
         audit(gateway.recorder, tenant, action, operator_actor(request, operator_secret), **what)
 
-    @router.post("/reindex", status_code=202, summary="Reindex one tenant now")
+    @router.post(
+        "/reindex",
+        status_code=202,
+        summary="Reindex one tenant now",
+        responses=responses(BAD_BODY, UNKNOWN_TENANT),
+    )
     async def reindex_tenant(body: ReindexRequest, request: Request) -> dict[str, Any]:
         view_of(body.tenant)
         if reindex is None:
@@ -279,7 +299,9 @@ def admin_router(
         return {"tenant": body.tenant, **outcome}
 
     @router.get(
-        "/approvals", summary="Held tools (pending, changed, flagged, rejected) with hashes and diffs"
+        "/approvals",
+        summary="Held tools (pending, changed, flagged, rejected) with hashes and diffs",
+        responses=responses(UNKNOWN_TENANT),
     )
     def pending(tenant: Tenant) -> dict[str, Any]:
         return {"tenant": tenant, "awaiting": held_tools(view_of(tenant).catalog)}
@@ -305,7 +327,11 @@ def admin_router(
     @router.post(
         "/approvals",
         summary="Approve reviewed content by hash, then reindex",
-        responses={409: {"description": "A tool's content changed since it was reviewed"}},
+        responses=responses(
+            BAD_BODY,
+            s404="Unknown tenant, or a tool that is not in its catalog",
+            s409="A tool's content changed since it was reviewed",
+        ),
     )
     async def approve(body: ApprovalRequest, request: Request) -> dict[str, Any]:
         return await decide(body, approve_reviewed, "approved", request)
@@ -313,10 +339,11 @@ def admin_router(
     @router.post(
         "/approvals/reject",
         summary="Reject held content by hash (it stays withheld until its content changes), then reindex",
-        responses={
-            404: {"description": "A tool is not held for review"},
-            409: {"description": "A tool's content changed since it was reviewed"},
-        },
+        responses=responses(
+            BAD_BODY,
+            s404="Unknown tenant, or a tool that is not held for review",
+            s409="A tool's content changed since it was reviewed",
+        ),
     )
     async def reject(body: ApprovalRequest, request: Request) -> dict[str, Any]:
         return await decide(body, reject_reviewed, "rejected", request)

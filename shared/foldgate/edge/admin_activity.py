@@ -25,6 +25,7 @@ from typing import Annotated, Any, Final, Literal
 from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 
+from foldgate.edge.admin_docs import CURSOR_PATTERN, WHEN_PATTERN, responses
 from foldgate.errors import InvalidRequestError, StoreError
 from foldgate.serve.activity_summary import summarize
 from foldgate.store.activity.base import ActivityPage, ActivityQuery, ActivityStore
@@ -35,10 +36,32 @@ log = logging.getLogger(__name__)
 
 EXPORT_BYTES: Final = 5_000_000
 NDJSON: Final = "application/x-ndjson"
+_CURSOR: Final = (
+    "Opaque: the cursor of this listing's previous page (same tenant and kind), never made up; "
+    "any other value is refused with 400."
+)
 
+# The next page: the same listing with the page's cursor (the stateful run of schemathesis follows it).
+_NEXT_PAGE: Final = {
+    "NextPage": {
+        "operationId": "list_activity",
+        "parameters": {
+            "tenant": "$response.body#/tenant",
+            "kind": "$response.body#/kind",
+            "cursor": "$response.body#/cursor",
+        },
+        "description": "The next page of the same listing (no link when cursor is null).",
+    }
+}
+Cursor = Annotated[str | None, Query(max_length=512, pattern=CURSOR_PATTERN, description=_CURSOR)]
 Filter = Annotated[str | None, Query(min_length=1, max_length=256)]
 When = Annotated[
-    str | None, Query(max_length=40, description="Epoch seconds or an ISO 8601 time (UTC when no offset).")
+    str | None,
+    Query(
+        max_length=40,
+        pattern=WHEN_PATTERN,
+        description="Epoch seconds or an ISO 8601 date or time from 1980 on (UTC when no offset).",
+    ),
 ]
 
 
@@ -111,7 +134,15 @@ def add_activity_routes(router: APIRouter, store: ActivityStore | None) -> None:
     @router.get(
         "/activity",
         summary="A tenant's events newest first (kind=audit: operator actions); JSON lines with format=jsonl",
-        responses={400: {"description": "A malformed time or a cursor of another listing"}},
+        operation_id="list_activity",
+        responses={
+            **responses(s400="A malformed time, or a cursor that is not one of this listing's"),
+            200: {
+                "description": "A page of events and the cursor of the next (JSON lines: every page)",
+                "content": {NDJSON: {"schema": {"type": "string", "description": "One JSON object a line"}}},
+                "links": _NEXT_PAGE,
+            },
+        },
     )
     def activity(
         request: Request,
@@ -124,7 +155,7 @@ def add_activity_routes(router: APIRouter, store: ActivityStore | None) -> None:
         outcome: Filter = None,
         since: When = None,
         until: When = None,
-        cursor: Annotated[str | None, Query(max_length=512)] = None,
+        cursor: Cursor = None,
         limit: Annotated[int, Query(ge=1, le=1000)] = 100,
         format: Literal["json", "jsonl"] | None = None,  # the documented parameter name
     ) -> Response:

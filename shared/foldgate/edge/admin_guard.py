@@ -15,6 +15,7 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, HTTPException, Query
 
+from foldgate.edge.admin_docs import UNKNOWN_TENANT, responses
 from foldgate.errors import StoreError
 from foldgate.serve.guard_findings import guard_findings
 from foldgate.store.activity.base import ActivityStore
@@ -30,6 +31,7 @@ def add_guard_routes(router: APIRouter, store: ActivityStore | None, view_of: Ca
     @router.get(
         "/guard/findings",
         summary="What the result guard and the poisoning scan found per tool and rule, and how to release it",
+        responses=responses(UNKNOWN_TENANT),
     )
     def findings(
         tenant: Annotated[str, Query(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")],

@@ -17,6 +17,7 @@ from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
+from starlette.routing import Match
 
 from foldgate import __version__
 from foldgate.edge.access import TENANT_HEADER, Access
@@ -154,6 +155,9 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     return JSONResponse({"detail": exc.detail}, exc.status_code, headers=exc.headers)
 
 
+_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
+
+
 async def _invalid_input(request: Request, exc: Exception) -> JSONResponse:
     # Loaded with the FastAPI routes it answers for.
     from fastapi.exceptions import RequestValidationError
@@ -172,9 +176,24 @@ async def _invalid_input(request: Request, exc: Exception) -> JSONResponse:
     return JSONResponse({"detail": errors}, 422)
 
 
+async def _method_not_allowed(request: Request, exc: Exception) -> JSONResponse:
+    # Starlette's 405 names the methods of the first route matching the path only; a path several
+    # routes serve (GET and POST /api/v1/approvals) allows all of theirs, as the OpenAPI document says.
+    allowed = [
+        method
+        for method in _METHODS
+        if any(
+            r.matches({**request.scope, "method": method})[0] is Match.FULL for r in request.app.router.routes
+        )
+    ]
+    headers = {"allow": ", ".join(allowed)} if allowed else None
+    return JSONResponse({"detail": "Method Not Allowed"}, 405, headers=headers)
+
+
 def _add_error_handlers(app: FastAPI) -> None:
     """The error answers every FastAPI app of ours gives (the main app and the lazily built routes)."""
     # Loaded with the FastAPI routes it answers for.
     from fastapi.exceptions import RequestValidationError
 
     app.add_exception_handler(RequestValidationError, _invalid_input)
+    app.add_exception_handler(405, _method_not_allowed)

@@ -31,6 +31,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 from foldgate.auth.connect_links import browser_hash
 from foldgate.config.oauth import OAuthConfig
 from foldgate.config.tenant import ServerConfig
+from foldgate.edge.admin_docs import responses
 from foldgate.edge.operator_audit import audit, browser_actor, operator_actor
 from foldgate.edge.user_connect import add_user_connect_routes, browser_cookie, end_refused_flow
 from foldgate.errors import AuthError, ConfigError, FoldgateError, NotFoundError
@@ -103,14 +104,28 @@ def add_connect_routes(
     """The operator's connect and disconnect routes, on the (credential-guarded) admin router; each
     is an audit event of the key's holder (``operator_secret`` names the key, never shown)."""
 
-    @router.post("/servers/{name}/connect", summary="Start connecting an OAuth upstream (shared connection)")
+    @router.post(
+        "/servers/{name}/connect",
+        summary="Start connecting an OAuth upstream (shared connection)",
+        responses=responses(
+            s404="Unknown tenant, or no such server in its config",
+            s409="The server does not use OAuth, or its OAuth settings are incomplete",
+            s502="The authorization server could not be reached or refused",
+        ),
+    )
     async def connect(name: str, tenant: str, request: Request) -> dict[str, Any]:
         url = await start_shared_connect(gateway, oauth, tenant, name)
         actor = operator_actor(request, operator_secret)
         audit(gateway.recorder, tenant, "upstream.connect", actor, target=name, detail="consent started")
         return {"tenant": tenant, "server": name, "authorization_url": url}
 
-    @router.delete("/servers/{name}/connect", summary="Disconnect an OAuth upstream (revoking its grant)")
+    @router.delete(
+        "/servers/{name}/connect",
+        summary="Disconnect an OAuth upstream (revoking its grant)",
+        responses=responses(
+            s404="Unknown tenant, or no such server in its config", s409="The server does not use OAuth"
+        ),
+    )
     async def disconnect_server(name: str, tenant: str, request: Request) -> dict[str, Any]:
         server = _oauth_server(gateway, tenant, name)
         outcome = await disconnect(oauth, tenant, server, SHARED_SUBJECT)

@@ -32,6 +32,7 @@ from fastapi import APIRouter
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from foldgate.edge.admin_docs import HOOK_RESPONSES
 from foldgate.edge.ratelimit import RateLimiter
 
 __all__ = ["SIGNATURE_HEADER", "TIMESTAMP_HEADER", "HookVerifier", "cached_secrets", "hooks_router"]
@@ -167,7 +168,9 @@ def hooks_router(
     total = RateLimiter(1200, burst=600) if total is None else total
     router = APIRouter()
 
-    @router.post("/api/v1/hooks/{tenant}/{server}", status_code=202, include_in_schema=True)
+    @router.post(
+        "/api/v1/hooks/{tenant}/{server}", status_code=202, include_in_schema=True, responses=HOOK_RESPONSES
+    )
     async def hook(tenant: str, server: str, request: Request) -> Response:
         """Ask for a reindex of one upstream server (HMAC-signed; see the README)."""
         for limiter, key in ((per_server, f"{tenant}\x00{server}"), (total, "*")):

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import cache
 
-from foldgate.errors import ConfigError
+from foldgate.errors import ConfigError, MissingExtraError
 
 __all__ = ["ENCODINGS", "TokenCounter", "estimate_tokens", "get_counter"]
 
@@ -37,9 +37,7 @@ def get_counter(name: str = "cl100k", *, exact: bool = True) -> TokenCounter:
         import quicktok  # lazily: a heavy native module that only benches and the indexer need
     except ImportError as exc:
         if exact:
-            raise ConfigError(
-                "exact token counts need the 'quicktok-v1' package (pip install 'foldgate[tokens]')"
-            ) from exc
+            raise MissingExtraError("exact token counts", "tokens", "quicktok-v1") from exc
         return estimate_tokens
     enc = quicktok.get_encoding(encoding)
 

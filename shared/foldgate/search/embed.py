@@ -25,6 +25,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
+from foldgate.config.model_home import DEFAULT_MODEL_NAME, install_hint, model_dirs
 from foldgate.errors import FoldgateError
 
 __all__ = [
@@ -43,7 +44,6 @@ log = logging.getLogger(__name__)
 
 Vector = npt.NDArray[np.float32]
 
-DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2-int8"
 # The model's trained max_seq_length. Tool descriptions past it add little; queries rarely reach it.
 _MAX_TOKENS = 256
 # Characters are cut before tokenising so a hostile 10 MB query costs no more than a long one.
@@ -116,13 +116,11 @@ class NoEmbedder:
 
 
 def default_model_dirs(name: str = DEFAULT_MODEL_NAME) -> list[Path]:
-    """Where the local model is looked for when no directory is configured, in order.
-
-    A checkout's ``.model/<name>`` (``make model``'s cache), then ``/opt/model/<name>``, where the
-    Lambda dependency layer puts it.
-    """
-    repo = Path(__file__).resolve().parents[3]
-    return [repo / ".model" / name, Path("/opt/model") / name]
+    """Where the local model is looked for when no directory is configured, in order
+    (:func:`foldgate.config.model_home.model_dirs`): a checkout's ``.model/<name>`` (``make model``'s
+    cache), the per-user data directory (``foldgate model install``), then ``/opt/model/<name>``, where
+    the Lambda dependency layer puts it."""
+    return model_dirs(None, name)
 
 
 class LocalEmbedder:
@@ -183,7 +181,7 @@ class LocalEmbedder:
             if (d / "model.onnx").is_file() and (d / "tokenizer.json").is_file():
                 return d
         where = ", ".join(str(d) for d in candidates)
-        raise EmbeddingError(f"no local model (model.onnx + tokenizer.json) in {where}: run `make model`")
+        raise EmbeddingError(f"no local model (model.onnx + tokenizer.json) in {where}: {install_hint()}")
 
     @staticmethod
     def _manifest(directory: Path) -> dict[str, Any]:

@@ -3,13 +3,15 @@ format; an agent token, a wrong key or no credential gets the 401 of ``/api/v1``
 
 from __future__ import annotations
 
+import logging
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import httpx2
 import pytest
 
-from foldgate.app.local import LocalGateway, build_local
+from foldgate.app.local import METRICS_MISSING, LocalGateway, build_local
 from foldgate.auth.authority import TokenAuthority
 from foldgate.auth.model import TokenHasher
 from foldgate.config.settings import Settings
@@ -91,3 +93,25 @@ async def test_agents_and_anonymous_callers_are_refused(
         r = await client.get("/metrics", headers=headers)
         assert r.status_code == 401, headers
         assert "foldgate_calls" not in r.text
+
+
+async def test_without_the_metrics_extra_the_gateway_serves_and_metrics_names_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    # prometheus-client not installed: importing it fails (a None entry in sys.modules does that).
+    monkeypatch.setitem(sys.modules, "prometheus_client", None)
+    monkeypatch.delitem(sys.modules, "foldgate.telemetry.prometheus", raising=False)
+    with caplog.at_level(logging.WARNING, logger="foldgate.app.local"):
+        gateway = _local(tmp_path, OPERATOR)
+    assert gateway.metrics is None
+    assert [r.getMessage() for r in caplog.records] == [METRICS_MISSING]
+    assert METRICS_MISSING == (
+        "GET /metrics needs prometheus-client, which is not installed: pip install 'foldgate[metrics]'"
+    )
+    transport = httpx2.ASGITransport(app=gateway.app)
+    async with httpx2.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
+        r = await client.get("/metrics", headers={"authorization": f"Bearer {OPERATOR}"})
+        assert (r.status_code, r.json()) == (501, {"detail": METRICS_MISSING})
+        # Still behind the operator credential: an anonymous caller learns nothing about extras.
+        assert (await client.get("/metrics")).status_code == 401
+        assert (await client.get("/healthz")).status_code in (200, 503)

