@@ -53,6 +53,16 @@ SCENARIOS_NEXT = [
     "auth/authorization-server-migration",
     "auth/metadata-default",
     "auth/token-endpoint-auth-none",
+    "auth/token-endpoint-auth-basic",
+    "auth/token-endpoint-auth-post",
+    "auth/basic-cimd",
+    "auth/scope-from-www-authenticate",
+    "auth/scope-from-scopes-supported",
+    "auth/scope-omitted-when-undefined",
+    "auth/scope-step-up",
+    "auth/scope-retry-limit",
+    "auth/offline-access-scope",
+    "auth/offline-access-not-supported",
 ]
 
 
