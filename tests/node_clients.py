@@ -184,13 +184,15 @@ def call_with_ts_client(node: Path, url: str, calls: list[tuple[str, dict[str, A
     return {"tools": tools, "calls": [line for line in lines if "tool" in line]}
 
 
-def run_client_scenario(node: Path, command: list[str], scenario: str, env: dict[str, str]) -> ScenarioResult:
+def run_client_scenario(
+    node: Path, command: list[str], scenario: str, env: dict[str, str], cli: Path = CONFORMANCE_CLI
+) -> ScenarioResult:
     """Run the client scenario ``scenario`` (its server and authorization server are the suite's) with
     ``command`` as the client under test (the suite appends the server URL), and read back its checks
-    (empty when the suite recorded none). ``env`` is the client's environment."""
+    (empty when the suite recorded none). ``env`` is the client's environment; ``cli`` the suite."""
     with tempfile.TemporaryDirectory(prefix="conformance-client-") as out_dir:
         subprocess.run(
-            [str(node), str(CONFORMANCE_CLI), "client", "--command", shlex.join(command),
+            [str(node), str(cli), "client", "--command", shlex.join(command),
              "--scenario", scenario, "--output-dir", out_dir],
             capture_output=True, text=True, timeout=SUITE_TIMEOUT_S, check=False, env=env,
         )  # fmt: skip

@@ -5,7 +5,8 @@ authorization server and runs this command with the server's URL last. This conn
 foldgate operator's connect does: discovery, registration, the code flow with PKCE (the suite's
 authorization endpoint approves at once and redirects with the code, which is read from the redirect
 instead of a browser following it), the code exchange, then ``tools/list`` and one ``tools/call``
-through foldgate's upstream client with the grant. Exit status 0 when all of that worked.
+through foldgate's upstream client with the grant (connecting again once when the call needs consent:
+the upstream moved to another authorization server). Exit status 0 when all of that worked.
 
 Run with ``PYTHONPATH=<worktree>/shared:<worktree>`` (the suite passes its environment on).
 """
@@ -21,40 +22,61 @@ from urllib.parse import parse_qs, urlsplit
 import httpx2
 from tests.upstream_oauth import REDIRECT, grant_store, oauth_context
 
-from foldgate.config.tenant import parse_tenant_config
+from foldgate.config.tenant import ServerConfig, parse_tenant_config
+from foldgate.errors import UpstreamConsentError
 from foldgate.model.caller import SHARED_SUBJECT, calling_as
 from foldgate.upstream.client import UpstreamClient
 from foldgate.upstream.oauth.consent import finish_consent, start_consent
+from foldgate.upstream.oauth.context import OAuthContext
 from foldgate.upstream.oauth.provider import TokenProvider
 
 TENANT = "conformance"
 
 
+async def consent_once(ctx: OAuthContext, server: ServerConfig) -> None:
+    """The operator's connect: authorize (the suite approves at once), then the callback."""
+    authorize = await start_consent(ctx, TENANT, server, SHARED_SUBJECT)
+    async with httpx2.AsyncClient(timeout=10) as browser:
+        answer = await browser.get(authorize, follow_redirects=False)
+    location = answer.headers.get("location", "")
+    if answer.status_code not in (302, 303) or not location.startswith(REDIRECT):
+        raise SystemExit(f"the authorization endpoint did not redirect back (HTTP {answer.status_code})")
+    query = {k: v[0] for k, v in parse_qs(urlsplit(location).query).items()}
+    await finish_consent(ctx, query["state"], query["code"], query.get("iss"), lambda t, n: server)
+
+
 async def connect_and_call(url: str, tmp: Path) -> None:
-    """Connect to the OAuth upstream at ``url`` as foldgate does, then list its tools and call one."""
+    """Connect to the OAuth upstream at ``url`` as foldgate does, then list its tools and call one.
+
+    A request answered "needs consent" (the upstream moved to another authorization server) is what an
+    operator sees in the status page: they connect again, once, and the call is made again.
+    """
     server = parse_tenant_config(
         {"servers": [{"name": "conformance", "url": url, "auth": {"kind": "oauth"}}]}
     ).servers[0]
     with grant_store(tmp) as store:
         ctx = oauth_context(store)
-        authorize = await start_consent(ctx, TENANT, server, SHARED_SUBJECT)
-        async with httpx2.AsyncClient(timeout=10) as browser:
-            answer = await browser.get(authorize, follow_redirects=False)
-        location = answer.headers.get("location", "")
-        if answer.status_code not in (302, 303) or not location.startswith(REDIRECT):
-            raise SystemExit(f"the authorization endpoint did not redirect back (HTTP {answer.status_code})")
-        query = {k: v[0] for k, v in parse_qs(urlsplit(location).query).items()}
-        await finish_consent(ctx, query["state"], query["code"], query.get("iss"), lambda t, n: server)
+        await consent_once(ctx, server)
         client = UpstreamClient(allow_private=True, auth=TokenProvider(ctx))
         try:
             with calling_as(TENANT):
-                listing = await client.list_tools(server)
-                names = [t["name"] for t in listing.tools]
-                print("tools:", names)
-                result = await client.call_tool(server, names[0], {})
-                print("call:", result.get("isError", False))
+                try:
+                    await list_and_call(client, server)
+                except UpstreamConsentError as exc:
+                    print("needs consent:", exc.message)
+                    await consent_once(ctx, server)
+                    await list_and_call(client, server)
         finally:
             await client.aclose()
+
+
+async def list_and_call(client: UpstreamClient, server: ServerConfig) -> None:
+    """``tools/list``, then a call of the first tool."""
+    listing = await client.list_tools(server)
+    names = [t["name"] for t in listing.tools]
+    print("tools:", names)
+    result = await client.call_tool(server, names[0], {})
+    print("call:", result.get("isError", False))
 
 
 def main() -> None:

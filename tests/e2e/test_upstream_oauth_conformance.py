@@ -8,7 +8,13 @@ flow with PKCE, the code exchange, then tools/list and tools/call through the up
 Pins: upstreams on the 2025-03-26 authorization spec connect (no protected resource metadata; the
 authorization server metadata at the MCP server's origin, or none and the default /authorize, /token,
 /register endpoints), as do the current spec's metadata layouts; a protected resource metadata naming
-another resource is refused.
+another resource is refused. With the suite's 0.2 pre-release (2026-07-28 wire): dynamic registration
+sends ``application_type`` (SEP-837) and no token request precedes consent; the RFC 9207 ``iss``
+response parameter is compared exactly (accepted when right, absent where not advertised; refused when
+missing though advertised, wrong, unexpected or a trailing-slash variant, so no code exchange follows);
+metadata naming another issuer is refused; an upstream whose protected resource metadata moves to
+another authorization server is discovered again on the 401, foldgate registers there (never
+presenting the first server's client) and the operator's second connect works.
 """
 
 from __future__ import annotations
@@ -19,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.node_clients import run_client_scenario
+from tests.node_clients import CONFORMANCE_NEXT_CLI, run_client_scenario
 from tests.procs import REPO
 
 pytestmark = pytest.mark.e2e
@@ -35,11 +41,44 @@ SCENARIOS = [
     "auth/token-endpoint-auth-none",
     "auth/resource-mismatch",
 ]
+# The 0.2.0-alpha.12 suite (2026-07-28 wire).
+SCENARIOS_NEXT = [
+    "auth/iss-supported",
+    "auth/iss-not-advertised",
+    "auth/iss-supported-missing",
+    "auth/iss-wrong-issuer",
+    "auth/iss-unexpected",
+    "auth/iss-normalized",
+    "auth/metadata-issuer-mismatch",
+    "auth/authorization-server-migration",
+    "auth/metadata-default",
+    "auth/token-endpoint-auth-none",
+    "auth/token-endpoint-auth-basic",
+    "auth/token-endpoint-auth-post",
+    "auth/basic-cimd",
+    "auth/scope-from-www-authenticate",
+    "auth/scope-from-scopes-supported",
+    "auth/scope-omitted-when-undefined",
+    "auth/scope-step-up",
+    "auth/scope-retry-limit",
+    "auth/offline-access-scope",
+    "auth/offline-access-not-supported",
+]
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS)
 def test_client_auth_scenario(node22: Path, scenario: str) -> None:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "shared"), str(REPO)])}
     result = run_client_scenario(node22, [sys.executable, str(CLIENT)], scenario, env)
+    assert result.checks, f"{scenario}: the suite recorded no checks"
+    assert result.passed, f"{scenario}: {result.failures}"
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS_NEXT)
+def test_client_auth_scenario_on_the_next_suite(node22: Path, scenario: str) -> None:
+    if not CONFORMANCE_NEXT_CLI.exists():
+        pytest.skip("the suite's 0.2 pre-release is not installed: run `make conformance-deps`")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "shared"), str(REPO)])}
+    result = run_client_scenario(node22, [sys.executable, str(CLIENT)], scenario, env, CONFORMANCE_NEXT_CLI)
     assert result.checks, f"{scenario}: the suite recorded no checks"
     assert result.passed, f"{scenario}: {result.failures}"

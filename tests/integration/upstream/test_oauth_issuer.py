@@ -9,7 +9,9 @@ Pins: a refresh of a grant sealed with another issuer than the one discovery nam
 disconnect then forgets the grant without revoking anywhere. The callback of a consent refuses, before
 the code is exchanged: a missing RFC 9207 ``iss`` where the server advertises it, an ``iss`` of another
 server (mix-up), and an upstream that names another authorization server than the one the flow began
-with.
+with. A 401 from an upstream whose protected resource metadata now names another authorization
+server discovers again (the cached discovery is stale) and marks the grant ``needs_consent`` with
+"moved to another authorization server" (not "expired"), sending nothing to either server.
 """
 
 from __future__ import annotations
@@ -115,7 +117,7 @@ async def begin(ctx: OAuthContext, server: ServerConfig) -> str:
 
 @pytest.mark.parametrize(
     ("iss", "why"),
-    [(None, "missing iss"), ("https://as-b.example.com", "iss mismatch")],
+    [(None, "carried none"), ("https://as-b.example.com", "possible mix-up")],
     ids=["iss-missing", "iss-of-another-server"],
 )
 async def test_a_callback_without_this_servers_iss_is_refused_before_the_exchange(
@@ -150,3 +152,33 @@ async def test_a_callback_after_the_upstream_named_another_server_is_refused(
             )
         assert other.posts == []
     assert upstream.posts == []
+
+
+async def test_a_401_after_the_upstream_moved_to_another_server_needs_consent_there(
+    upstream: DocumentServer, store: SqliteGrantStore
+) -> None:
+    """SEP-2352: the 401 discovers again; the grant (no refresh token) is not reported as expired."""
+    ctx = oauth_context(store, SECRET)
+    server = files(upstream.url)
+    await ctx.discovered(server)  # warm: the cache still names the first server
+    grant = UpstreamGrant(TENANT, "files", SHARED_SUBJECT, access_token="old-access",
+                          expires_at=time.time() + 3600, issuer=upstream.base, resource=upstream.url,
+                          client_id="foldgate")  # fmt: skip
+    assert store.put_grant(grant) is not None
+    provider = TokenProvider(ctx)
+    caller = UpstreamCaller(TENANT)
+    sent = await provider.authorization(server, caller)
+    with document_server() as other:
+        other.routes["/.well-known/oauth-authorization-server"] = other.metadata()
+        upstream.routes["/.well-known/oauth-protected-resource/mcp"] = upstream.prm(
+            authorization_servers=[other.base]
+        )
+        challenge = f'Bearer resource_metadata="{upstream.base}/.well-known/oauth-protected-resource/mcp"'
+        with pytest.raises(UpstreamConsentError, match="moved to another authorization server"):
+            await provider.refused(server, caller, sent, 401, challenge)
+        assert other.posts == []
+    assert upstream.posts == []
+    marked = store.get_grant(TENANT, "files", SHARED_SUBJECT)
+    assert marked is not None
+    assert (marked.state, marked.reason) == ("needs_consent", OTHER_ISSUER_REASON)
+    assert (await ctx.discovered(server)).issuer == other.base  # the next connect goes to the new one

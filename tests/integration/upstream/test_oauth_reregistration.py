@@ -4,8 +4,8 @@ forgets the client foldgate registered with it (RFC 7591), through the real upst
 Pins: after a restart, a code exchange answered ``invalid_client`` registers again and asks for a new
 connect; a refresh answered ``invalid_client`` marks the grant ``needs_consent`` with the
 reason and registers a new client, and the next connect (with the new client) reaches the tools again;
-a connect right after a restart (no refresh to notice it) checks the stored client first and registers
-anew instead of sending the person to an authorization page that no longer knows it; a pre-registered
+a connect sends no token request before the person consents (no probe of the stored client: a
+forgotten one is found at the code exchange); a pre-registered
 client the server refuses is never replaced and the stored DCR registration is left as it was; a grant
 issued to the replaced client needs consent without its (useless) refresh token being sent.
 """
@@ -25,8 +25,10 @@ from foldgate.model.caller import SHARED_SUBJECT, calling_as
 from foldgate.store.grants.base import UpstreamGrant
 from foldgate.store.grants.sqlite import SqliteGrantStore
 from foldgate.upstream.client import UpstreamClient
+from foldgate.upstream.oauth import tokens
 from foldgate.upstream.oauth.consent import finish_consent, start_consent
 from foldgate.upstream.oauth.context import OAuthContext
+from foldgate.upstream.oauth.http import post_form
 from foldgate.upstream.oauth.provider import TokenProvider
 from foldgate.upstream.oauth.renewal import FORGOTTEN_REASON, RenewalPolicy
 from tests.oauth_provider import consent
@@ -142,17 +144,27 @@ async def test_a_refresh_refused_as_invalid_client_registers_again_and_connectin
     assert (answer["subject"], answer["client"]) == ("alice", renewed)
 
 
-async def test_a_connect_after_a_restart_checks_the_stored_client_and_registers_anew(
-    auth_server: RestartableProvider, server: ServerConfig, store: SqliteGrantStore
+async def test_a_connect_sends_no_token_request_before_consent(
+    auth_server: RestartableProvider,
+    server: ServerConfig,
+    store: SqliteGrantStore,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    """No probe of the stored client at the token endpoint: the first token request is the code
+    exchange (the suite counts any earlier one as a defect); a forgotten client shows there."""
     ctx = context(store)
     first = await connect(ctx, server)
     auth_server.restart()
-    # Without the check, this consent would end on the server's "unknown client" page.
-    second = await connect(context(store), server)
-    assert second != first
-    assert stored_client_id(store, auth_server.provider.issuer) == second
-    assert (await whoami(TokenProvider(context(store)), server))["client"] == second
+    posted: list[str] = []
+
+    async def recorded(url: str, form: dict[str, str], **kwargs: Any) -> Any:
+        posted.append(form.get("grant_type", "?"))
+        return await post_form(url, form, **kwargs)
+
+    monkeypatch.setattr(tokens, "post_form", recorded)  # every form POST to an authorization server
+    await start_consent(context(store), TENANT, server, SHARED_SUBJECT)
+    assert posted == []
+    assert stored_client_id(store, auth_server.provider.issuer) == first  # nothing learnt, nothing renewed
 
 
 async def test_a_refused_preregistered_client_is_never_replaced(
@@ -186,12 +198,15 @@ async def test_a_grant_of_the_replaced_client_needs_consent_without_a_refresh_re
 ) -> None:
     ctx = context(store)
     first = await connect(ctx, server)
-    auth_server.restart()
-    await start_consent(ctx, TENANT, server, SHARED_SUBJECT)  # the connect's check registers anew ...
+    authorize = await start_consent(ctx, TENANT, server, SHARED_SUBJECT)
+    answer = await consent(authorize, REDIRECT)
+    auth_server.restart()  # the code exchange meets the amnesia and registers anew ...
+    with pytest.raises(UpstreamError, match="no longer knows foldgate's client"):
+        await finish_consent(ctx, answer["state"], answer["code"], answer.get("iss"), lambda t, n: server)
     assert stored_client_id(store, auth_server.provider.issuer) != first
     provider = TokenProvider(
         context(store), skew_s=10_000, margin_share=1
-    )  # ... and the person never finishes it
+    )  # ... and the person never connects again
     with pytest.raises(UpstreamConsentError, match="no longer uses"):
         await whoami(provider, server)
     assert provider.refreshes == 0  # its refresh token is bound to the old client: not even sent

@@ -9,8 +9,10 @@ foldgate's registered client: foldgate registers again and asks for a new connec
 :func:`disconnect` forgets a grant and revokes it (RFC 7009) where the authorization server offers
 revocation, only at the grant's own issuer: when discovery names another one now, nothing is sent.
 
-Before a consent, a client foldgate registered itself is checked at the token endpoint
-(:func:`_known_client`): a forgotten one would strand the person on the server's error page.
+No token request is sent before the person consents (the conformance suite counts one as a defect,
+and it would spend a request on every connect): a client the authorization server forgot is found at
+the code exchange (``invalid_client``), registered again once, and the person connects again.
+:func:`check_iss` is RFC 9207's exact comparison (the SDK's, with foldgate's error).
 
 PKCE comes from the SDK's ``PKCEParameters`` (``secrets``-generated verifier); ``state`` from
 ``secrets.token_urlsafe``.
@@ -29,15 +31,15 @@ from urllib.parse import urlencode
 
 from foldgate.config.tenant import ServerConfig
 from foldgate.errors import AuthError, ConfigError, FoldgateError, NotFoundError, UpstreamError
-from foldgate.store.grants.base import ClientRegistration, PendingConsent, UpstreamGrant
+from foldgate.store.grants.base import PendingConsent, UpstreamGrant
 from foldgate.upstream.oauth.context import OAuthContext
 from foldgate.upstream.oauth.discovery import Discovered
 from foldgate.upstream.oauth.http import checked_endpoint
 from foldgate.upstream.oauth.registration import client_auth
-from foldgate.upstream.oauth.renewal import FORGOTTEN_REASON, self_registered
+from foldgate.upstream.oauth.renewal import FORGOTTEN_REASON
 from foldgate.upstream.oauth.tokens import TokenRefusedError, grant_from, request_token, revoke
 
-__all__ = ["CONSENT_SECONDS", "disconnect", "finish_consent", "start_consent", "store_grant"]
+__all__ = ["CONSENT_SECONDS", "check_iss", "disconnect", "finish_consent", "start_consent", "store_grant"]
 
 log = logging.getLogger(__name__)
 
@@ -75,7 +77,9 @@ async def start_consent(
     if server.auth.kind not in ("oauth", "per_user"):
         raise ConfigError(f"server {server.name!r} has auth kind {server.auth.kind!r}: nothing to connect")
     found = await ctx.discovered(server)
-    client = await _known_client(ctx, server, found, await ctx.client(tenant, server, found))
+    # No token request before the person consents: a client the authorization server forgot shows at
+    # the code exchange (invalid_client), where foldgate registers again once.
+    client = await ctx.client(tenant, server, found)
     endpoint = checked_endpoint(
         found.endpoint("authorization_endpoint"), "authorization_endpoint", allow_loopback=ctx.allow_private
     )
@@ -113,35 +117,27 @@ async def start_consent(
     return f"{endpoint}{'&' if '?' in endpoint else '?'}{urlencode(query)}"
 
 
-async def _known_client(
-    ctx: OAuthContext, server: ServerConfig, found: Discovered, client: ClientRegistration
-) -> ClientRegistration:
-    """``client``, or a new registration when the authorization server has forgotten the stored one.
+def check_iss(iss: str | None, found: Discovered) -> None:
+    """RFC 9207: the authorization response's ``iss`` must be the flow's issuer, compared as a plain
+    string (no case folding, no trailing-slash or port normalisation, section 2.4), whether or not the
+    server advertised the parameter; absent, it is refused only where the server advertised it
+    (``authorization_response_iss_parameter_supported``). A refusal is a mix-up attack or a
+    misconfigured server: the code is never sent anywhere. The SDK's check, with foldgate's error."""
+    # The SDK's RFC 9207 check loads with the first callback.
+    from mcp.client.auth.utils import validate_authorization_response_iss
 
-    A person sent to an authorization endpoint that no longer knows the client_id sees the server's
-    error page, and foldgate never hears of it. So before a consent, a client foldgate registered
-    itself (the only kind that can be forgotten this way) is checked at the token endpoint with a
-    refresh token that cannot exist: a server that knows the client answers ``invalid_grant``, one
-    that forgot it ``invalid_client`` (RFC 6749 5.2: the client is authenticated first).
-    """
-    if not self_registered(client):  # pre-registered or CIMD: not foldgate's to renew
-        return client
-    token_url = checked_endpoint(
-        found.endpoint("token_endpoint"), "token_endpoint", allow_loopback=ctx.allow_private
-    )
-    form = {"grant_type": "refresh_token", "refresh_token": "foldgate-probe-" + secrets.token_urlsafe(16)}
     try:
-        await request_token(
-            token_url, form, client_auth(client), issuer=found.issuer, allow_private=ctx.allow_private
-        )
-    except TokenRefusedError as exc:
-        if exc.error == "invalid_client":
-            renewed = await ctx.forget_client(server, found, client)
-            return renewed if renewed is not None else client
-    except UpstreamError as exc:
-        # The probe is a courtesy: an unreachable token endpoint will show in the consent itself.
-        log.info("%s: client check skipped: %s", server.name, exc.message)
-    return client
+        validate_authorization_response_iss(iss, found.metadata)
+    except Exception:  # the SDK's OAuthFlowError (its message echoes the hostile iss: not kept)
+        if iss is None:
+            raise UpstreamError(
+                "authorization response refused: the authorization server advertises the iss "
+                "parameter (RFC 9207) but its response carried none"
+            ) from None
+        raise UpstreamError(
+            "authorization response refused: its iss parameter does not name the authorization server "
+            f"the consent began with ({found.issuer[:200]}); RFC 9207, a possible mix-up"
+        ) from None
 
 
 def store_grant(ctx: OAuthContext, grant: UpstreamGrant) -> UpstreamGrant:
@@ -171,9 +167,6 @@ async def finish_consent(
     for a browser-bound consent reaching another browser (the consent is then spent: nobody can finish
     it), UpstreamError when the authorization server refuses.
     """
-    # The SDK's RFC 9207 check loads with the first callback.
-    from mcp.client.auth.utils import validate_authorization_response_iss
-
     pending = ctx.store.take_pending(state)
     if pending is None or pending.purpose != "consent" or pending.expires_at < time.time():
         raise NotFoundError("unknown or expired consent: start again with the connect route")
@@ -187,10 +180,7 @@ async def finish_consent(
     found = await ctx.discovered(server)
     if not found.issued(pending.issuer):  # the code and its verifier go only to the flow's own issuer
         raise UpstreamError("the upstream's authorization server changed during the consent; connect again")
-    try:
-        validate_authorization_response_iss(iss, found.metadata)
-    except Exception as exc:  # the SDK's OAuthFlowError: a mix-up attack or a misconfigured server
-        raise UpstreamError(f"authorization response refused: {exc}") from None
+    check_iss(iss, found)
     client = await ctx.client(pending.tenant, server, found)
     token_url = checked_endpoint(
         found.endpoint("token_endpoint"), "token_endpoint", allow_loopback=ctx.allow_private

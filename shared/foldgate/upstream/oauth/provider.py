@@ -18,7 +18,8 @@ once more with a fresh token:
   than the one in use now is ``needs_consent`` without a request.
 * **Issuer pinning.** A refresh goes only to the authorization server sealed with the grant: when
   discovery names another one now (or the grant names none), the grant becomes ``needs_consent`` and
-  nothing is sent.
+  nothing is sent. A 401 discovers again first (the upstream may have moved to another authorization
+  server, SEP-2352): the grant then needs consent at the new one, with that reason, never "expired".
 * **Revoked grant.** ``invalid_grant`` on refresh marks the grant ``needs_consent`` and raises
   :class:`UpstreamConsentError` naming the connect route, unless the stored grant moved on meanwhile
   (another instance rotated it). No retry loop: a ``needs_consent`` grant is never refreshed again.
@@ -51,7 +52,12 @@ from foldgate.errors import FoldgateError, UpstreamConsentError, UpstreamError
 from foldgate.model.caller import SHARED_SUBJECT, UpstreamCaller
 from foldgate.store.grants.base import ClientRegistration, UpstreamGrant
 from foldgate.upstream.oauth.context import OAuthContext
-from foldgate.upstream.oauth.discovery import Discovered, authorization_server_metadata, challenge_of
+from foldgate.upstream.oauth.discovery import (
+    Challenge,
+    Discovered,
+    authorization_server_metadata,
+    challenge_of,
+)
 from foldgate.upstream.oauth.http import checked_endpoint
 from foldgate.upstream.oauth.registration import client_auth
 from foldgate.upstream.oauth.renewal import FORGOTTEN_REASON, self_registered
@@ -83,7 +89,8 @@ REFUSED_CLIENT_REASON: Final = (
 )
 OTHER_CLIENT_REASON: Final = "the grant was issued to a client registration foldgate no longer uses"
 OTHER_ISSUER_REASON: Final = (
-    "the upstream now names another authorization server than the one that issued the grant"
+    "the upstream moved to another authorization server than the one that issued the grant (its "
+    "protected resource metadata names a new issuer): consent there"
 )
 
 ConnectHint = Callable[[str, str, str], str]
@@ -242,7 +249,8 @@ class TokenProvider:
                 self._step_up(server, grant, named)
             if status == 403:
                 raise UpstreamError(f"{server.name}: the upstream refused the request (HTTP 403)")
-            await self._refresh(server, grant)
+            # A 401 may mean the upstream moved to another authorization server: discover again.
+            await self._refresh(server, grant, challenge)
 
     def _step_up(self, server: ServerConfig, grant: UpstreamGrant, named: str | None) -> NoReturn:
         """Answer a 403 ``insufficient_scope`` to ``grant`` (see ``step_up``); always raises."""
@@ -295,12 +303,18 @@ class TokenProvider:
         )
         return current, fresh
 
-    async def _refresh(self, server: ServerConfig, grant: UpstreamGrant) -> UpstreamGrant:
-        """A fresh access token for ``grant`` (called under its lock)."""
+    async def _refresh(
+        self, server: ServerConfig, grant: UpstreamGrant, challenge: Challenge | None = None
+    ) -> UpstreamGrant:
+        """A fresh access token for ``grant`` (called under its lock); ``challenge``: the 401's, which
+        makes discovery run again (the cached result may name an authorization server it left)."""
         key = (grant.tenant, grant.server, grant.subject)
         grant, usable = self._before_refresh(grant)  # a rotated refresh token is the one to send
         if usable:
             return grant
+        if challenge is not None and not (await self.ctx.discovered(server, challenge)).issued(grant.issuer):
+            self._mark_needs_consent(grant, OTHER_ISSUER_REASON)
+            raise self._consent_error(*key, OTHER_ISSUER_REASON)
         if not grant.refresh_token:
             self._mark_needs_consent(grant, NO_REFRESH_REASON)
             raise self._consent_error(*key, NO_REFRESH_REASON)

@@ -18,7 +18,9 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any, Final
+from urllib.parse import urlsplit
 
+from foldgate.config.oauth import is_loopback_host
 from foldgate.config.upstream_auth import CodeFlowAuth
 from foldgate.errors import UpstreamError
 from foldgate.store.grants.base import ClientRegistration, GrantStore
@@ -31,6 +33,7 @@ __all__ = [
     "CALLBACK_PATH",
     "CIMD_PATH",
     "SecretReader",
+    "application_type",
     "client_auth",
     "client_for",
     "client_metadata_document",
@@ -57,6 +60,7 @@ def client_metadata_document(public_url: str) -> dict[str, Any]:
         "grant_types": _GRANTS,
         "response_types": ["code"],
         "token_endpoint_auth_method": "none",
+        "application_type": application_type(base + CALLBACK_PATH),
     }
 
 
@@ -65,6 +69,14 @@ def client_auth(client: ClientRegistration, *, private_key: str | None = None) -
     return ClientAuth(
         client.client_id, client.token_endpoint_auth_method, client.client_secret, private_key=private_key
     )
+
+
+def application_type(redirect_uri: str) -> str:
+    """SEP-837 / OIDC Registration section 2: ``native`` for a loopback redirect (``foldgate serve`` on
+    a laptop: OIDC forbids loopback redirects to ``web`` clients), else ``web`` (a deployed gateway is a
+    server-side client acting for people through an https redirect)."""
+    host = urlsplit(redirect_uri).hostname or ""
+    return "native" if is_loopback_host(host) else "web"
 
 
 def _secret_method(found: Discovered) -> str:
@@ -94,6 +106,7 @@ async def register(
         "grant_types": _GRANTS,
         "response_types": ["code"],
         "token_endpoint_auth_method": "none",
+        "application_type": application_type(redirect_uri),
     }
     answer = await post_json(url, request, allow_private=allow_private)
     if answer.status not in (200, 201):

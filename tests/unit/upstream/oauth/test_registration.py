@@ -17,7 +17,7 @@ from foldgate.store.grants.base import ClientRegistration
 from foldgate.store.grants.cipher import LocalKeyCipher
 from foldgate.store.grants.sqlite import SqliteGrantStore
 from foldgate.upstream.oauth.discovery import Discovered
-from foldgate.upstream.oauth.registration import client_for, client_metadata_document
+from foldgate.upstream.oauth.registration import application_type, client_for, client_metadata_document
 
 ISSUER = "https://as.example.com"
 PUBLIC = "https://gw.example.com"
@@ -119,3 +119,22 @@ def test_the_cimd_document_is_a_public_client_with_foldgates_callback() -> None:
     assert doc["client_id"] == PUBLIC + "/oauth/client-metadata.json"
     assert doc["redirect_uris"] == [REDIRECT]
     assert doc["grant_types"] == ["authorization_code", "refresh_token"]
+
+
+@pytest.mark.parametrize(
+    ("redirect", "kind"),
+    [
+        ("https://gateway.example.com/oauth/callback", "web"),
+        ("http://127.0.0.1:8080/oauth/callback", "native"),
+        ("http://localhost:9000/oauth/callback", "native"),
+        ("http://[::1]:9000/oauth/callback", "native"),
+    ],
+)
+def test_application_type_follows_the_redirect(redirect: str, kind: str) -> None:
+    """SEP-837: a deployed gateway's https callback is a web client's; a loopback one (OIDC forbids it
+    to web clients) a native client's."""
+    assert application_type(redirect) == kind
+
+
+def test_the_cimd_document_says_it_is_a_web_client() -> None:
+    assert client_metadata_document(PUBLIC)["application_type"] == "web"
