@@ -140,7 +140,7 @@ def _model_section(model: type[BaseModel], fields: dict[str, FieldInfo]) -> list
         out.append(
             f"| `{key}` | {type_text} | {_default(field)} | {_constraints(field)} | {_cell(description)} |"
         )
-    return out + [""]
+    return [*out, ""]
 
 
 def config_page() -> str:
@@ -154,7 +154,8 @@ def config_page() -> str:
         _GENERATED,
         "A tenant's config is one YAML or JSON document: `TenantConfig` below, its nested models after it.",
         "Unknown keys are refused. A tenant file for `foldgate tenant apply` may add a top-level `secrets:`",
-        "map: secret name → [SecretSource](#secretsource). How to use them: [Configure a tenant](../configure.md).",
+        "map: secret name → [SecretSource](#secretsource).",
+        "How to use them: [Configure a tenant](../configure.md).",
         "",
     ]
     for model, fields in model_fields(TenantConfig).items():
@@ -171,9 +172,9 @@ def other_env_vars() -> list[str]:
     tree = ast.parse((CONFIG_DIR / "settings.py").read_text(encoding="utf-8"))
     names: set[str] = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.Constant) and isinstance(node.value, str):
-            if re.fullmatch(r"(OTEL|POWERTOOLS)_[A-Z_]+", node.value):
-                names.add(node.value)
+        value = node.value if isinstance(node, ast.Constant) else None
+        if isinstance(value, str) and re.fullmatch(r"(OTEL|POWERTOOLS)_[A-Z_]+", value):
+            names.add(value)
     return sorted(names)
 
 
@@ -242,7 +243,7 @@ _CfnLoader.add_multi_constructor("!", _any_tag)
 
 def template_parameters() -> dict[str, dict[str, Any]]:
     """``template.yaml``'s ``Parameters`` block."""
-    doc = yaml.load(TEMPLATE.read_text(encoding="utf-8"), Loader=_CfnLoader)  # noqa: S506 (safe subclass)
+    doc = yaml.load(TEMPLATE.read_text(encoding="utf-8"), Loader=_CfnLoader)  # a SafeLoader subclass
     params: dict[str, dict[str, Any]] = doc.get("Parameters", {})
     return params
 

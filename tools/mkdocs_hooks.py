@@ -12,8 +12,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import gen_reference  # noqa: E402 (the path above makes the tool importable)
-from mkdocs.structure.files import File, Files  # noqa: E402
+import gen_reference  # the path above makes the tool importable
+from mkdocs.structure.files import File, Files
 
 
 def on_files(files: Files, config: Any) -> Files:
