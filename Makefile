@@ -152,14 +152,15 @@ typecheck: venv
 unit: venv
 	$(BIN)/pytest tests/unit -q
 
-# Everything the tests need, set up side by side: most steps wait on the network or the disk. First the
-# two virtualenvs the other steps share (so no two steps build one), then the rest at once; sam-build also
-# builds the search model. Each step's wall time goes to $(TIMES) (tools/timed.sh) and is printed at the
-# end with pytest's. The local enrichment model (llama-cpp-python's C++ build, 4 min 40 s on 2 quiet
-# cores) and its tests are `make test-llm`: optional, so a contributor's loop does not pay for them.
+# Everything the tests need, set up side by side: most steps wait on the network or the disk. First every
+# step that needs nothing else (the virtualenvs, the search model, the npm fleets, chromium), then the
+# steps that build on them, so no two steps ever build one prerequisite. Each step's wall time goes to
+# $(TIMES) (tools/timed.sh) and is printed at the end with pytest's. The local enrichment model
+# (llama-cpp-python's C++ build, 4 min 40 s on 2 quiet cores) and its tests are `make test-llm`:
+# optional, so a contributor's loop does not pay for them.
 TIMES := test-output/times
-TEST_ROOTS := venv sam-cli
-TEST_STEPS := lint typecheck docs-build sam-build demo-deps oauth-deps conformance-deps sam-validate chromium
+TEST_ROOTS := venv sam-cli model demo-deps oauth-deps chromium
+TEST_STEPS := lint typecheck docs-build sam-build conformance-deps sam-validate
 # pytest-xdist workers, each test module on one worker (--dist loadfile: a module-scoped fixture such as a
 # whole cloud stack starts once, not once per worker). Measured on tests/integration/{upstream,config}
 # on this shared 2-core machine: serial 465 s, -n 2 241 s, -n 2 --dist loadfile 213 s; -n 4 made start-up
@@ -174,7 +175,7 @@ timed-%:
 test:
 	@rm -rf $(TIMES)
 	@tools/timed.sh $(TIMES) total sh -c '\
-		$(MAKE) -j2 --output-sync=target $(addprefix timed-,$(TEST_ROOTS)) && \
+		$(MAKE) -j4 --output-sync=target $(addprefix timed-,$(TEST_ROOTS)) && \
 		$(MAKE) -j4 --output-sync=target $(addprefix timed-,$(TEST_STEPS)) && \
 		$(MAKE) --no-print-directory pytest'; rc=$$?; tools/timed.sh $(TIMES) --report; exit $$rc
 
