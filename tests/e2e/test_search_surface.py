@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from tests.procs import everything_server, foldgate_serve, replay
+from tests.procs import foldgate_serve, replay
 
 pytestmark = pytest.mark.e2e
 
@@ -20,10 +20,10 @@ VARIANTS = ("call_tool_read", "call_tool_write", "call_tool_destructive")
 
 
 @pytest.fixture(scope="module")
-def url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def url(tmp_path_factory: pytest.TempPathFactory, everything_url: str) -> Iterator[str]:
     tmp = tmp_path_factory.mktemp("search-serve")
     with ExitStack() as stack:
-        everything = stack.enter_context(everything_server())
+        everything = everything_url
         crm = stack.enter_context(replay())
         config = {
             "routing_mode": "retrieve_tools",

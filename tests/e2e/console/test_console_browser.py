@@ -26,7 +26,7 @@ import pytest
 from mcp import Client
 
 from tests.browser import accessibility_problems, chromium_browser, need_chromium
-from tests.procs import REPO, Replay, everything_server, foldgate_serve, replay, stdio_fleet
+from tests.procs import REPO, Replay, foldgate_serve, replay, stdio_fleet
 
 pytestmark = pytest.mark.e2e
 
@@ -57,11 +57,11 @@ def run(coro: Coroutine[Any, Any, T]) -> T:
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+def served(tmp_path_factory: pytest.TempPathFactory, everything_url: str) -> Iterator[Served]:
     need_chromium()
     tmp = tmp_path_factory.mktemp("console")
     with ExitStack() as stack:
-        everything = stack.enter_context(everything_server())
+        everything = everything_url
         crm = stack.enter_context(replay())
         config = {
             "routing_mode": "direct",

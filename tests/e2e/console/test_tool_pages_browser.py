@@ -24,7 +24,7 @@ import pytest
 
 from tests.browser import accessibility_problems, chromium_browser, need_chromium
 from tests.node_clients import CONFORMANCE_DIR, need_node_clients
-from tests.procs import REPO, Replay, everything_server, foldgate_serve, replay
+from tests.procs import REPO, Replay, foldgate_serve, replay
 
 pytestmark = pytest.mark.e2e
 
@@ -46,11 +46,11 @@ class Ui:
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+def served(tmp_path_factory: pytest.TempPathFactory, everything_url: str) -> Iterator[Served]:
     need_chromium()
     tmp = tmp_path_factory.mktemp("tool-pages")
     with ExitStack() as stack:
-        everything = stack.enter_context(everything_server())
+        everything = everything_url
         crm = stack.enter_context(replay())
         config = {
             "routing_mode": "direct",

@@ -14,14 +14,11 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from foldgate.dev.bench.call_procs import index_once
-from tests.procs import REPO, everything_server, replay
+from tests.procs import REPO, replay
 
 _CHILD = """
 import json, runpy, sys
@@ -74,12 +71,6 @@ def _first_call(tmp: Path, server: dict[str, str], tool: str, arguments: dict[st
     assert done.returncode == 0, done.stderr[-2000:]
     out: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     return out
-
-
-@pytest.fixture(scope="module")
-def everything_url() -> Iterator[str]:
-    with everything_server() as url:
-        yield url
 
 
 def test_a_handshake_era_first_call_loads_no_sdk(tmp_path: Path, everything_url: str) -> None:

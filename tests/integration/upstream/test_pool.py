@@ -18,15 +18,9 @@ from foldgate.config.tenant import ServerConfig
 from foldgate.dev.bench.wire_proxy import WireProxy, wire_proxy
 from foldgate.errors import UpstreamBusyError, UpstreamError, UpstreamTimeoutError
 from foldgate.upstream.client import UpstreamClient
-from tests.procs import Replay, everything_server, replay
+from tests.procs import Replay, replay
 
 HANDSHAKE = ("POST server/discover", "POST initialize", "POST notifications/initialized")
-
-
-@pytest.fixture(scope="module")
-def everything_url() -> Iterator[str]:
-    with everything_server() as url:
-        yield url
 
 
 @pytest.fixture(scope="module")

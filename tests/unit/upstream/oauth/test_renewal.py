@@ -174,6 +174,8 @@ async def test_a_claimer_that_died_is_replaced_when_its_claim_lapses(
 @pytest.mark.parametrize(
     ("expires_at", "expired"),
     [(0, False), (1.0, True), (time.time() + 3600, False), (True, False), ("1", False), (None, False)],
+    # Named, not derived from the values: an id made of time.time() differs between xdist workers.
+    ids=["unset-zero", "past", "in-an-hour", "bool", "string", "none"],
 )
 def test_the_client_secret_expiry_counts_only_when_set_and_passed(expires_at: object, expired: bool) -> None:
     client = dcr("dcr-1", registration={"client_secret_expires_at": expires_at})
