@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Final
 
 from foldgate.config.tenant import TenantConfig
-from foldgate.errors import FoldgateError, ResultBlockedError
+from foldgate.errors import FoldgateError, ResultBlockedError, UpstreamConsentError
 from foldgate.guard.result import (
     GuardPolicy,
     TextGuard,
@@ -45,6 +45,8 @@ __all__ = [
 ]
 
 # A CallToolResult's top-level keys the guard never changes; any other key may carry guarded text.
+# Stands in for the gateway's own connect link while a consent error's message is guarded.
+_LINK_MARK: Final = "[the connect link]"
 _UNGUARDED_KEYS: Final = frozenset({"content", "isError", "resultType"})
 # A content item's fields the guard never reads: its kind and binary data. Every other string field
 # (text, uri, description, title, a name, anything new) counts as guarded text: a link's uri is guarded.
@@ -236,10 +238,17 @@ def guard_error(config: TenantConfig, server: str, name: str, exc: FoldgateError
     guard = guard_for(config, server, name, f"an error of {server}")
     if guard is None:
         return
-    guarded = guard(exc.message)
+    # A consent error carries the caller's own connect link, signed by the gateway (its `sig` reads
+    # like a signed URL's credential): the link is the gateway's words, so only the rest is guarded.
+    link = exc.details.get("connect_url") if isinstance(exc, UpstreamConsentError) else None
+    own = link if isinstance(link, str) and link and link in exc.message else None
+    text = exc.message.replace(own, _LINK_MARK) if own is not None else exc.message
+    guarded = guard(text)
     _record(guard)
     if guard.blocked() is not None:
         guarded = f"{server}: {name} failed; its error message was withheld by the gateway's guard"
+    if own is not None:
+        guarded = exc.message if guarded == text else guarded.replace(_LINK_MARK, own)
     if guarded is not exc.message:
         exc.message = guarded
         exc.args = (guarded, *exc.args[1:])

@@ -74,3 +74,22 @@ def test_the_guard_does_change_what_the_check_calls_guarded() -> None:
     guarded = guard_call_result({"content": [{"type": "text", "text": SECRET}]}, guard)
     assert "ghp_" not in guarded["content"][0]["text"]
     assert guard.counts
+
+
+def test_a_consent_errors_own_connect_link_is_kept_and_the_rest_still_guarded() -> None:
+    """The gateway's signed connect link (its `sig` reads like a signed URL's credential) reaches the
+    caller whole; a credential the upstream put beside it is still redacted."""
+    from foldgate.auth.connect_links import sign_connect_link
+    from foldgate.config.tenant import TenantConfig
+    from foldgate.errors import UpstreamConsentError
+    from foldgate.serve.guarding import guard_error
+
+    link = sign_connect_link(b"k" * 32, "http://127.0.0.1:8000", "default", "linear", "user-d")
+    config = TenantConfig.model_validate({"servers": []})
+    plain = UpstreamConsentError(f"linear needs your consent: open {link}", connect_url=link)
+    guard_error(config, "linear", "whoami", plain)
+    assert link in plain.message
+    leaky = UpstreamConsentError(f"open {link} (the AS said: password={SECRET})", connect_url=link)
+    guard_error(config, "linear", "whoami", leaky)
+    assert link in leaky.message
+    assert SECRET not in leaky.message
