@@ -112,7 +112,6 @@ def test_no_import_cycles_counting_lazy_and_type_checking_imports() -> None:
 KNOWN_PACKAGE_CYCLES = {
     frozenset(p)
     for p in [
-        ("auth", "upstream"),
         ("app", "dev"),
     ]
 }  # fmt: skip

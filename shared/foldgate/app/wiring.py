@@ -200,7 +200,7 @@ def open_upstream_oauth(settings: Settings, memory: MemoryBudget | None = None) 
 
 def connect_link_secret(settings: Settings) -> bytes | None:
     """The key per-user connect links are signed with: the token HMAC secret (under its own purpose
-    label, see foldgate.auth.connect_links); None when it is not configured (links are then off)."""
+    label, see foldgate.upstream.oauth.connect_links); None when it is not configured (links are then off)."""
     return optional_secret(settings, "token")
 
 
