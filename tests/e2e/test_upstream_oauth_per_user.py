@@ -35,9 +35,9 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
-from foldgate.auth.connect_links import LINK_SECONDS, sign_connect_link
 from foldgate.auth.secrets import load_secret
 from foldgate.config.settings import Settings
+from foldgate.upstream.oauth.connect_links import LINK_SECONDS, sign_connect_link
 from tests.oauth_provider import consent
 from tests.procs import foldgate_serve
 from tests.upstream_oauth import LinkBrowser, Protected, protected_upstream

@@ -1,6 +1,7 @@
 """The package's architecture, checked from its source with ``ast``: no import cycles (counting
-function-level and ``TYPE_CHECKING`` imports), roles layered (nothing imports ``app`` or ``dev`` from
-below; nothing the Lambda layer ships imports ``dev``), the MCP SDK kept behind ``edge`` and
+function-level and ``TYPE_CHECKING`` imports) between modules or between role packages, role packages
+on the floors of docs/architecture.md (each imports only lower floors; nothing the Lambda layer ships
+imports ``dev``), the MCP SDK kept behind ``edge`` and
 ``upstream``, the environment read only by ``config``, and every function-level import explained."""
 
 from __future__ import annotations
@@ -107,17 +108,6 @@ def test_no_import_cycles_counting_lazy_and_type_checking_imports() -> None:
     assert _cycles(_graph()) == []
 
 
-# Role packages that still import each other (issue 37, item 7; guard<->index goes with the guard issue).
-# A ratchet: no other pair may appear, and a pair that stops being a cycle must leave this list.
-KNOWN_PACKAGE_CYCLES = {
-    frozenset(p)
-    for p in [
-        ("model", "config"), ("model", "enrich"), ("auth", "store"), ("auth", "upstream"),
-        ("enrich", "search"), ("app", "dev"),
-    ]
-}  # fmt: skip
-
-
 def _package(module: str) -> str:
     # foldgate.<role>.<module> and foldgate.<role> itself; foldgate and foldgate.errors sit above the roles.
     parts = module.split(".")
@@ -126,16 +116,61 @@ def _package(module: str) -> str:
     )
 
 
+def _package_graph() -> dict[str, set[str]]:
+    """Role package -> the role packages it imports (directly, counting lazy imports)."""
+    graph: dict[str, set[str]] = {}
+    for m, targets in _graph().items():
+        source = _package(m)
+        graph.setdefault(source, set()).update(_package(t) for t in targets if _package(t) != source)
+    for targets in list(graph.values()):
+        for t in targets:
+            graph.setdefault(t, set())
+    return graph
+
+
 def _package_pairs() -> set[frozenset[str]]:
     """Every two role packages that import each other (directly, counting lazy imports)."""
     edges = {(_package(m), _package(t)) for m, targets in _graph().items() for t in targets}
     return {frozenset((a, b)) for a, b in edges if a != b and (b, a) in edges}
 
 
-def test_role_packages_import_each_other_only_where_still_known() -> None:
-    pairs = _package_pairs()
-    assert sorted(map(sorted, pairs - KNOWN_PACKAGE_CYCLES)) == []
-    assert sorted(map(sorted, KNOWN_PACKAGE_CYCLES - pairs)) == [], "untangled: remove from the list"
+def test_no_two_role_packages_import_each_other() -> None:
+    assert sorted(map(sorted, _package_pairs())) == []
+
+
+def test_the_role_packages_form_no_cycle() -> None:
+    # Longer loops too (a -> b -> c -> a).
+    assert _cycles(_package_graph()) == []
+
+
+# The floors of docs/architecture.md ("Layering"), lowest first: a package imports only packages on
+# lower floors (and foldgate.errors), never one on its own floor or above.
+FLOORS: tuple[tuple[str, ...], ...] = (
+    ("model",),
+    ("guard", "telemetry", "code", "store"),
+    ("config",),
+    ("search", "upstream"),
+    ("auth", "enrich"),
+    ("index", "serve"),
+    ("edge",),
+    ("dev",),
+    ("app",),
+)
+FLOOR = {package: n for n, floor in enumerate(FLOORS) for package in floor}
+
+
+def test_every_role_package_has_a_floor() -> None:
+    assert sorted(set(_package_graph()) - {"<top>"}) == sorted(FLOOR)
+
+
+def test_packages_import_only_lower_floors() -> None:
+    upward = [
+        f"{a} -> {b}"
+        for a, targets in _package_graph().items()
+        for b in targets
+        if "<top>" not in (a, b) and FLOOR[b] >= FLOOR[a]
+    ]
+    assert sorted(upward) == []
 
 
 def test_the_cycle_finder_sees_a_cycle() -> None:

@@ -5,9 +5,9 @@ Client ID Metadata Document must reach the MCP function
 
 from __future__ import annotations
 
-from foldgate.auth.connect_links import CONNECT_PATH
 from foldgate.dev.bench.moto import template_resource
 from foldgate.edge.user_connect import SIGNIN_CALLBACK_PATH
+from foldgate.upstream.oauth.connect_links import CONNECT_PATH
 from foldgate.upstream.oauth.registration import CALLBACK_PATH, CIMD_PATH
 
 

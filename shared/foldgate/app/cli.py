@@ -233,7 +233,7 @@ def _token_summary(grant: Any) -> str:
 def _cmd_token_create(args: argparse.Namespace) -> int:
     # Loaded per command: the CLI starts fast and each command pays only for what it uses.
     from foldgate.app.wiring import open_authority
-    from foldgate.auth.model import parse_duration
+    from foldgate.model.agent_token import parse_duration
 
     expires_in = None if args.expires_in == "never" else parse_duration(args.expires_in)
     servers = None if args.servers is None else [s.strip() for s in args.servers.split(",") if s.strip()]
@@ -280,8 +280,8 @@ def _cmd_token_list(args: argparse.Namespace) -> int:
 def _cmd_token_revoke(args: argparse.Namespace) -> int:
     # Loaded per command: the CLI starts fast and each command pays only for what it uses.
     from foldgate.app.wiring import open_token_store
-    from foldgate.auth.model import is_token_id
     from foldgate.errors import InvalidRequestError, NotFoundError
+    from foldgate.model.agent_token import is_token_id
 
     if not is_token_id(args.token_id):
         raise InvalidRequestError(f"{args.token_id!r} is not a token id (16 hex characters; see token list)")

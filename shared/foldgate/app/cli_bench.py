@@ -27,9 +27,10 @@ def _cmd_bench_tokens(args: argparse.Namespace) -> int:
 
 def _cmd_bench_cloud(args: argparse.Namespace) -> int:
     # Loaded per command: the CLI starts fast and each command pays only for what it uses.
+    from foldgate.app.wiring import build_mcp_app
     from foldgate.dev.bench.cloud import format_cloud_report, run_cloud_bench
 
-    report = run_cloud_bench(args.corpus, requests=args.requests)
+    report = run_cloud_bench(build_mcp_app, args.corpus, requests=args.requests)
     print(json.dumps(report) if args.json else format_cloud_report(report))
     return 0
 
@@ -62,11 +63,15 @@ def _cmd_bench_scale_storage(args: argparse.Namespace) -> int:
 
 def _cmd_bench_scale_indexing(args: argparse.Namespace) -> int:
     # Loaded per command: the CLI starts fast and each command pays only for what it uses.
+    from foldgate.app.indexer_lambda import build_indexer_handler
+    from foldgate.app.schedule_lambda import build_schedule_handler
     from foldgate.dev.bench.scale_indexing import format_scale_indexing_report, run_scale_indexing_bench
 
     try:
         report = run_scale_indexing_bench(
-            args.corpus, tenants=args.tenants, sample=args.sample, batch=args.batch,
+            args.corpus, build_schedule_handler=build_schedule_handler,
+            build_indexer_handler=build_indexer_handler, tenants=args.tenants, sample=args.sample,
+            batch=args.batch,
             concurrency=args.concurrency, replays=args.replays, embedding=args.embedding,
             upstream_wait_s=args.upstream_wait, sqs_call_ms=args.sqs_call_ms,
         )  # fmt: skip
@@ -252,10 +257,15 @@ def _cmd_bench_activity(args: argparse.Namespace) -> int:
 
 def _cmd_bench_scale_quota(args: argparse.Namespace) -> int:
     # Loaded per command: the CLI starts fast and each command pays only for what it uses.
+    from foldgate.app.wiring import build_mcp_app
     from foldgate.dev.bench.scale_quota import format_scale_quota_report, run_scale_quota_bench
 
     report = run_scale_quota_bench(
-        processes=args.processes, seconds=args.seconds, per_minute=args.quota, steady_load=args.steady_load
+        build_mcp_app,
+        processes=args.processes,
+        seconds=args.seconds,
+        per_minute=args.quota,
+        steady_load=args.steady_load,
     )
     print(json.dumps(report) if args.json else format_scale_quota_report(report))
     return 0

@@ -200,7 +200,7 @@ def open_upstream_oauth(settings: Settings, memory: MemoryBudget | None = None) 
 
 def connect_link_secret(settings: Settings) -> bytes | None:
     """The key per-user connect links are signed with: the token HMAC secret (under its own purpose
-    label, see foldgate.auth.connect_links); None when it is not configured (links are then off)."""
+    label, see foldgate.upstream.oauth.connect_links); None when it is not configured (links are then off)."""
     return optional_secret(settings, "token")
 
 
@@ -335,8 +335,8 @@ def open_authority(settings: Settings, *, cache_seconds: float = 30.0) -> TokenA
     """The token authority for the settings: their token store and the token HMAC secret."""
     # Loaded only where the settings pick this part: a cold start pays for nothing else.
     from foldgate.auth.authority import TokenAuthority
-    from foldgate.auth.model import TokenHasher
     from foldgate.auth.secrets import load_secret
+    from foldgate.model.agent_token import TokenHasher
 
     return TokenAuthority(
         open_token_store(settings), TokenHasher(load_secret(settings, "token")), cache_seconds=cache_seconds
@@ -388,10 +388,10 @@ def open_access(settings: Settings, configs: ConfigSource | None = None) -> Acce
     ``configs``, the tenants' request quotas across instances."""
     # Loaded only where the settings pick this part: a cold start pays for nothing else.
     from foldgate.auth.authority import TokenAuthority
-    from foldgate.auth.model import TokenHasher
     from foldgate.auth.oauth.setup import open_oauth
     from foldgate.edge.access import Access
     from foldgate.edge.ratelimit import RateLimiter
+    from foldgate.model.agent_token import TokenHasher
 
     secret = optional_secret(settings, "token")
     authority = TokenAuthority(open_token_store(settings), TokenHasher(secret)) if secret else None

@@ -38,10 +38,11 @@ def open_enrichment(
     if provider.source.split(":", 1)[0] == "none":
         return None
     # Loaded only in an indexer that enriches: the serving functions never pay for it.
-    from foldgate.enrich.base import Enrichment, EnrichmentRequest, RawEnrichment
+    from foldgate.enrich.base import EnrichmentRequest, RawEnrichment
     from foldgate.enrich.pipeline import EnrichmentCaps, EnrichmentPass
     from foldgate.enrich.validate import validate
     from foldgate.guard.scorer import load_scorer
+    from foldgate.model.enrichment import Enrichment
 
     scorer = load_scorer()
 

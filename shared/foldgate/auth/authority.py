@@ -9,7 +9,7 @@ Every verification failure (malformed, unknown, wrong digest, expired, revoked) 
 :class:`~foldgate.errors.AuthError` with the same message, so a caller learns nothing about which
 tokens exist. Tokens and digests are never logged; token ids of known tokens are (they are public).
 
-The token format, the hasher and the grant model live in :mod:`foldgate.auth.model` (the stores need
+The token format, the hasher and the grant model live in :mod:`foldgate.model.agent_token` (the stores need
 them without the authority); :func:`foldgate.app.wiring.open_authority` builds one from Settings.
 """
 
@@ -24,7 +24,8 @@ from collections.abc import Callable, Iterable
 from typing import Final
 
 from foldgate.auth.last_use import UseWriter
-from foldgate.auth.model import (
+from foldgate.errors import AuthError, ConflictError, InvalidRequestError
+from foldgate.model.agent_token import (
     AgentToken,
     Tier,
     TokenHasher,
@@ -33,7 +34,6 @@ from foldgate.auth.model import (
     looks_like_token,
     new_token,
 )
-from foldgate.errors import AuthError, ConflictError, InvalidRequestError
 from foldgate.store.tokens.base import TokenStore
 
 __all__ = ["INVALID_TOKEN", "TOUCH_SECONDS", "TokenAuthority"]

@@ -19,14 +19,10 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from foldgate.auth.secrets import (
-    checked_secret,
-    create_key,
-    read_or_create_key,
-    read_secret_parameter,
-)
-from foldgate.config.tenant import MAX_SERVER_NAME, SERVER_NAME_RE
+from foldgate.auth.secrets import checked_secret, read_secret_parameter
 from foldgate.errors import ConfigError, MissingSecretError
+from foldgate.model.naming import MAX_SERVER_NAME, SERVER_NAME_RE
+from foldgate.store.key_file import create_key, read_or_create_key
 
 if TYPE_CHECKING:
     from foldgate.config.settings import Settings

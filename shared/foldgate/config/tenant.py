@@ -23,7 +23,7 @@ from foldgate.config.oauth import OAuthConfig
 from foldgate.config.upstream_auth import StaticAuth, UpstreamAuth
 from foldgate.errors import ConfigError
 from foldgate.model.address_rule import literal_host_refusal
-from foldgate.model.naming import RESERVED_NAMES, is_valid_name
+from foldgate.model.naming import MAX_SERVER_NAME, RESERVED_NAMES, SERVER_NAME_RE, is_valid_name
 
 __all__ = [
     "ActivityConfig",
@@ -62,11 +62,6 @@ TaskMode = Literal["auto", "always", "never"]
 # version (the handshake-era ones, then the stateless 2026-07-28). A unit test keeps these equal to the
 # versions the upstream session speaks.
 ProtocolSetting = Literal["auto", "2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"]
-
-# Published tool names are `server__tool`; clients commonly cap names at 64 characters of
-# [A-Za-z0-9_-], so a server name keeps to that alphabet and leaves room for the tool part.
-SERVER_NAME_RE = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]|_(?!_))*$")
-MAX_SERVER_NAME = 24
 
 
 class Strict(BaseModel):

@@ -28,7 +28,6 @@ from typing import Any
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 
-from foldgate.auth.connect_links import browser_hash
 from foldgate.config.oauth import OAuthConfig
 from foldgate.config.tenant import ServerConfig
 from foldgate.edge.admin_docs import responses
@@ -37,6 +36,7 @@ from foldgate.edge.user_connect import add_user_connect_routes, browser_cookie, 
 from foldgate.errors import AuthError, ConfigError, FoldgateError, NotFoundError
 from foldgate.model.caller import SHARED_SUBJECT
 from foldgate.serve.gateway import Gateway
+from foldgate.upstream.oauth.connect_links import browser_hash
 from foldgate.upstream.oauth.consent import disconnect, finish_consent, start_consent
 from foldgate.upstream.oauth.context import OAuthContext
 from foldgate.upstream.oauth.provider import SCOPE_REASON

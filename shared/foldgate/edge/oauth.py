@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Final
 
-from foldgate.auth.model import looks_like_token
 from foldgate.auth.oauth.metadata import MCP_PATHS, PRM_PATH
 from foldgate.errors import InsufficientScopeError
+from foldgate.model.agent_token import looks_like_token
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette

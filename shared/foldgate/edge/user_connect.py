@@ -27,7 +27,13 @@ from typing import Final
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from foldgate.auth.connect_links import (
+from foldgate.config.oauth import OAuthConfig
+from foldgate.config.tenant import ServerConfig
+from foldgate.edge.forms import read_form
+from foldgate.edge.operator_audit import audit, browser_actor
+from foldgate.errors import AuthError, FoldgateError, NotFoundError
+from foldgate.serve.gateway import Gateway
+from foldgate.upstream.oauth.connect_links import (
     BROWSER_COOKIE,
     CONNECT_PATH,
     LINK_FIELDS,
@@ -39,12 +45,6 @@ from foldgate.auth.connect_links import (
     verify_connect_link,
     verify_form_token,
 )
-from foldgate.config.oauth import OAuthConfig
-from foldgate.config.tenant import ServerConfig
-from foldgate.edge.forms import read_form
-from foldgate.edge.operator_audit import audit, browser_actor
-from foldgate.errors import AuthError, FoldgateError, NotFoundError
-from foldgate.serve.gateway import Gateway
 from foldgate.upstream.oauth.consent import start_consent
 from foldgate.upstream.oauth.context import OAuthContext
 

@@ -2,24 +2,21 @@
 
 A provider turns one :class:`EnrichmentRequest` (a tool and its near-duplicate neighbours) into a
 :class:`RawEnrichment` (model text, not yet trusted). The pipeline validates that text (length,
-language, the same poisoning rules as upstream text) into an :class:`Enrichment`, stored with the
+language, the same poisoning rules as upstream text) into an ``Enrichment``, stored with the
 catalog version and keyed by the tool's content hash, so an unchanged tool is never enriched twice.
-Generated text is the gateway's, never the upstream's words: wherever it is shown it carries the
-``generated`` marker.
+The stored ``Enrichment`` and its ``generated`` marker are data the catalog, search and console
+read, so they live in ``foldgate.model.enrichment``.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any
 
 from foldgate.errors import FoldgateError
 
 __all__ = [
     "CAP_REACHED",
-    "GENERATED_MARKER",
-    "Enrichment",
     "EnrichmentError",
     "EnrichmentProvider",
     "EnrichmentRequest",
@@ -28,8 +25,6 @@ __all__ = [
     "RawEnrichment",
 ]
 
-# Shown beside generated text wherever it reaches a person or a model: it is not the upstream's text.
-GENERATED_MARKER = "generated"
 # The code of a provider's "this run's token or cost budget is spent" error: the pass stops and the
 # rest of the catalog waits for the next run (not the tools' failure).
 CAP_REACHED = "enrichment_cap_reached"
@@ -75,35 +70,6 @@ class RawEnrichment:
     queries: tuple[str, ...]
     tokens_in: int = 0
     tokens_out: int = 0
-
-
-@dataclass(frozen=True, slots=True)
-class Enrichment:
-    """Validated enrichment of one tool version, stored in the catalog next to the tool."""
-
-    hint: str
-    queries: tuple[str, ...]
-    content_hash: str  # the tool version it was made for
-    source: str  # "<provider>:<model>", e.g. "bedrock:amazon.nova-micro-v1:0"
-
-    def to_doc(self) -> dict[str, Any]:
-        """A JSON-able document for the stores."""
-        return {
-            "hint": self.hint,
-            "queries": list(self.queries),
-            "hash": self.content_hash,
-            "source": self.source,
-        }
-
-    @classmethod
-    def from_doc(cls, doc: dict[str, Any]) -> Enrichment:
-        """Inverse of :meth:`to_doc`."""
-        return cls(
-            hint=str(doc["hint"]),
-            queries=tuple(str(q) for q in doc.get("queries", ())),
-            content_hash=str(doc["hash"]),
-            source=str(doc.get("source", "")),
-        )
 
 
 @dataclass(slots=True)

@@ -29,7 +29,6 @@ from typing import Any, Protocol
 
 from foldgate.enrich.base import (
     CAP_REACHED,
-    Enrichment,
     EnrichmentError,
     EnrichmentProvider,
     EnrichmentRequest,
@@ -41,6 +40,7 @@ from foldgate.enrich.neighbours import find_neighbours
 from foldgate.enrich.validate import validate
 from foldgate.model.catalog import CatalogVersion
 from foldgate.model.deadline import time_left
+from foldgate.model.enrichment import Enrichment
 from foldgate.model.tool import Tool
 
 __all__ = ["EnrichmentCaps", "EnrichmentPass", "EnrichmentRunReport", "Validator", "request_for"]

@@ -20,9 +20,10 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Final
 
-from foldgate.enrich.base import Enrichment, EnrichmentError, EnrichmentRequest, RawEnrichment
+from foldgate.enrich.base import EnrichmentError, EnrichmentRequest, RawEnrichment
 from foldgate.enrich.prompt import EXAMPLE_TEXTS
 from foldgate.guard.poison_scan import scan_fields
+from foldgate.model.enrichment import Enrichment
 from foldgate.search.analysis import STOPWORDS
 
 if TYPE_CHECKING:

@@ -34,8 +34,8 @@ from foldgate.upstream.client import Listing, Offerings, UpstreamClient
 from foldgate.upstream.declared import declared_listing
 
 if TYPE_CHECKING:
-    from foldgate.enrich.base import Enrichment
     from foldgate.enrich.pipeline import EnrichmentPass
+    from foldgate.model.enrichment import Enrichment
     from foldgate.search.embed import Embedder
 
 __all__ = ["IndexReport", "Indexer", "catalog_from_tools", "index_tool"]

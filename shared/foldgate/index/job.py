@@ -19,11 +19,12 @@ from typing import Any
 from foldgate.config.limits import deadline_findings
 from foldgate.config.source import ConfigSource
 from foldgate.config.ssm import tenant_of_parameter
-from foldgate.config.tenant import MAX_SERVER_NAME, SERVER_NAME_RE, TenantConfig
+from foldgate.config.tenant import TenantConfig
 from foldgate.errors import ConfigError, FoldgateError, InvalidRequestError, NotFoundError
 from foldgate.index.freshness import FreshnessCheck
 from foldgate.index.indexer import Indexer, IndexReport
 from foldgate.model.deadline import answering_by
+from foldgate.model.naming import MAX_SERVER_NAME, SERVER_NAME_RE
 
 __all__ = ["IndexJob", "IndexRequest", "JobResult", "parse_index_event"]
 

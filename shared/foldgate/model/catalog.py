@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Literal
 
-from foldgate.enrich.base import Enrichment
+from foldgate.model.enrichment import Enrichment
 from foldgate.model.jsonutil import canonical, sha256_hex
 from foldgate.model.offerings import IndexedItem
 from foldgate.model.param_headers import HeaderParam, header_params, params_from_doc, params_to_doc

@@ -19,10 +19,23 @@ from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from typing import Final
 
-__all__ = ["MAX_NAME", "RESERVED_NAMES", "PublishedName", "assign_names", "display_name", "is_valid_name"]
+__all__ = [
+    "MAX_NAME",
+    "MAX_SERVER_NAME",
+    "RESERVED_NAMES",
+    "SERVER_NAME_RE",
+    "PublishedName",
+    "assign_names",
+    "display_name",
+    "is_valid_name",
+]
 
 MAX_NAME: Final = 64
 SEP: Final = "__"
+# Published tool names are `server__tool`; clients commonly cap names at 64 characters of
+# [A-Za-z0-9_-], so a server name keeps to that alphabet and leaves room for the tool part.
+SERVER_NAME_RE = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]|_(?!_))*$")
+MAX_SERVER_NAME = 24
 _VALID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _INVALID_RUN = re.compile(r"[^A-Za-z0-9_-]+")
 # The gateway's own meta-tools on any surface: a bare upstream tool of one of these names would shadow

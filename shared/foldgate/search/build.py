@@ -18,7 +18,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from itertools import chain
 
-from foldgate.enrich.base import Enrichment
+from foldgate.model.enrichment import Enrichment
 from foldgate.model.tool import Tool
 from foldgate.search.analysis import analyze
 from foldgate.search.config import DEFAULT, SearchConfig

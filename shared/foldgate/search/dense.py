@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from foldgate.enrich.base import Enrichment
+from foldgate.model.enrichment import Enrichment
 from foldgate.model.jsonutil import sha256_hex
 from foldgate.model.tool import Tool
 from foldgate.search.analysis import split_words

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from enum import IntEnum
 from typing import Any
 
-from foldgate.enrich.base import Enrichment
+from foldgate.model.enrichment import Enrichment
 from foldgate.model.tool import Tool
 
 __all__ = ["Field", "field_texts", "param_texts"]

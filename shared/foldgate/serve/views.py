@@ -10,10 +10,10 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from foldgate.config.policy import Plan, decide
 from foldgate.config.tenant import ServerConfig, TenantConfig
 from foldgate.model.catalog import CatalogVersion, IndexedTool, Tier, TierSource, declared_tier
 from foldgate.model.listing import instructions_text
-from foldgate.model.policy import Plan, decide
 from foldgate.model.principal import Principal
 from foldgate.model.tool import Tool
 

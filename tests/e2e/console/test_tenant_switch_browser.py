@@ -20,12 +20,12 @@ import pytest
 import uvicorn
 
 from foldgate.auth.authority import TokenAuthority
-from foldgate.auth.model import TokenHasher
 from foldgate.config.source import StaticConfigSource
 from foldgate.config.tenant import parse_tenant_config
 from foldgate.edge.app import create_app
 from foldgate.edge.console.routes import ConsoleDeps, console_router
 from foldgate.index.indexer import catalog_from_tools
+from foldgate.model.agent_token import TokenHasher
 from foldgate.serve.gateway import Gateway
 from foldgate.store.approvals.sqlite import SqliteApprovalStore
 from foldgate.store.catalog.sqlite import SqliteStore

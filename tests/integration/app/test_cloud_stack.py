@@ -313,7 +313,7 @@ def test_unknown_events_are_refused_without_indexing(stack: Stack) -> None:
 def test_the_deployed_settings_require_agent_tokens(stack: Stack, indexed: dict[str, Any]) -> None:
     """template.yaml sets FOLDGATE_AUTH_REQUIRED=true: secrets from Parameter Store, tokens in DynamoDB."""
     from foldgate.auth.authority import TokenAuthority
-    from foldgate.auth.model import TokenHasher
+    from foldgate.model.agent_token import TokenHasher
     from foldgate.store.tokens.dynamodb import DynamoTokenStore
 
     for name, value in (("token-hmac-key", "k" * 32), ("operator-key", "o" * 32)):

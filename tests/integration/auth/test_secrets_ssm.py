@@ -8,10 +8,10 @@ from typing import Any
 import boto3
 import pytest
 
-from foldgate.auth.model import TokenHasher
 from foldgate.auth.secrets import load_secret, secret_parameter
 from foldgate.config.settings import Settings
 from foldgate.errors import ConfigError
+from foldgate.model.agent_token import TokenHasher
 
 
 @pytest.fixture

@@ -13,11 +13,11 @@ import pytest
 
 from foldgate.app.local import METRICS_MISSING, LocalGateway, build_local
 from foldgate.auth.authority import TokenAuthority
-from foldgate.auth.model import TokenHasher
 from foldgate.config.settings import Settings
 from foldgate.config.source import StaticConfigSource
 from foldgate.config.tenant import parse_tenant_config
 from foldgate.model.activity import ActivityEvent
+from foldgate.model.agent_token import TokenHasher
 from foldgate.store.tokens.sqlite import SqliteTokenStore
 
 TOKEN_SECRET = "t" * 32

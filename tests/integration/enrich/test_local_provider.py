@@ -17,11 +17,12 @@ from pathlib import Path
 import pytest
 
 from foldgate.config.enrichment import EnrichmentSettings
-from foldgate.enrich.base import Enrichment, EnrichmentError, EnrichmentRequest, RawEnrichment
+from foldgate.enrich.base import EnrichmentError, EnrichmentRequest, RawEnrichment
 from foldgate.enrich.providers import provider_for
 from foldgate.enrich.providers.local import LocalProvider
 from foldgate.enrich.validate import EnrichmentRejected, validate
 from foldgate.guard.poison_scan import scan_fields
+from foldgate.model.enrichment import Enrichment
 from tests.enrich_data import catalog_requests
 
 pytestmark = [

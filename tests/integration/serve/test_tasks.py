@@ -25,13 +25,13 @@ from pydantic import TypeAdapter
 
 from foldgate.app.local import build_local
 from foldgate.auth.authority import TokenAuthority
-from foldgate.auth.model import TokenHasher
 from foldgate.config.settings import Settings
 from foldgate.config.source import StaticConfigSource
 from foldgate.config.tenant import parse_tenant_config
 from foldgate.edge.app import create_app
 from foldgate.errors import NotFoundError
 from foldgate.index.indexer import catalog_from_tools
+from foldgate.model.agent_token import TokenHasher
 from foldgate.model.principal import Principal
 from foldgate.serve.gateway import Gateway
 from foldgate.serve.paging import ResultPager

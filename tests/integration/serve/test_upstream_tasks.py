@@ -19,10 +19,10 @@ import pytest
 
 from foldgate.app.local import build_local
 from foldgate.auth.authority import TokenAuthority
-from foldgate.auth.model import TokenHasher
 from foldgate.config.settings import Settings
 from foldgate.config.source import StaticConfigSource
 from foldgate.config.tenant import parse_tenant_config
+from foldgate.model.agent_token import TokenHasher
 from foldgate.store.tasks.sqlite import SqliteTaskStore
 from foldgate.store.tokens.sqlite import SqliteTokenStore
 from tests.integration.telemetry.conftest import serving

@@ -22,10 +22,10 @@ from opentelemetry.trace import use_span
 
 from foldgate.app.local import LocalGateway, build_local
 from foldgate.auth.authority import TokenAuthority
-from foldgate.auth.model import TokenHasher
 from foldgate.config.settings import Settings
 from foldgate.config.source import StaticConfigSource
 from foldgate.config.tenant import parse_tenant_config
+from foldgate.model.agent_token import TokenHasher
 from foldgate.store.tokens.sqlite import SqliteTokenStore
 from foldgate.telemetry import tracing
 from foldgate.telemetry.traceparent import parse_traceparent

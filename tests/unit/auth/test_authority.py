@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from foldgate.auth.authority import INVALID_TOKEN, TOUCH_SECONDS, TokenAuthority
-from foldgate.auth.model import AgentToken, TokenHasher, new_token
 from foldgate.errors import AuthError, ConflictError, InvalidRequestError, StoreError
+from foldgate.model.agent_token import AgentToken, TokenHasher, new_token
 from foldgate.store.tokens.base import TokenStore
 from foldgate.store.tokens.sqlite import SqliteTokenStore
 

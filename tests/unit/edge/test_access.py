@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from foldgate.auth.authority import TokenAuthority
-from foldgate.auth.model import AgentToken, TokenHasher, new_token
 from foldgate.edge.access import Access
 from foldgate.edge.endpoint import STORE_RETRY_AFTER_S
 from foldgate.edge.ratelimit import RateLimiter
 from foldgate.errors import StoreError
+from foldgate.model.agent_token import AgentToken, TokenHasher, new_token
 from foldgate.store.tokens.base import TokenStore
 from foldgate.store.tokens.sqlite import SqliteTokenStore
 from tests.gateway_fixture import gateway_client

@@ -7,10 +7,10 @@ import pytest
 from starlette.requests import Request
 
 from foldgate.auth.authority import TokenAuthority
-from foldgate.auth.model import TokenHasher
 from foldgate.edge.access import Access, RateLimited
 from foldgate.edge.ratelimit import RateLimiter
 from foldgate.errors import AuthError
+from foldgate.model.agent_token import TokenHasher
 from foldgate.store.tokens.sqlite import SqliteTokenStore
 from foldgate.telemetry import tracing
 from tests.tracing import recording_spans, span_text

@@ -14,7 +14,6 @@ import httpx2
 import pytest
 
 from foldgate.auth.authority import TokenAuthority
-from foldgate.auth.model import TokenHasher
 from foldgate.config.source import StaticConfigSource
 from foldgate.edge.access import Access
 from foldgate.edge.admin import admin_router
@@ -23,6 +22,7 @@ from foldgate.edge.app import create_app
 from foldgate.errors import InvalidRequestError, StoreError
 from foldgate.index.indexer import catalog_from_tools
 from foldgate.model.activity import ActivityEvent, Actor, AuditEvent, Outcome
+from foldgate.model.agent_token import TokenHasher
 from foldgate.serve.gateway import Gateway
 from foldgate.store.activity.base import ActivityPage, ActivityQuery, StoredRecord
 from foldgate.store.activity.sqlite import SqliteActivityStore

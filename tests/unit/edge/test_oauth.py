@@ -9,10 +9,10 @@ from typing import Any
 import httpx2
 
 from foldgate.auth.authority import TokenAuthority
-from foldgate.auth.model import TokenHasher
 from foldgate.auth.oauth.verifier import OAuthVerifier
 from foldgate.config.oauth import OAuthConfig
 from foldgate.edge.access import Access
+from foldgate.model.agent_token import TokenHasher
 from foldgate.store.tokens.sqlite import SqliteTokenStore
 from tests.gateway_fixture import gateway_client
 from tests.unit.auth.oauth.issuer import ISSUER, RESOURCE, FakeIssuer

@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from foldgate.auth.authority import TokenAuthority
-from foldgate.auth.model import TokenHasher
 from foldgate.config.tenant import RequestLimits
 from foldgate.edge.access import Access
 from foldgate.edge.quota import QuotaExceeded, Quotas
+from foldgate.model.agent_token import TokenHasher
 from foldgate.model.principal import Principal
 from foldgate.store.quotas.base import Bucket, Taken
 from foldgate.store.quotas.sqlite import SqliteQuotaStore

@@ -16,12 +16,12 @@ import httpx2
 import pytest
 
 from foldgate.auth.authority import TokenAuthority
-from foldgate.auth.model import TokenHasher, new_token
 from foldgate.config.tenant import ServerConfig, parse_tenant_config
 from foldgate.edge.access import Access
 from foldgate.edge.ratelimit import RateLimiter
 from foldgate.errors import StoreError, UpstreamError
 from foldgate.index.indexer import catalog_from_tools
+from foldgate.model.agent_token import TokenHasher, new_token
 from foldgate.model.catalog import new_version_id
 from foldgate.model.offerings import publish_items
 from foldgate.model.uris import publish_uri

@@ -15,7 +15,6 @@ from urllib.parse import parse_qsl, urlsplit
 
 import httpx2
 
-from foldgate.auth.connect_links import sign_connect_link
 from foldgate.auth.oauth.grant import oauth_subject
 from foldgate.config.oauth import OAuthConfig
 from foldgate.config.source import StaticConfigSource
@@ -27,6 +26,7 @@ from foldgate.serve.gateway import Gateway
 from foldgate.store.catalog.sqlite import SqliteStore
 from foldgate.store.grants.base import PendingConsent
 from foldgate.store.grants.sqlite import SqliteGrantStore
+from foldgate.upstream.oauth.connect_links import sign_connect_link
 from tests.gateway_fixture import RecordingUpstream
 from tests.upstream_oauth import PUBLIC, LinkBrowser, grant_store, oauth_context
 

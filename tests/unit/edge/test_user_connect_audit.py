@@ -7,7 +7,6 @@ from pathlib import Path
 
 import httpx2
 
-from foldgate.auth.connect_links import sign_connect_link
 from foldgate.config.source import StaticConfigSource
 from foldgate.config.tenant import parse_tenant_config
 from foldgate.edge.app import create_app
@@ -15,6 +14,7 @@ from foldgate.edge.connect import oauth_client_router
 from foldgate.index.indexer import catalog_from_tools
 from foldgate.serve.gateway import Gateway
 from foldgate.store.catalog.sqlite import SqliteStore
+from foldgate.upstream.oauth.connect_links import sign_connect_link
 from tests.gateway_fixture import RecordingUpstream
 from tests.recorders import ListRecorder
 from tests.upstream_oauth import PUBLIC, LinkBrowser, grant_store, oauth_context

@@ -7,11 +7,12 @@ import asyncio
 import time
 from dataclasses import replace
 
-from foldgate.enrich.base import CAP_REACHED, Enrichment, EnrichmentError, EnrichmentRequest, RawEnrichment
+from foldgate.enrich.base import CAP_REACHED, EnrichmentError, EnrichmentRequest, RawEnrichment
 from foldgate.enrich.pipeline import EnrichmentCaps, EnrichmentPass, request_for
 from foldgate.index.indexer import catalog_from_tools
 from foldgate.model.catalog import CatalogVersion
 from foldgate.model.deadline import answering_by
+from foldgate.model.enrichment import Enrichment
 from foldgate.model.tool import Tool
 from tests.unit.enrich.fixed import FixedProvider
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from foldgate.enrich.base import Enrichment
 from foldgate.index.indexer import catalog_from_tools
 from foldgate.model.catalog import CatalogVersion, IndexedTool
+from foldgate.model.enrichment import Enrichment
 from foldgate.model.tool import Tool
 
 

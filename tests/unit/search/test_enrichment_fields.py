@@ -4,7 +4,7 @@ fields (six weights) still load and rank as they were built."""
 
 from __future__ import annotations
 
-from foldgate.enrich.base import Enrichment
+from foldgate.model.enrichment import Enrichment
 from foldgate.model.tool import Tool
 from foldgate.search import DEFAULT, SearchConfig, SearchIndex, build_search_index
 from foldgate.search.dense import build_dense_index, dense_text

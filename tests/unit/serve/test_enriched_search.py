@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 
 from foldgate.config.source import StaticConfigSource
-from foldgate.enrich.base import Enrichment
 from foldgate.index.indexer import catalog_from_tools
+from foldgate.model.enrichment import Enrichment
 from foldgate.serve.gateway import Gateway
 from foldgate.store.catalog.sqlite import SqliteStore
 from tests.gateway_fixture import RecordingUpstream, demo_config, demo_tools

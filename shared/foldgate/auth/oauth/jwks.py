@@ -19,8 +19,8 @@ from typing import Any, Final
 from jwt import PyJWK
 from jwt.exceptions import PyJWKError
 
-from foldgate.auth.oauth.fetch import FetchJson
 from foldgate.errors import UpstreamError
+from foldgate.upstream.oauth.fetch import FetchJson
 
 __all__ = ["JwksCache"]
 

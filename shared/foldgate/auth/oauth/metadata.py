@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from typing import Any, Final
 from urllib.parse import urlsplit
 
-from foldgate.auth.oauth.fetch import FetchJson
 from foldgate.config.oauth import OAuthConfig, is_loopback_host
 from foldgate.errors import UpstreamError
+from foldgate.upstream.oauth.fetch import FetchJson
 
 __all__ = [
     "MCP_PATHS",

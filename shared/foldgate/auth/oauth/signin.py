@@ -20,13 +20,13 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Final
 from urllib.parse import urlencode
 
-from foldgate.auth.oauth.fetch import guarded_fetcher
 from foldgate.auth.oauth.grant import oauth_subject
 from foldgate.auth.oauth.jwks import JwksCache
 from foldgate.auth.oauth.metadata import IssuerMetadata, discover_issuer
 from foldgate.config.oauth import OAuthConfig
 from foldgate.errors import AuthError, NotFoundError, UpstreamError
 from foldgate.store.grants.base import GrantStore, PendingConsent
+from foldgate.upstream.oauth.fetch import guarded_fetcher
 
 __all__ = ["MISMATCH", "SIGNIN_SECONDS", "KeyFor", "finish_sign_in", "start_sign_in", "validate_id_token"]
 

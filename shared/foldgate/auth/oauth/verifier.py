@@ -21,7 +21,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from foldgate.auth.oauth.fetch import FetchJson, guarded_fetcher
 from foldgate.auth.oauth.grant import claims_principal, tier_scope
 from foldgate.auth.oauth.metadata import (
     IssuerMetadata,
@@ -33,6 +32,7 @@ from foldgate.auth.oauth.metadata import (
 from foldgate.config.oauth import OAuthConfig
 from foldgate.errors import AuthError, UpstreamError
 from foldgate.model.principal import Principal
+from foldgate.upstream.oauth.fetch import FetchJson, guarded_fetcher
 
 if TYPE_CHECKING:
     from foldgate.auth.oauth.validator import TokenValidator

@@ -15,11 +15,11 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
 from foldgate.auth.authority import TokenAuthority
-from foldgate.auth.model import TokenHasher
 from foldgate.auth.oauth.verifier import OAuthVerifier
 from foldgate.config.oauth import OAuthConfig
 from foldgate.edge.access import Access
 from foldgate.edge.app import create_app
+from foldgate.model.agent_token import TokenHasher
 from foldgate.serve.gateway import Gateway
 from foldgate.store.tokens.sqlite import SqliteTokenStore
 

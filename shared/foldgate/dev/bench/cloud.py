@@ -87,13 +87,18 @@ def _index_row(tools: list[Tool], sqlite: SqliteStore, dynamo: DynamoStore, tena
     }
 
 
-def _lambda_handler(settings: Settings) -> Callable[[dict[str, Any], Any], dict[str, Any]]:
+# The MCP function's app for the settings (foldgate.app.wiring.build_mcp_app, handed in by the CLI:
+# dev tooling sits below the app that runs it).
+BuildApp = Callable[[Settings], Any]
+
+
+def _lambda_handler(
+    build_app: BuildApp, settings: Settings
+) -> Callable[[dict[str, Any], Any], dict[str, Any]]:
     # Heavy benchmark dependencies load only when this bench runs.
     from mangum import Mangum
 
-    from foldgate.app.wiring import build_mcp_app
-
-    handler: Callable[[dict[str, Any], Any], dict[str, Any]] = Mangum(build_mcp_app(settings), lifespan="off")
+    handler: Callable[[dict[str, Any], Any], dict[str, Any]] = Mangum(build_app(settings), lifespan="off")
     return handler
 
 
@@ -112,7 +117,7 @@ def _p50_ms(handler: Callable[[dict[str, Any], Any], dict[str, Any]], event: dic
 
 
 def _latency(
-    tmp: Path, sqlite_path: Path, table: str, tenant: str, tools: list[Tool], n: int
+    build_app: BuildApp, tmp: Path, sqlite_path: Path, table: str, tenant: str, tools: list[Tool], n: int
 ) -> dict[str, Any]:
     servers = [{"name": s, "url": "http://127.0.0.1:9/mcp"} for s in dict.fromkeys(t.server for t in tools)]
     config = tmp / "config.json"
@@ -122,12 +127,16 @@ def _latency(
     out: dict[str, Any] = {}
     for label, ttl in (("cached", 60.0), ("pointer_each_request", 0.0)):
         sq = _lambda_handler(
+            build_app,
             common.model_copy(
                 update={"store": "sqlite", "sqlite_path": str(sqlite_path), "catalog_cache_seconds": ttl}
-            )
+            ),
         )
         dy = _lambda_handler(
-            common.model_copy(update={"store": "dynamodb", "table_name": table, "catalog_cache_seconds": ttl})
+            build_app,
+            common.model_copy(
+                update={"store": "dynamodb", "table_name": table, "catalog_cache_seconds": ttl}
+            ),
         )
         rounds = [(_p50_ms(sq, event, n), _p50_ms(dy, event, n)) for _ in range(2)]  # interleaved
         s50 = statistics.median(r[0] for r in rounds)
@@ -140,8 +149,9 @@ def _latency(
     return out
 
 
-def run_cloud_bench(corpora: list[str | Path], *, requests: int = 100) -> dict[str, Any]:
-    """Index each corpus into moto-backed DynamoDB and SQLite; time the MCP Lambda on the first."""
+def run_cloud_bench(build_app: BuildApp, corpora: list[str | Path], *, requests: int = 100) -> dict[str, Any]:
+    """Index each corpus into moto-backed DynamoDB and SQLite; time the MCP Lambda (the app
+    ``build_app`` builds) on the first."""
     # Heavy benchmark dependencies load only when this bench runs.
     import boto3
 
@@ -159,7 +169,9 @@ def run_cloud_bench(corpora: list[str | Path], *, requests: int = 100) -> dict[s
             tenant = f"t{i}"
             row = _index_row(tools, sqlite, dynamo, tenant)
             if i == 0:
-                row["mcp_lambda_tools_list"] = _latency(tmp, sqlite_path, table, tenant, tools, requests)
+                row["mcp_lambda_tools_list"] = _latency(
+                    build_app, tmp, sqlite_path, table, tenant, tools, requests
+                )
             report["corpora"][str(corpus)] = row
         sqlite.close()
     return report

@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 from foldgate.auth.authority import TokenAuthority
-from foldgate.auth.model import TokenHasher
 from foldgate.config.source import StaticConfigSource
 from foldgate.config.tenant import parse_tenant_config
 from foldgate.dev.bench.serve import safe_server_names
@@ -31,6 +30,7 @@ from foldgate.edge.console.routes import ConsoleDeps, console_router
 from foldgate.edge.console.usage import fleet_usage
 from foldgate.index.indexer import catalog_from_tools
 from foldgate.model.activity import ActivityEvent, ActivityRecord, Actor, AuditEvent
+from foldgate.model.agent_token import TokenHasher
 from foldgate.model.catalog import CatalogVersion
 from foldgate.serve.gateway import Gateway
 from foldgate.store.activity.base import StoredRecord

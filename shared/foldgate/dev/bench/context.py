@@ -29,12 +29,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from foldgate.config.policy import decide
 from foldgate.config.tenant import TenantConfig
 from foldgate.dev.bench.search import Engine, load_queries
 from foldgate.dev.corpus import load_catalog
 from foldgate.model.jsonutil import compact
 from foldgate.model.listing import deferred_entry, full_entry
-from foldgate.model.policy import decide
 from foldgate.model.token_count import TokenCounter, get_counter
 from foldgate.model.tool import Tool
 from foldgate.search import build_search_index

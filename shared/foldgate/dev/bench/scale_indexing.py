@@ -28,7 +28,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -133,9 +133,16 @@ def _sqs_event(messages: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+# The SchedulerFunction's and the IndexerFunction's handler for the settings
+# (foldgate.app.schedule_lambda / indexer_lambda, handed in by the CLI: dev tooling sits below the app).
+HandlerFactory = Callable[[Settings], Callable[[dict[str, Any], Any], dict[str, Any]]]
+
+
 def run_scale_indexing_bench(
     corpus: str | Path | None = None,
     *,
+    build_schedule_handler: HandlerFactory,
+    build_indexer_handler: HandlerFactory,
     tenants: int = 2000,
     sample: int = 48,
     batch: int = 4,
@@ -153,8 +160,6 @@ def run_scale_indexing_bench(
     # The handlers and AWS clients load only when this bench runs.
     import boto3
 
-    from foldgate.app.indexer_lambda import build_indexer_handler
-    from foldgate.app.schedule_lambda import build_schedule_handler
     from foldgate.config.ssm import SsmConfigSource
     from foldgate.index.fanout import TenantMessage
     from foldgate.index.sqs_queue import SqsIndexQueue

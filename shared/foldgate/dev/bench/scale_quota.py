@@ -27,7 +27,10 @@ import time
 import uuid
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from foldgate.config.settings import Settings
 
 __all__ = ["format_scale_quota_report", "run_scale_quota_bench"]
 
@@ -46,26 +49,46 @@ class _Opened(logging.Handler):
         self.count += 1
 
 
+# The MCP function's app for the settings (foldgate.app.wiring.build_mcp_app, handed in by the CLI:
+# dev tooling sits below the app that runs it). A module-level function, so it pickles to each process.
+class BuildApp(Protocol):
+    def __call__(self, settings: Settings, *, admin_api: bool = ...) -> Any: ...
+
+
 def _worker(
-    table: str, config: str, tenant: str, seconds: float, rate: float | None, ready: Any, go: Any, out: Any
+    build_app: BuildApp,
+    table: str,
+    config: str,
+    tenant: str,
+    seconds: float,
+    rate: float | None,
+    ready: Any,
+    go: Any,
+    out: Any,
 ) -> None:
     """One serving process: the MCP function's app on the table; says ``ready`` when built, then serves
     requests from the start time ``go`` gives for ``seconds`` (``rate`` per second, or as fast as
     answered); its figures go to ``out``."""
     try:
-        out.put(asyncio.run(_serve(table, config, tenant, seconds, rate, ready, go)))
+        out.put(asyncio.run(_serve(build_app, table, config, tenant, seconds, rate, ready, go)))
     except Exception as exc:  # the parent reports it rather than waiting forever
         ready.put("failed")
         out.put({"error": f"{type(exc).__name__}: {exc}"})
 
 
 async def _serve(
-    table: str, config: str, tenant: str, seconds: float, rate: float | None, ready: Any, go: Any
+    build_app: BuildApp,
+    table: str,
+    config: str,
+    tenant: str,
+    seconds: float,
+    rate: float | None,
+    ready: Any,
+    go: Any,
 ) -> dict[str, Any]:
     # Heavy benchmark dependencies load only when this bench runs (in each serving process).
     import httpx2
 
-    from foldgate.app.wiring import build_mcp_app
     from foldgate.config.settings import Settings
     from foldgate.store.connections import dynamodb_client
 
@@ -80,7 +103,7 @@ async def _serve(
     dynamodb_client().meta.events.register(
         "before-call.dynamodb.*", lambda event_name, **_: calls.update([event_name.rsplit(".", 1)[-1]])
     )
-    app = build_mcp_app(settings, admin_api=False)
+    app = build_app(settings, admin_api=False)
     admitted: list[float] = []
     statuses: Counter[int] = Counter()
     transport = httpx2.ASGITransport(app=app)
@@ -109,14 +132,16 @@ async def _serve(
 
 
 def _phase(
-    table: str, config: Path, processes: int, seconds: float, rate: float | None
+    build_app: BuildApp, table: str, config: Path, processes: int, seconds: float, rate: float | None
 ) -> list[dict[str, Any]]:
     """Run ``processes`` serving processes on a tenant of their own; their figures."""
     ctx = multiprocessing.get_context("spawn")
     ready, go, out = ctx.Queue(), ctx.Queue(), ctx.Queue()
     tenant = f"t{uuid.uuid4().hex[:8]}"
     procs = [
-        ctx.Process(target=_worker, args=(table, str(config), tenant, seconds, rate, ready, go, out))
+        ctx.Process(
+            target=_worker, args=(build_app, table, str(config), tenant, seconds, rate, ready, go, out)
+        )
         for _ in range(processes)
     ]
     for proc in procs:
@@ -175,7 +200,12 @@ def _summary(results: list[dict[str, Any]], seconds: float, per_minute: int) -> 
 
 
 def run_scale_quota_bench(
-    *, processes: int = 3, seconds: float = 60.0, per_minute: int = 12_000, steady_load: float = 0.8
+    build_app: BuildApp,
+    *,
+    processes: int = 3,
+    seconds: float = 60.0,
+    per_minute: int = 12_000,
+    steady_load: float = 0.8,
 ) -> dict[str, Any]:
     """Overload, then steady load, of one tenant quota across ``processes`` serving processes."""
     # Heavy benchmark dependencies load only when this bench runs.
@@ -192,10 +222,10 @@ def run_scale_quota_bench(
         create_table_from_template(boto3.client("dynamodb"), table)
         config = Path(tmp) / "tenant.json"
         config.write_text(json.dumps({"servers": [], "limits": {"requests_per_minute": per_minute}}))
-        overload = _phase(table, config, processes, seconds, None)
+        overload = _phase(build_app, table, config, processes, seconds, None)
         report["overload"] = _summary(overload, seconds, per_minute)
         rate = steady_load * per_minute / 60 / processes
-        steady = _phase(table, config, processes, seconds, rate)
+        steady = _phase(build_app, table, config, processes, seconds, rate)
         report["steady"] = _summary(steady, seconds, per_minute)
     return report
 

@@ -43,8 +43,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from foldgate.dev.corpus import load_catalog
-from foldgate.enrich.base import Enrichment
 from foldgate.errors import CorpusError
+from foldgate.model.enrichment import Enrichment
 from foldgate.model.tool import Tool
 from foldgate.search import DEFAULT, SearchConfig, SearchHit, SearchIndex, build_search_index
 from foldgate.search.dense import DenseIndex, build_dense_index

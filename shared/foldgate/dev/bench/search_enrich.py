@@ -22,15 +22,10 @@ from typing import Any
 
 from foldgate.dev.bench.search import run_search_bench
 from foldgate.dev.corpus import load_catalog
-from foldgate.enrich.base import (
-    Enrichment,
-    EnrichmentError,
-    EnrichmentProvider,
-    EnrichmentRequest,
-    RawEnrichment,
-)
+from foldgate.enrich.base import EnrichmentError, EnrichmentProvider, EnrichmentRequest, RawEnrichment
 from foldgate.enrich.pipeline import EnrichmentCaps, EnrichmentPass
 from foldgate.errors import CorpusError
+from foldgate.model.enrichment import Enrichment
 
 __all__ = [
     "CacheOnly",

@@ -16,11 +16,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from foldgate.config.policy import Plan, decide
 from foldgate.config.tenant import TenantConfig
 from foldgate.dev.corpus import load_catalog
 from foldgate.model.jsonutil import compact
 from foldgate.model.listing import deferred_entry, full_entry
-from foldgate.model.policy import Plan, decide
 from foldgate.model.signature import compile_signature
 from foldgate.model.token_count import get_counter
 from foldgate.model.tool import Tool

@@ -10,8 +10,8 @@ from typing import Any, Final
 
 from pydantic import ValidationError
 
+from foldgate.config.policy import Plan, decide
 from foldgate.config.tenant import TenantConfig, format_validation
-from foldgate.model.policy import Plan, decide
 from foldgate.model.token_count import get_counter
 from foldgate.model.tool import Tool
 from foldgate.serve.surfaces.call import call_surface_listing

@@ -19,7 +19,6 @@ from pydantic import ValidationError
 from starlette.requests import Request
 
 from foldgate.auth.authority import TokenAuthority
-from foldgate.auth.model import is_token_id
 from foldgate.auth.secrets import verify_operator
 from foldgate.config.fleet_write import ConfigWriter, config_writer
 from foldgate.edge.access import source_address
@@ -57,6 +56,7 @@ from foldgate.edge.operator_audit import DEPLOYMENT, audit, console_actor, opera
 from foldgate.errors import ConfigError, ConflictError, FoldgateError, NotFoundError
 from foldgate.index.triggers import Reindexer
 from foldgate.model.activity import AuditAction
+from foldgate.model.agent_token import is_token_id
 from foldgate.model.naming import display_name
 from foldgate.serve.gateway import Gateway
 from foldgate.serve.review import approve_reviewed, reject_reviewed

@@ -12,8 +12,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from foldgate.auth.authority import TokenAuthority
-from foldgate.auth.model import AgentToken, parse_duration
 from foldgate.errors import FoldgateError
+from foldgate.model.agent_token import AgentToken, parse_duration
 
 __all__ = ["SCOPE_FIELD", "TokenRequest", "issue_token", "scope_servers", "token_rows", "token_scope"]
 

@@ -17,10 +17,10 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from foldgate.edge.console.activity import when
-from foldgate.enrich.base import GENERATED_MARKER
 from foldgate.errors import FoldgateError
 from foldgate.model.activity import ActivityEvent, AuditEvent
 from foldgate.model.catalog import CatalogVersion, IndexedTool
+from foldgate.model.enrichment import GENERATED_MARKER
 from foldgate.serve.surfaces.describe import tool_definition
 from foldgate.serve.views import TenantView
 from foldgate.store.activity.base import ActivityQuery, ActivityStore

@@ -6,7 +6,7 @@ handed to the wrong cipher is refused by name instead of failing obscurely. The 
 four bytes of SHA-256 of the key: it picks the key to open with, which is what lets keys rotate.
 
 The key file holds one key per line, 64 hex characters each (32 random bytes); the first line seals,
-every line opens. It is created on first use with mode 0600 (``foldgate.auth.secrets``: written whole,
+every line opens. It is created on first use with mode 0600 (``foldgate.store.key_file``: written whole,
 then linked into place, so two processes starting together share one key). To rotate, put a new key
 on the first line (``openssl rand -hex 32``) and keep the old ones below it until every grant has been
 rewritten (grants are rewritten at each refresh).
@@ -24,9 +24,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
-from foldgate.auth.secrets import read_or_create_key
 from foldgate.errors import ConfigError, StoreError
 from foldgate.store.grants.base import GrantCipher
+from foldgate.store.key_file import read_or_create_key
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.ciphers.aead import AESGCM

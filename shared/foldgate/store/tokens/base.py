@@ -10,8 +10,8 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, Any
 
-from foldgate.auth.model import TIERS, AgentToken
 from foldgate.errors import StoreError
+from foldgate.model.agent_token import TIERS, AgentToken
 
 if TYPE_CHECKING:
     pass

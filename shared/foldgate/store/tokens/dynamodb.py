@@ -15,8 +15,8 @@ import math
 import time
 from typing import Any, Final
 
-from foldgate.auth.model import AgentToken
 from foldgate.errors import ConflictError, StoreError
+from foldgate.model.agent_token import AgentToken
 from foldgate.store.connections import aws_errors, dynamodb_client, paginate
 from foldgate.store.tokens.base import TokenStore, decode_tier
 

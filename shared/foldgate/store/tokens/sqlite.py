@@ -9,8 +9,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from foldgate.auth.model import AgentToken
 from foldgate.errors import ConflictError, StoreError
+from foldgate.model.agent_token import AgentToken
 from foldgate.store.connections import connect_sqlite
 from foldgate.store.tokens.base import TokenStore, decode_tier
 

@@ -12,10 +12,10 @@ import json
 from typing import Any, Final
 from urllib.parse import urlsplit
 
-from foldgate.auth.oauth.fetch import fetch_json
 from foldgate.config.oauth import is_loopback_host
 from foldgate.errors import FoldgateError, UpstreamError
 from foldgate.upstream.net_guard import check_upstream_url_async, guarded_http_client
+from foldgate.upstream.oauth.fetch import fetch_json
 
 __all__ = ["AuthServerAnswer", "checked_endpoint", "get_json", "post_form", "post_json"]
 

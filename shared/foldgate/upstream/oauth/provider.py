@@ -45,12 +45,12 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Final, NoReturn
 
-from foldgate.auth.connect_links import LINK_SECONDS, sign_connect_link
 from foldgate.config.tenant import ServerConfig
 from foldgate.config.upstream_auth import ClientCredentialsAuth, PerUserAuth
 from foldgate.errors import FoldgateError, UpstreamConsentError, UpstreamError
 from foldgate.model.caller import SHARED_SUBJECT, UpstreamCaller
 from foldgate.store.grants.base import ClientRegistration, UpstreamGrant
+from foldgate.upstream.oauth.connect_links import LINK_SECONDS, sign_connect_link
 from foldgate.upstream.oauth.context import OAuthContext
 from foldgate.upstream.oauth.discovery import (
     Challenge,
@@ -107,7 +107,7 @@ def _default_hint(tenant: str, server: str, subject: str) -> str:
 
 
 def signed_link(secret: bytes, public_url: str) -> ConnectLink:
-    """Signed, single-use, short-lived per-user connect links (``foldgate.auth.connect_links``)."""
+    """Signed, single-use, short-lived per-user connect links (``foldgate.upstream.oauth.connect_links``)."""
 
     def link(tenant: str, server: str, subject: str) -> str:
         return sign_connect_link(secret, public_url, tenant, server, subject)

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from foldgate.enrich.base import Enrichment
 from foldgate.index.indexer import catalog_from_tools
+from foldgate.model.enrichment import Enrichment
 from foldgate.model.tool import Tool
 from foldgate.store.catalog.base import CatalogStore
 from foldgate.store.catalog.dynamodb import DynamoStore

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from foldgate.auth.authority import INVALID_TOKEN, TokenAuthority
-from foldgate.auth.model import AgentToken, TokenHasher
 from foldgate.errors import AuthError, ConflictError
+from foldgate.model.agent_token import AgentToken, TokenHasher
 from foldgate.store.tokens.base import TokenStore
 from foldgate.store.tokens.dynamodb import DynamoTokenStore
 from foldgate.store.tokens.sqlite import SqliteTokenStore

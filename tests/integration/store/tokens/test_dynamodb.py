@@ -9,9 +9,9 @@ import boto3
 import pytest
 
 from foldgate.app.wiring import open_token_store
-from foldgate.auth.model import AgentToken
 from foldgate.config.settings import Settings
 from foldgate.errors import StoreError
+from foldgate.model.agent_token import AgentToken
 from foldgate.store.tokens.dynamodb import DynamoTokenStore
 
 

@@ -12,11 +12,11 @@ import httpx2
 import pytest
 
 from foldgate.auth.authority import TokenAuthority
-from foldgate.auth.model import TokenHasher
 from foldgate.config.source import ConfigSource, StaticConfigSource
 from foldgate.edge.app import create_app
 from foldgate.edge.console.routes import ConsoleDeps, console_router
 from foldgate.index.indexer import catalog_from_tools
+from foldgate.model.agent_token import TokenHasher
 from foldgate.serve.gateway import Gateway
 from foldgate.store.approvals.sqlite import SqliteApprovalStore
 from foldgate.store.catalog.sqlite import SqliteStore

@@ -237,7 +237,7 @@ async def test_the_new_pages_need_a_console_session_not_an_agent_token(make_cons
 
 
 async def test_the_tool_page_shows_the_generated_enrichment_marked_and_escaped(make_console: Any) -> None:
-    from foldgate.enrich.base import Enrichment  # only this test enriches
+    from foldgate.model.enrichment import Enrichment  # only this test enriches
 
     async for c in make_console():
         await c.login()

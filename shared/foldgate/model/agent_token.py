@@ -20,9 +20,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Final, get_args
 
-from foldgate.config.tenant import MAX_SERVER_NAME, SERVER_NAME_RE
 from foldgate.errors import ConfigError, InvalidRequestError
 from foldgate.model.catalog import Tier
+from foldgate.model.naming import MAX_SERVER_NAME, SERVER_NAME_RE
 
 __all__ = [
     "TIERS",

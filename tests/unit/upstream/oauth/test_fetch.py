@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from foldgate.auth.oauth.fetch import fetch_json
 from foldgate.errors import UpstreamError
+from foldgate.upstream.oauth.fetch import fetch_json
 
 
 @pytest.mark.parametrize(

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from foldgate.config.policy import decide
 from foldgate.config.tenant import parse_tenant_config
-from foldgate.model.policy import decide
 from foldgate.model.tool import Tool
 
 

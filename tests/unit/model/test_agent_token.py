@@ -8,7 +8,8 @@ import hmac
 
 import pytest
 
-from foldgate.auth.model import (
+from foldgate.errors import ConfigError, InvalidRequestError
+from foldgate.model.agent_token import (
     AgentToken,
     TokenHasher,
     check_scope,
@@ -17,7 +18,6 @@ from foldgate.auth.model import (
     new_token,
     parse_duration,
 )
-from foldgate.errors import ConfigError, InvalidRequestError
 
 SECRET = b"0123456789abcdef0123456789abcdef"
 

@@ -9,7 +9,8 @@ from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 
-from foldgate.auth.connect_links import (
+from foldgate.errors import AuthError
+from foldgate.upstream.oauth.connect_links import (
     LINK_SECONDS,
     browser_hash,
     form_token,
@@ -19,7 +20,6 @@ from foldgate.auth.connect_links import (
     verify_connect_link,
     verify_form_token,
 )
-from foldgate.errors import AuthError
 
 SECRET = b"k" * 32
 NOW = 1_800_000_000.0
