@@ -79,10 +79,10 @@ def test_the_guard_does_change_what_the_check_calls_guarded() -> None:
 def test_a_consent_errors_own_connect_link_is_kept_and_the_rest_still_guarded() -> None:
     """The gateway's signed connect link (its `sig` reads like a signed URL's credential) reaches the
     caller whole; a credential the upstream put beside it is still redacted."""
-    from foldgate.auth.connect_links import sign_connect_link
     from foldgate.config.tenant import TenantConfig
     from foldgate.errors import UpstreamConsentError
     from foldgate.serve.guarding import guard_error
+    from foldgate.upstream.oauth.connect_links import sign_connect_link
 
     link = sign_connect_link(b"k" * 32, "http://127.0.0.1:8000", "default", "linear", "user-d")
     config = TenantConfig.model_validate({"servers": []})
