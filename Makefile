@@ -142,14 +142,17 @@ unit: venv
 	$(BIN)/pytest tests/unit -q
 
 # Everything the tests need, set up side by side: most steps wait on the network or the disk. First every
-# step that needs nothing else (the virtualenvs, the search model, the npm fleets, chromium), then the
-# steps that build on them, so no two steps ever build one prerequisite. Each step's wall time goes to
+# step that needs nothing else (the virtualenvs, the npm fleets, chromium), then the steps that need only
+# those (the search model is built by `foldgate model install` from the project virtualenv), then the
+# SAM build, which packs the model: each stage's steps are separate makes, so no two of them may share a
+# prerequisite that is not built yet. Each step's wall time goes to
 # $(TIMES) (tools/timed.sh) and is printed at the end with pytest's. The local enrichment model
 # (llama-cpp-python's C++ build, 4 min 40 s on 2 quiet cores) and its tests are `make test-llm`:
 # optional, so a contributor's loop does not pay for them.
 TIMES := test-output/times
-TEST_ROOTS := venv sam-cli model demo-deps oauth-deps chromium
-TEST_STEPS := lint typecheck docs-build sam-build conformance-deps sam-validate
+TEST_ROOTS := venv sam-cli demo-deps oauth-deps chromium
+TEST_STEPS := model lint typecheck docs-build conformance-deps sam-validate
+TEST_LAST := sam-build
 # pytest-xdist workers, each test module on one worker (--dist loadfile: a module-scoped fixture such as a
 # whole cloud stack starts once, not once per worker). Measured on tests/integration/{upstream,config}
 # on this shared 2-core machine: serial 465 s, -n 2 241 s, -n 2 --dist loadfile 213 s; -n 4 made start-up
@@ -166,6 +169,7 @@ test:
 	@tools/timed.sh $(TIMES) total sh -c '\
 		$(MAKE) -j4 --output-sync=target $(addprefix timed-,$(TEST_ROOTS)) && \
 		$(MAKE) -j4 --output-sync=target $(addprefix timed-,$(TEST_STEPS)) && \
+		$(MAKE) --no-print-directory $(addprefix timed-,$(TEST_LAST)) && \
 		$(MAKE) --no-print-directory pytest'; rc=$$?; tools/timed.sh $(TIMES) --report; exit $$rc
 
 pytest:
