@@ -68,9 +68,16 @@ $(CONFORMANCE)/node_modules/.installed: $(CONFORMANCE)/package.json $(CONFORMANC
 
 conformance-deps: $(CONFORMANCE)/node_modules/.installed
 
-# Idempotent: nothing runs while $(MODEL_DIR) holds a complete build (the manifest is written last).
+# Built by the same command an installed user runs, into the per-user data directory, where it is kept
+# like pip's wheel cache: a later clone on the machine copies the verified build (pinned inputs, the
+# model's sha256 checked) instead of spending ~100 s on torch again. Idempotent: nothing runs while
+# $(MODEL_DIR) holds a complete build (the manifest is written last).
 $(MODEL_DIR)/manifest.json: | $(STAMP)
-	$(BIN)/foldgate model install --out $(MODEL_DIR) $(addprefix --texts ,$(MODEL_TEXTS))
+	$(BIN)/foldgate model install $(addprefix --texts ,$(MODEL_TEXTS))
+	rm -rf $(MODEL_DIR).tmp && mkdir -p $(dir $(MODEL_DIR)) && \
+		cp -r "$$($(BIN)/python -c 'from foldgate.config.model_home import user_model_dir; print(user_model_dir())')" $(MODEL_DIR).tmp && \
+		rm -rf $(MODEL_DIR) && mv $(MODEL_DIR).tmp $(MODEL_DIR)
+	$(BIN)/foldgate model install --out $(MODEL_DIR)
 
 model: $(MODEL_DIR)/manifest.json
 
