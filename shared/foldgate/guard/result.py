@@ -29,6 +29,7 @@ __all__ = [
     "guard_prompt_result",
     "guard_read_result",
     "guard_value",
+    "has_guarded_text",
     "spotlight",
 ]
 
@@ -39,6 +40,8 @@ __all__ = [
 UNGUARDED_ITEM_FIELDS: Final = frozenset({"type", "mimeType", "data", "blob"})
 # Where an answer nests further items: an embedded resource.
 _NESTED: Final = "resource"
+# A CallToolResult's top-level keys the guard never changes; any other key may carry guarded text.
+_UNGUARDED_KEYS: Final = frozenset({"content", "isError", "resultType"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -256,3 +259,31 @@ def guard_prompt_result(result: dict[str, Any], guard: TextGuard) -> dict[str, A
         if any(a is not b for a, b in zip(changed, messages, strict=True)):
             out = {**out, "messages": changed}
     return _result_meta(result, out, guard)
+
+
+def _item_has_text(item: Any) -> bool:
+    if not isinstance(item, dict):
+        return False  # not a content item: the guard passes it through untouched
+    for key, value in item.items():
+        if isinstance(value, str) and key in UNGUARDED_ITEM_FIELDS:
+            continue
+        if isinstance(value, dict | list | str):
+            return True  # text, or a nested resource or list the guard (now or later) may read
+    return False
+
+
+def has_guarded_text(result: dict[str, Any]) -> bool:
+    """Whether the guard could change anything in ``result``: False only for a CallToolResult whose
+    content items carry no string, object or list outside their kind and binary data (an
+    image, an audio clip, a blob), with no ``structuredContent`` and no ``_meta`` (or empty ones) and
+    no other key. Conservative by construction: whatever it cannot rule out is guarded."""
+    for key, value in result.items():
+        if key in _UNGUARDED_KEYS:
+            continue
+        if key in ("structuredContent", "_meta") and (value is None or value == {}):
+            continue
+        return True
+    content = result.get("content")
+    if not isinstance(content, list):
+        return content is not None
+    return any(_item_has_text(item) for item in content)

@@ -23,6 +23,7 @@ from foldgate.guard.result import (
     guard_prompt_result,
     guard_read_result,
     guard_value,
+    has_guarded_text,
 )
 from foldgate.serve.recording import current
 from foldgate.serve.results import error_result
@@ -40,17 +41,11 @@ __all__ = [
     "guard_prompt",
     "guard_resource",
     "guard_tool_result",
-    "has_guarded_text",
     "relay_screen",
 ]
 
-# A CallToolResult's top-level keys the guard never changes; any other key may carry guarded text.
 # Stands in for the gateway's own connect link while a consent error's message is guarded.
 _LINK_MARK: Final = "[the connect link]"
-_UNGUARDED_KEYS: Final = frozenset({"content", "isError", "resultType"})
-# A content item's fields the guard never reads: its kind and binary data. Every other string field
-# (text, uri, description, title, a name, anything new) counts as guarded text: a link's uri is guarded.
-_UNGUARDED_ITEM_FIELDS: Final = frozenset({"type", "mimeType", "data", "blob"})
 
 
 def guard_for(config: TenantConfig, server: str, name: str, source: str) -> TextGuard | None:
@@ -75,34 +70,6 @@ def _record(guard: TextGuard) -> None:
         for rule, count in counts.items():
             merged[rule] = merged.get(rule, 0) + count
         observed.guard = merged
-
-
-def _item_has_text(item: Any) -> bool:
-    if not isinstance(item, dict):
-        return False  # not a content item: the guard passes it through untouched
-    for key, value in item.items():
-        if isinstance(value, str) and key in _UNGUARDED_ITEM_FIELDS:
-            continue
-        if isinstance(value, dict | list | str):
-            return True  # text, or a nested resource or list the guard (now or later) may read
-    return False
-
-
-def has_guarded_text(result: dict[str, Any]) -> bool:
-    """Whether the guard could change anything in ``result``: False only for a CallToolResult whose
-    content items carry no string, object or list outside their kind and binary data (an
-    image, an audio clip, a blob), with no ``structuredContent`` and no ``_meta`` (or empty ones) and
-    no other key. Conservative by construction: whatever it cannot rule out is guarded."""
-    for key, value in result.items():
-        if key in _UNGUARDED_KEYS:
-            continue
-        if key in ("structuredContent", "_meta") and (value is None or value == {}):
-            continue
-        return True
-    content = result.get("content")
-    if not isinstance(content, list):
-        return content is not None
-    return any(_item_has_text(item) for item in content)
 
 
 async def guard_tool_result(
