@@ -119,6 +119,15 @@ class UpstreamConsentError(UpstreamError):
     code = "upstream_needs_consent"
 
 
+class UpstreamAuthorizationError(UpstreamConsentError):
+    """A machine grant (client credentials, workload identity, token exchange) was refused by the
+    authorization server: the message names its answer (``invalid_grant``, ``invalid_scope``, ...). No
+    person's consent helps; the operator fixes the configuration or the authorization server's trust,
+    and nothing is asked again meanwhile (no retry loop)."""
+
+    code = "upstream_needs_authorization"
+
+
 class UpstreamInputError(UpstreamError):
     """The upstream asked for input during a call (elicitation, sampling) that nothing could carry to
     the client; it was refused at once."""

@@ -8,12 +8,19 @@ instead of a browser following it), the code exchange, then ``tools/list`` and o
 through foldgate's upstream client with the grant (connecting again once when the call needs consent:
 the upstream moved to another authorization server). Exit status 0 when all of that worked.
 
+Scenarios that hand the client a context (``MCP_CONFORMANCE_CONTEXT``, JSON) configure a machine kind
+instead of the code flow: ``auth/wif-jwt-bearer`` gives a workload JWT (``valid_jwt``) and a
+``client_id``, which become a ``workload_jwt`` server whose assertion is that JWT in a file, as a
+platform mounts one (no consent: the JWT-bearer grant at the first request).
+
 Run with ``PYTHONPATH=<worktree>/shared:<worktree>`` (the suite passes its environment on).
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -79,10 +86,32 @@ async def list_and_call(client: UpstreamClient, server: ServerConfig) -> None:
     print("call:", result.get("isError", False))
 
 
+async def workload_call(url: str, tmp: Path, context: dict[str, str]) -> None:
+    """``auth/wif-jwt-bearer``: a ``workload_jwt`` server with the suite's valid JWT in a file; list
+    and call (the grant is made at the first request, and never retried if refused)."""
+    jwt = tmp / "workload.jwt"
+    jwt.write_text(context["valid_jwt"], encoding="utf-8")
+    auth = {"kind": "workload_jwt", "assertion": {"source": "file", "path": str(jwt)}}
+    if context.get("client_id"):
+        auth["client_id"] = context["client_id"]
+    server = parse_tenant_config({"servers": [{"name": "conformance", "url": url, "auth": auth}]}).servers[0]
+    with grant_store(tmp) as store:
+        client = UpstreamClient(allow_private=True, auth=TokenProvider(oauth_context(store)))
+        try:
+            with calling_as(TENANT):
+                await list_and_call(client, server)
+        finally:
+            await client.aclose()
+
+
 def main() -> None:
     """Entry point: the server URL is the last argument."""
+    context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
     with tempfile.TemporaryDirectory(prefix="foldgate-oauth-client-") as tmp:
-        asyncio.run(connect_and_call(sys.argv[-1], Path(tmp)))
+        if context.get("name") == "auth/wif-jwt-bearer":
+            asyncio.run(workload_call(sys.argv[-1], Path(tmp), context))
+        else:
+            asyncio.run(connect_and_call(sys.argv[-1], Path(tmp)))
 
 
 if __name__ == "__main__":

@@ -14,7 +14,8 @@ response parameter is compared exactly (accepted when right, absent where not ad
 missing though advertised, wrong, unexpected or a trailing-slash variant, so no code exchange follows);
 metadata naming another issuer is refused; an upstream whose protected resource metadata moves to
 another authorization server is discovered again on the 401, foldgate registers there (never
-presenting the first server's client) and the operator's second connect works.
+presenting the first server's client) and the operator's second connect works; a ``workload_jwt``
+server presents the suite's workload JWT with the RFC 7523 JWT-bearer grant (client auth ``none``).
 """
 
 from __future__ import annotations
@@ -63,6 +64,8 @@ SCENARIOS_NEXT = [
     "auth/scope-retry-limit",
     "auth/offline-access-scope",
     "auth/offline-access-not-supported",
+    # SEP-1933 workload identity: the JWT-bearer grant with the suite's workload JWT, no consent.
+    "auth/wif-jwt-bearer",
 ]
 
 

@@ -215,8 +215,11 @@ def _default_endpoints(origin: str) -> Any:
     )
 
 
-async def discover(server_url: str, challenge: Challenge | None = None, *, allow_private: bool) -> Discovered:
-    """The upstream's authorization setup, from its challenge (probed when not given)."""
+async def discover(
+    server_url: str, challenge: Challenge | None = None, *, allow_private: bool, code_flow: bool = True
+) -> Discovered:
+    """The upstream's authorization setup, from its challenge (probed when not given). ``code_flow``
+    False (a machine grant: no authorization code, so no PKCE) skips the S256 requirement."""
     # The SDK's scope selection loads with the first discovery.
     from mcp.client.auth.utils import get_client_metadata_scopes
 
@@ -242,7 +245,7 @@ async def discover(server_url: str, challenge: Challenge | None = None, *, allow
         value = getattr(metadata, name, None)
         if value is not None:
             checked_endpoint(str(value), name, allow_loopback=allow_private)
-    if not defaults and "S256" not in (metadata.code_challenge_methods_supported or ()):
+    if code_flow and not defaults and "S256" not in (metadata.code_challenge_methods_supported or ()):
         raise UpstreamError(
             "the authorization server does not advertise PKCE S256 (code_challenge_methods_supported): "
             "refused, as the MCP authorization spec requires"

@@ -31,7 +31,10 @@ once more with a fresh token:
   missing, the grant gets a pending step-up for the union and stays usable for the tools its scope
   allows, while the tool that needs more answers consent-needed; identical step-ups are bounded.
 * **client_credentials.** Tokens are fetched with the configured secret or private key and kept in
-  memory per (tenant, server) until near expiry; a 401 drops the cached token.
+  memory per (tenant, server) until near expiry; a 401 drops the cached token. A refusal is an
+  :class:`UpstreamAuthorizationError` naming the server's error code.
+* **workload_jwt.** The JWT-bearer grant, in :mod:`foldgate.upstream.oauth.workload` (no retry after a
+  refusal). Every machine grant's outcome is recorded (``outcomes``: status and audit).
 
 Tokens never appear in a log line or an error message.
 """
@@ -46,10 +49,11 @@ from dataclasses import replace
 from typing import Final, NoReturn
 
 from foldgate.config.tenant import ServerConfig
-from foldgate.config.upstream_auth import ClientCredentialsAuth, PerUserAuth
-from foldgate.errors import FoldgateError, UpstreamConsentError, UpstreamError
+from foldgate.config.upstream_auth import ClientCredentialsAuth, PerUserAuth, WorkloadJwtAuth
+from foldgate.errors import FoldgateError, UpstreamAuthorizationError, UpstreamConsentError, UpstreamError
 from foldgate.model.caller import SHARED_SUBJECT, UpstreamCaller
 from foldgate.store.grants.base import ClientRegistration, UpstreamGrant
+from foldgate.upstream.oauth.assertions import AssertionReader
 from foldgate.upstream.oauth.connect_links import LINK_SECONDS, sign_connect_link
 from foldgate.upstream.oauth.context import OAuthContext
 from foldgate.upstream.oauth.discovery import (
@@ -63,6 +67,7 @@ from foldgate.upstream.oauth.registration import client_auth
 from foldgate.upstream.oauth.renewal import FORGOTTEN_REASON, self_registered
 from foldgate.upstream.oauth.step_up import StepUps
 from foldgate.upstream.oauth.tokens import ClientAuth, TokenRefusedError, grant_from, request_token
+from foldgate.upstream.oauth.workload import WorkloadGrants
 
 __all__ = [
     "ConnectHint",
@@ -154,6 +159,7 @@ class TokenProvider:
         margin_share: float = MARGIN_SHARE,
         hint: ConnectHint | None = None,
         link: ConnectLink | None = None,
+        assertions: AssertionReader | None = None,
     ) -> None:
         self.ctx = ctx
         self.skew_s = skew_s
@@ -168,6 +174,9 @@ class TokenProvider:
         # Each with when it was received and when it expires (the margin scales with its lifetime).
         self._machine: dict[tuple[str, str, str, str], tuple[str, float, float | None]] = {}
         self._step_ups = StepUps()
+        self.workload = WorkloadGrants(
+            ctx, margin=self._machine_margin, lock=self._lock, assertions=assertions
+        )
         self.refreshes = 0  # refresh requests sent (observability and tests)
 
     def _subject(self, server: ServerConfig, caller: UpstreamCaller) -> str:
@@ -199,6 +208,8 @@ class TokenProvider:
             raise UpstreamError(f"{server.name}: an OAuth upstream is called only on behalf of a tenant")
         if isinstance(auth, ClientCredentialsAuth):
             return await self._machine_token(server, auth, caller.tenant)
+        if isinstance(auth, WorkloadJwtAuth):
+            return await self.workload.authorization(server, auth, caller.tenant)
         subject = self._subject(server, caller)
         key = (caller.tenant, server.name, subject)
         async with self._lock(key):
@@ -227,8 +238,11 @@ class TokenProvider:
         if auth.kind == "static" or caller is None:
             raise UpstreamError(f"{server.name}: the upstream refused the credentials (HTTP {status})")
         challenge = challenge_of(header)
-        if isinstance(auth, ClientCredentialsAuth):
-            self._machine.pop((caller.tenant, server.name, server.url or "", auth.client_id), None)
+        if isinstance(auth, ClientCredentialsAuth | WorkloadJwtAuth):
+            if isinstance(auth, WorkloadJwtAuth):
+                self.workload.drop(caller.tenant, server.name)
+            else:
+                self._machine.pop((caller.tenant, server.name, server.url or "", auth.client_id), None)
             if status == 403:
                 raise UpstreamError(f"{server.name}: the upstream refused the client's scope (HTTP 403)")
             return
@@ -387,6 +401,9 @@ class TokenProvider:
         except FoldgateError as exc:
             log.warning("%s/%s: not registered again yet: %s", refused.tenant, server.name, exc.message)
 
+    def _machine_margin(self, issued: float, expires: float | None) -> float:
+        return _margin(issued, expires, self.skew_s, self.margin_share)
+
     async def _machine_token(self, server: ServerConfig, auth: ClientCredentialsAuth, tenant: str) -> str:
         key = (tenant, server.name, server.url or "", auth.client_id)
         async with self._lock((tenant, server.name, "\x00machine")):
@@ -415,12 +432,21 @@ class TokenProvider:
                 form["scope"] = " ".join(auth.scopes)
             if auth.audience:
                 form["audience"] = auth.audience
-            token = await request_token(
-                token_url, form, client, issuer=issuer or token_url, allow_private=self.ctx.allow_private
-            )
+            outcomes = self.ctx.outcomes
+            try:
+                token = await request_token(
+                    token_url, form, client, issuer=issuer or token_url, allow_private=self.ctx.allow_private
+                )
+            except TokenRefusedError as exc:
+                outcomes.record(tenant, server.name, auth.kind, "refused", exc.error or "no_error_code")
+                raise UpstreamAuthorizationError(f"{server.name}: {exc.message}") from None
+            except UpstreamError:
+                outcomes.record(tenant, server.name, auth.kind, "failed", "token_endpoint_unreachable")
+                raise
             now = time.time()
             expires = now + token.expires_in if token.expires_in else None
             self._machine[key] = (token.access_token, now, expires)
+            outcomes.record(tenant, server.name, auth.kind, "obtained", expires_at=expires)
             return f"Bearer {token.access_token}"
 
 
