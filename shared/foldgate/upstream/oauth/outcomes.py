@@ -106,6 +106,8 @@ class GrantOutcomes:
             outcome=_AUDIT_OUTCOME[outcome],
             detail=detail[:_MAX_DETAIL],
         )
+        # The log line of every grant (the indexer and the task worker keep no activity log).
+        log.info("%s/%s: upstream grant %s", tenant, server, detail)
         try:
             self.recorder.record(event)
         except Exception:  # a recorder must not raise; if one does, the grant stands
