@@ -37,8 +37,8 @@ class _Strict(BaseModel):
 
 def _local_only(model: BaseModel, info: ValidationInfo, what: str) -> None:
     # The cloud source validates with allow_loopback False: the same line as "a config the gateway's
-    # own operator wrote on this machine".
-    if not bool((info.context or {}).get("allow_loopback", False)):
+    # own operator wrote on this machine" (foldgate.config.cloud refuses these sources again).
+    if (info.context or {}).get("allow_loopback", True) is False:
         raise ValueError(f"assertion source {what!r} is only allowed in a local config (a file's)")
 
 

@@ -57,7 +57,7 @@ def sts_client(region: str | None) -> Any:
             name = region or session.region_name
             if not name:
                 raise WorkloadAssertionError(
-                    "aws_sts: no region (set assertion.region, or run where AWS_REGION is set)"
+                    "aws_sts: no region (set assertion.region; a Lambda function has its own)"
                 )
             # region_name picks the regional endpoint sts.<region>.amazonaws.com (botocore's default
             # for STS since 1.36): GetWebIdentityToken is not on the global endpoint.
