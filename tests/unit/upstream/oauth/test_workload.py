@@ -157,3 +157,31 @@ async def test_an_unreadable_assertion_fails_before_any_request(ctx: OAuthContex
     last = ctx.outcomes.last("acme", "up")
     assert last is not None
     assert (last.outcome, last.error) == ("failed", "assertion_unavailable")
+
+
+async def test_aws_sts_assertion_goes_to_the_token_endpoint(ctx: OAuthContext) -> None:
+    """The cloud path: STS (botocore's Stubber, checking the request against the service model) mints
+    the JWT for the configured audience; the grant presents it."""
+    import datetime
+
+    import boto3
+    from botocore.stub import Stubber
+
+    from foldgate.upstream.oauth.assertions import AssertionReader
+
+    sts = boto3.client("sts", region_name="eu-west-1", aws_access_key_id="x", aws_secret_access_key="y")
+    stub = Stubber(sts)
+    expires = datetime.datetime.now(datetime.UTC) + datetime.timedelta(minutes=5)
+    stub.add_response(
+        "get_web_identity_token",
+        {"WebIdentityToken": JWT, "Expiration": expires},
+        {"Audience": ["https://login.example.com"], "SigningAlgorithm": "RS256", "DurationSeconds": 300},
+    )
+    provider = TokenProvider(ctx, assertions=AssertionReader(ctx.read_secret, sts=sts))
+    with token_endpoint(issuing("tok")) as endpoint, stub:
+        block = {"kind": "workload_jwt", "token_url": endpoint.url,
+                 "assertion": {"source": "aws_sts", "audience": "https://login.example.com"}}  # fmt: skip
+        up = parse_tenant_config({"servers": [{"name": "up", "url": URL, "auth": block}]}).servers[0]
+        assert await provider.authorization(up, CALLER) == "Bearer tok"
+    stub.assert_no_pending_responses()
+    assert endpoint.forms[0]["assertion"] == JWT
