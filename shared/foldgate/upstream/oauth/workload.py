@@ -34,8 +34,8 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from foldgate.config.tenant import ServerConfig
-from foldgate.config.upstream_auth import WorkloadJwtAuth
 from foldgate.config.workload_assertion import FileAssertion, SecretAssertion
+from foldgate.config.workload_auth import WorkloadJwtAuth
 from foldgate.errors import UpstreamAuthorizationError, UpstreamError
 from foldgate.upstream.oauth.assertions import AssertionReader, WorkloadAssertionError
 from foldgate.upstream.oauth.context import OAuthContext
