@@ -9,7 +9,8 @@ the upstream's MCP endpoint, on one origin, each recording what it was sent.
 * ``/as/token``: RFC 7523 JWT bearer: ``client_secret_basic`` required, the ID-JAG verified (signature,
   ``aud`` this issuer, ``client_id`` the authenticated client, ``resource`` the PRM's); issues
   ``at-<sub>-<n>``. Its metadata advertises dynamic registration (``/as/register``), which must never
-  be used, and no PKCE (the JWT-bearer grant has no browser step).
+  be used, and neither PKCE nor an authorization endpoint (the JWT-bearer grant has no browser step);
+  nor does the IdP's.
 * ``/mcp``: 401 with the PRM challenge; the PRM names ``<base>/mcp`` and ``<base>/as``.
 
 Every POST is recorded as (path, form, Authorization header) in ``posts``.
@@ -95,14 +96,12 @@ class Enterprise:
             },
             "/.well-known/oauth-authorization-server/as": {
                 "issuer": self.issuer, "token_endpoint": self.issuer + "/token",
-                "authorization_endpoint": self.issuer + "/authorize",
                 "registration_endpoint": self.issuer + "/register", "response_types_supported": ["code"],
                 "grant_types_supported": [JWT_BEARER],
                 "token_endpoint_auth_methods_supported": ["client_secret_basic"],
             },
             "/.well-known/oauth-authorization-server/idp": {
                 "issuer": self.base + "/idp", "token_endpoint": self.base + "/idp/token",
-                "authorization_endpoint": self.base + "/idp/authorize",
                 "response_types_supported": ["code"], "grant_types_supported": [EXCHANGE],
             },
         }  # fmt: skip
