@@ -107,7 +107,7 @@ async def test_each_person_gets_their_own_token_cached_and_never_another_ones(
     assert await tokens.authorization(server, bob) != first
     assert (await tokens.authorization(server, bob)).startswith("Bearer at-bob-")
     assert await tokens.authorization(server, alice) == first  # held: no exchange
-    assert len(ent.posted("/as/token")) == 2
+    assert len(ent.posted("/as/token")) == tokens.exchanged.exchanges == 2
     # A subject without an inbound identity (an agent token's) and no token held never gets anyone's.
     with pytest.raises(UpstreamAuthorizationError, match="inbound OAuth identity"):
         await tokens.authorization(server, UpstreamCaller(TENANT, "fgt-token-id"))
