@@ -108,3 +108,14 @@ async def test_the_issuer_is_found_by_discovery_and_a_public_client_sends_its_id
     )
     assert alice.inbound_token not in caplog.text
     assert granted.removeprefix("Bearer ") not in caplog.text
+
+
+async def test_without_a_client_nothing_names_one(ent: Enterprise, store: SqliteGrantStore) -> None:
+    server = parse_tenant_config({"servers": [{"name": "files", "url": ent.url, "auth": {
+        "kind": "token_exchange", "token_url": ent.base + "/idp/token"}}]}).servers[0]  # fmt: skip
+    assert (await TokenProvider(oauth_context(store)).authorization(server, person(ent, "alice"))).startswith(
+        "Bearer obo-alice-"
+    )
+    [(_, form, basic)] = ent.posts
+    assert basic is None
+    assert "client_id" not in form

@@ -80,7 +80,8 @@ async def _authenticate(
             client_assertion=await signer(audience),
         )
     elif client.method == "none":
-        form["client_id"] = client.client_id
+        if client.client_id:  # an exchange server may take no client at all (RFC 8693 section 2.1)
+            form["client_id"] = client.client_id
     else:
         raise UpstreamError(f"client authentication {client.method!r} is not supported or lacks its secret")
     return form, headers
