@@ -98,8 +98,11 @@ async def test_the_issuer_is_found_by_discovery_and_a_public_client_sends_its_id
         "kind": "token_exchange", "issuer": ent.base + "/idp", "client_id": "public-foldgate",
         "resource": "https://files.example.com/"}}]}).servers[0]  # fmt: skip
     alice = person(ent, "alice")
-    granted = await TokenProvider(oauth_context(store)).authorization(server, alice)
-    [(path, form, basic)] = ent.posts
+    tokens = TokenProvider(oauth_context(store))
+    granted = await tokens.authorization(server, alice)
+    await tokens.authorization(server, person(ent, "bob"))
+    assert ent.gets.count("/.well-known/oauth-authorization-server/idp") == 1  # discovered once
+    [(path, form, basic), _] = ent.posts
     assert (path, basic, form["client_id"], form["resource"]) == (
         "/idp/token",
         None,
