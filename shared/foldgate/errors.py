@@ -120,10 +120,11 @@ class UpstreamConsentError(UpstreamError):
 
 
 class UpstreamAuthorizationError(UpstreamConsentError):
-    """A machine grant (client credentials, workload identity, token exchange) was refused by the
-    authorization server: the message names its answer (``invalid_grant``, ``invalid_scope``, ...). No
-    person's consent helps; the operator fixes the configuration or the authorization server's trust,
-    and nothing is asked again meanwhile (no retry loop)."""
+    """A token was refused by an identity provider or an upstream's authorization server (a machine
+    grant: client credentials, workload identity; or a person's exchange: ``id_jag``,
+    ``token_exchange``): the message names its answer (``invalid_grant``, ``invalid_scope``,
+    ``access_denied``, ...). No consent link helps: the operator fixes the configuration, or an
+    administrator of the IdP or the authorization server decides. Never a retry loop."""
 
     code = "upstream_needs_authorization"
 

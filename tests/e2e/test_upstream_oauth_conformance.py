@@ -64,6 +64,7 @@ SCENARIOS_NEXT = [
     "auth/scope-retry-limit",
     "auth/offline-access-scope",
     "auth/offline-access-not-supported",
+    "auth/enterprise-managed-authorization",
     # SEP-1933 workload identity: the JWT-bearer grant with the suite's workload JWT, no consent.
     "auth/wif-jwt-bearer",
 ]

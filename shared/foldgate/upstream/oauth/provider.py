@@ -33,6 +33,8 @@ once more with a fresh token:
 * **client_credentials.** Tokens are fetched with the configured secret or private key and kept in
   memory per (tenant, server) until near expiry; a 401 drops the cached token. A refusal is an
   :class:`UpstreamAuthorizationError` naming the server's error code.
+* **token_exchange, id_jag.** Exchanged per (tenant, server, subject) and kept in memory until near
+  expiry, by :class:`~foldgate.upstream.oauth.exchanged.ExchangedTokens` (same margin rule).
 * **workload_jwt.** The JWT-bearer grant, in :mod:`foldgate.upstream.oauth.workload` (no retry after a
   refusal). Every machine grant's outcome is recorded (``outcomes``: status and audit).
 
@@ -49,7 +51,13 @@ from dataclasses import replace
 from typing import Final, NoReturn
 
 from foldgate.config.tenant import ServerConfig
-from foldgate.config.upstream_auth import ClientCredentialsAuth, PerUserAuth, WorkloadJwtAuth
+from foldgate.config.upstream_auth import (
+    ClientCredentialsAuth,
+    IdJagAuth,
+    TokenExchangeAuth,
+    WorkloadJwtAuth,
+    per_person,
+)
 from foldgate.errors import FoldgateError, UpstreamAuthorizationError, UpstreamConsentError, UpstreamError
 from foldgate.model.caller import SHARED_SUBJECT, UpstreamCaller
 from foldgate.store.grants.base import ClientRegistration, UpstreamGrant
@@ -62,6 +70,7 @@ from foldgate.upstream.oauth.discovery import (
     authorization_server_metadata,
     challenge_of,
 )
+from foldgate.upstream.oauth.exchanged import ExchangedTokens
 from foldgate.upstream.oauth.http import checked_endpoint
 from foldgate.upstream.oauth.registration import client_auth
 from foldgate.upstream.oauth.renewal import FORGOTTEN_REASON, self_registered
@@ -177,11 +186,14 @@ class TokenProvider:
         self.workload = WorkloadGrants(
             ctx, margin=self._machine_margin, lock=self._lock, assertions=assertions
         )
+        self.exchanged = ExchangedTokens(
+            ctx, lambda issued, expires: _margin(issued, expires, self.skew_s, self.margin_share)
+        )
         self.refreshes = 0  # refresh requests sent (observability and tests)
 
     def _subject(self, server: ServerConfig, caller: UpstreamCaller) -> str:
         # per_user: the caller's own grant; the indexer (shared subject) lists with the shared one.
-        return caller.subject if isinstance(server.auth, PerUserAuth) else SHARED_SUBJECT
+        return caller.subject if per_person(server.auth) else SHARED_SUBJECT
 
     def _lock(self, key: tuple[str, str, str]) -> asyncio.Lock:
         # A lock belongs to the loop it first waits on; a new loop (a test, asyncio.run) gets new ones.
@@ -210,6 +222,8 @@ class TokenProvider:
             return await self._machine_token(server, auth, caller.tenant)
         if isinstance(auth, WorkloadJwtAuth):
             return await self.workload.authorization(server, auth, caller.tenant)
+        if isinstance(auth, TokenExchangeAuth | IdJagAuth):
+            return await self.exchanged.authorization(server, auth, caller)
         subject = self._subject(server, caller)
         key = (caller.tenant, server.name, subject)
         async with self._lock(key):
@@ -245,6 +259,9 @@ class TokenProvider:
                 self._machine.pop((caller.tenant, server.name, server.url or "", auth.client_id), None)
             if status == 403:
                 raise UpstreamError(f"{server.name}: the upstream refused the client's scope (HTTP 403)")
+            return
+        if isinstance(auth, TokenExchangeAuth | IdJagAuth):
+            await self.exchanged.refused(server, auth, caller, sent, status, header)
             return
         subject = self._subject(server, caller)
         key = (caller.tenant, server.name, subject)

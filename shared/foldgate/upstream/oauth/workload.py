@@ -39,7 +39,7 @@ from foldgate.config.workload_auth import WorkloadJwtAuth
 from foldgate.errors import UpstreamAuthorizationError, UpstreamError
 from foldgate.upstream.oauth.assertions import AssertionReader, WorkloadAssertionError
 from foldgate.upstream.oauth.context import OAuthContext
-from foldgate.upstream.oauth.discovery import authorization_server_metadata, discover
+from foldgate.upstream.oauth.discovery import authorization_server_metadata
 from foldgate.upstream.oauth.http import checked_endpoint
 from foldgate.upstream.oauth.tokens import ClientAuth, TokenRefusedError, request_token
 
@@ -169,7 +169,7 @@ class WorkloadGrants:
             metadata = await authorization_server_metadata(auth.issuer, server.url, allow_private=allow)
             found_resource, found_scope, issuer = None, None, auth.issuer
         else:
-            found = await discover(server.url, allow_private=allow, code_flow=False)
+            found = await self.ctx.discovered(server)  # cached; no PKCE needed (not a code-flow kind)
             metadata, found_resource, found_scope, issuer = (
                 found.metadata,
                 found.resource,
