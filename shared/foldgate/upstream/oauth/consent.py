@@ -195,8 +195,9 @@ async def finish_consent(
         form["resource"] = pending.resource
     try:
         token = await request_token(
-            token_url, form, client_auth(client), issuer=found.issuer, allow_private=ctx.allow_private
-        )
+            token_url, form, client_auth(client), issuer=found.issuer, allow_private=ctx.allow_private,
+            dpop=ctx.dpop(pending.tenant, server),
+        )  # fmt: skip
     except TokenRefusedError as exc:
         if exc.error != "invalid_client":
             raise
