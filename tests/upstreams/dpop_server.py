@@ -20,6 +20,7 @@ import base64
 import hashlib
 import itertools
 import json
+import secrets
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -175,7 +176,7 @@ class DPoPServer:
             nonce = self._nonce("as") if self.stubborn_as else self.as_nonce
             record["status"] = 400
             return 400, {"error": "use_dpop_nonce"}, {"DPoP-Nonce": nonce}
-        token = f"at-{next(self._counter)}"
+        token = f"at-{next(self._counter)}-{secrets.token_hex(8)}"
         self._tokens[token] = claims["jkt"]
         record["status"] = 200
         answer = {

@@ -91,3 +91,21 @@ def test_oauth_needs_an_http_upstream() -> None:
     doc = {"servers": [{"name": "up", "transport": "stdio", "command": ["x"], "auth": {"kind": "oauth"}}]}
     with pytest.raises(ConfigError, match="needs streamable_http"):
         parse_tenant_config(doc)
+
+
+@pytest.mark.parametrize(
+    "auth",
+    [
+        {"kind": "oauth"},
+        {"kind": "per_user"},
+        {"kind": "client_credentials", "token_url": URL, "client_id": "m", "client_secret_secret": "s"},
+    ],
+)
+def test_dpop_is_an_option_of_every_oauth_kind_and_off_by_default(auth: dict[str, Any]) -> None:
+    assert parsed(server(auth)).dpop is False
+    assert parsed(server({**auth, "dpop": True})).dpop is True
+
+
+def test_dpop_is_refused_on_static_auth() -> None:
+    with pytest.raises(ConfigError, match="dpop"):
+        parsed(server({"kind": "static", "dpop": True}))

@@ -14,6 +14,7 @@ new challenge; a server that keeps refusing nonces gets exactly one retry and no
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -122,8 +123,9 @@ def test_instances_racing_to_make_the_first_key_end_with_one(store: SqliteGrantS
 
 
 def test_code_exchange_and_every_mcp_request_prove_possession_with_nonces(
-    srv: DPoPServer, store: SqliteGrantStore
+    srv: DPoPServer, store: SqliteGrantStore, caplog: pytest.LogCaptureFixture
 ) -> None:
+    caplog.set_level(logging.DEBUG)
     srv.as_nonce, srv.rs_nonce = "as-n", "rs-n"
     ctx = oauth_context(store)
     server = _server(srv.url)
@@ -148,6 +150,11 @@ def test_code_exchange_and_every_mcp_request_prove_possession_with_nonces(
     assert sent[-1]["method"] == "DELETE"  # the session's close proves possession too
     assert all(r["claims"]["nonce"] == "rs-n" for r in sent[1:])
     assert provider.refreshes == 0
+    # Neither the token nor any proof (a JWT: "eyJ...") is in a log line.
+    logged = "\n".join(r.getMessage() for r in caplog.records)
+    assert logged
+    assert grant.access_token not in logged
+    assert "eyJ" not in logged
 
 
 def test_an_expired_token_is_refreshed_with_a_proof_and_the_remembered_nonce(
