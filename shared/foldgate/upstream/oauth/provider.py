@@ -165,9 +165,8 @@ class TokenProvider:
         self.link = link
         self._loop: asyncio.AbstractEventLoop | None = None
         self._locks: dict[tuple[str, str, str], asyncio.Lock] = {}
-        # client_credentials tokens (as presented) by (tenant, server, url, client id): a config change
-        # is a new entry.
-        # Each with when it was received and when it expires (the margin scales with its lifetime).
+        # client_credentials tokens as presented, by (tenant, server, url, client id): a config change is
+        # a new entry. Each with when it was received and when it expires (the margin scales with it).
         self._machine: dict[tuple[str, str, str, str], tuple[str, float, float | None]] = {}
         self._step_ups = StepUps()
         self.refreshes = 0  # refresh requests sent (observability and tests)
