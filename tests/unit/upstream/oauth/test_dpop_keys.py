@@ -26,6 +26,7 @@ import pytest
 from foldgate.config.tenant import ServerConfig, parse_tenant_config
 from foldgate.errors import UpstreamError
 from foldgate.model.caller import SHARED_SUBJECT, calling_as
+from foldgate.store.grants.cipher import LocalKeyCipher
 from foldgate.store.grants.sqlite import SqliteGrantStore
 from foldgate.upstream.client import UpstreamClient
 from foldgate.upstream.oauth.consent import finish_consent, start_consent
@@ -91,7 +92,7 @@ def test_the_key_is_made_once_and_shared_by_every_instance_over_one_store(store:
     assert second.prover("other").thumbprint != made.thumbprint  # one key per tenant
 
 
-def test_instances_racing_to_make_the_first_key_end_with_one(store: SqliteGrantStore) -> None:
+def test_instances_racing_to_make_the_first_key_end_with_one(tmp_path: Path) -> None:
     # Every instance reads "no key" before any writes one: all make one, one is stored, all use it.
     barrier = threading.Barrier(4)
 
@@ -104,8 +105,8 @@ def test_instances_racing_to_make_the_first_key_end_with_one(store: SqliteGrantS
             return found
 
     seen: set[str] = set()
-    path = Path(store._db.execute("PRAGMA database_list").fetchone()[2])
-    stores = [Racing(path, store._cipher) for _ in range(4)]
+    cipher = LocalKeyCipher.from_file(tmp_path / "grants.key")
+    stores = [Racing(tmp_path / "grants.sqlite3", cipher) for _ in range(4)]
     thumbprints: list[str] = []
 
     def run(i: int) -> None:
