@@ -114,6 +114,9 @@ async def start_consent(
         query["resource"] = found.resource
     if scope:
         query["scope"] = scope
+    prover = ctx.dpop(tenant, server)
+    if prover is not None:  # RFC 9449 section 10: the code is bound to the key that will redeem it
+        query["dpop_jkt"] = prover.thumbprint
     return f"{endpoint}{'&' if '?' in endpoint else '?'}{urlencode(query)}"
 
 

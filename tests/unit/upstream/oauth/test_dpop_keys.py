@@ -62,7 +62,10 @@ def _server(url: str, **auth: Any) -> ServerConfig:
 async def _connect(ctx: OAuthContext, server: ServerConfig) -> None:
     """The operator's connect: the consent's state, then the callback's code exchange."""
     authorize = await start_consent(ctx, TENANT, server, SHARED_SUBJECT)
-    state = parse_qs(urlsplit(authorize).query)["state"][0]
+    query = parse_qs(urlsplit(authorize).query)
+    # RFC 9449 section 10: the authorization code is bound to the key that will redeem it.
+    assert query["dpop_jkt"] == [ctx.prover(TENANT).thumbprint]
+    state = query["state"][0]
     await finish_consent(ctx, state, "any-code", None, lambda t, n: server)
 
 
