@@ -16,6 +16,10 @@ metadata naming another issuer is refused; an upstream whose protected resource 
 another authorization server is discovered again on the 401, foldgate registers there (never
 presenting the first server's client) and the operator's second connect works; a ``workload_jwt``
 server presents the suite's workload JWT with the RFC 7523 JWT-bearer grant (client auth ``none``).
+With ``dpop: true``
+(RFC 9449): a valid proof on the token request and on every MCP request, the token presented with the
+DPoP scheme, and the authorization server's and the MCP server's ``use_dpop_nonce`` answered once with
+their nonce.
 """
 
 from __future__ import annotations
@@ -67,7 +71,11 @@ SCENARIOS_NEXT = [
     "auth/enterprise-managed-authorization",
     # SEP-1933 workload identity: the JWT-bearer grant with the suite's workload JWT, no consent.
     "auth/wif-jwt-bearer",
+    "auth/dpop",
+    "auth/dpop-nonce",
 ]
+# The wrapper's options per scenario: what the operator would configure for that upstream.
+OPTIONS = {"auth/dpop": ["--dpop"], "auth/dpop-nonce": ["--dpop"]}
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS)
@@ -83,7 +91,8 @@ def test_client_auth_scenario_on_the_next_suite(node22: Path, scenario: str) -> 
     if not CONFORMANCE_NEXT_CLI.exists():
         pytest.skip("the suite's 0.2 pre-release is not installed: run `make conformance-deps`")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "shared"), str(REPO)])}
-    result = run_client_scenario(node22, [sys.executable, str(CLIENT)], scenario, env, CONFORMANCE_NEXT_CLI)
+    command = [sys.executable, str(CLIENT), *OPTIONS.get(scenario, [])]
+    result = run_client_scenario(node22, command, scenario, env, CONFORMANCE_NEXT_CLI)
     assert result.checks, f"{scenario}: the suite recorded no checks"
     assert result.passed, f"{scenario}: {result.failures}"
 

@@ -64,6 +64,11 @@ class WorkloadJwtAuth(_Strict):
     audience: str | None = Field(
         default=None, max_length=500, description="An `audience` form field for the token request."
     )
+    dpop: bool = Field(
+        default=False,
+        description="Ask for DPoP-bound tokens (RFC 9449), as every OAuth kind may: a proof with the "
+        "tenant's key on the token request and on every request to the upstream.",
+    )
 
     @field_validator("token_url", "issuer", "resource")
     @classmethod
