@@ -292,3 +292,31 @@ async def test_through_the_upstream_client_each_person_calls_as_themselves_and_a
             await client.aclose()
         ran = [json.loads(line)["subject"] for line in calls.read_text().splitlines()]
         assert ran == ["alice", "bob", "alice", "carol", "carol"]
+
+
+async def test_an_error_code_echoing_a_credential_never_reaches_the_error(
+    ent: Enterprise, store: SqliteGrantStore, caplog: pytest.LogCaptureFixture
+) -> None:
+    # A hostile IdP or AS may put what it was sent (a short opaque subject token, the client secret)
+    # in the RFC 6749 ``error`` field: only a well-formed code that echoes nothing is kept.
+    caplog.set_level(logging.DEBUG)
+    subject = "canarysubjecttoken"  # lowercase, like an error code: only the echo check catches it
+    ent.subject_of = lambda token: "svc"  # type: ignore[method-assign]
+    server = server_config(ent, subject_token={"secret": "/fg/subject"})
+    tokens = provider(store, {**SECRETS, "/fg/subject": subject})
+    answers = {
+        "/idp/token": (400, {"error": subject}),
+        "/as/token": (400, {"error": CLIENT_SECRET}),
+    }
+    original = ent.answer
+    for path, answer in answers.items():
+        ent.answer = lambda p, f, a, path=path, answer=answer: (  # type: ignore[method-assign]
+            answer if p == path else original(p, f, a)
+        )
+        with pytest.raises(UpstreamError) as caught:
+            await tokens.authorization(server, UpstreamCaller(TENANT, SHARED_SUBJECT))
+        for canary in (subject, CLIENT_SECRET):
+            assert canary not in str(caught.value)
+            assert canary not in repr(caught.value.__dict__)
+    assert subject not in caplog.text
+    assert CLIENT_SECRET not in caplog.text

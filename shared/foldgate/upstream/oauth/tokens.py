@@ -10,6 +10,7 @@ expired, or a rotated token used twice) and the caller must ask for consent, nev
 from __future__ import annotations
 
 import base64
+import re
 import time
 from dataclasses import dataclass, replace
 from typing import Any
@@ -17,9 +18,18 @@ from urllib.parse import quote
 
 from foldgate.errors import UpstreamError
 from foldgate.store.grants.base import UpstreamGrant
-from foldgate.upstream.oauth.http import post_form
+from foldgate.upstream.oauth.http import AuthServerAnswer, post_form
 
 __all__ = ["ClientAuth", "TokenRefusedError", "grant_from", "request_answer", "request_token", "revoke"]
+
+# The RFC 6749 error codes in use are lowercase words joined by underscores (invalid_grant,
+# use_dpop_nonce, ...); anything else a server puts in ``error`` is not repeated.
+_ERROR_CODE = re.compile(r"[a-z][a-z0-9_]{0,63}")
+# The form fields that carry a credential (a hostile server may echo one back as its ``error``).
+_SECRET_FIELDS = frozenset(
+    {"subject_token", "actor_token", "assertion", "client_assertion", "client_secret", "code",
+     "code_verifier", "refresh_token", "token"}
+)  # fmt: skip
 
 
 class TokenRefusedError(UpstreamError):
@@ -87,6 +97,25 @@ async def _authenticate(
     return form, headers
 
 
+def _echoes(code: str, secret: str) -> bool:
+    # Short strings match by chance inside long ones: only 8 characters or more count as an echo.
+    return code == secret or (len(secret) >= 8 and secret in code) or (len(code) >= 8 and code in secret)
+
+
+def _refused(answer: AuthServerAnswer, form: dict[str, str], client: ClientAuth) -> TokenRefusedError:
+    """The refusal, with the answer's ``error`` code unless it is malformed or repeats (part of) a
+    credential foldgate sent: a hostile server's echo never reaches a message, a log line or an event."""
+    code = answer.error
+    sent = [v for k, v in form.items() if k in _SECRET_FIELDS] + [client.client_secret or ""]
+    if code is not None and (not _ERROR_CODE.fullmatch(code) or any(_echoes(code, v) for v in sent if v)):
+        code = None
+    return TokenRefusedError(
+        f"the authorization server refused the {form.get('grant_type', 'token')} request "
+        f"(HTTP {answer.status}{', ' + code if code else ''})",
+        error=code,
+    )
+
+
 async def request_token(
     token_url: str, form: dict[str, str], client: ClientAuth, *, issuer: str, allow_private: bool
 ) -> Any:
@@ -98,11 +127,7 @@ async def request_token(
     body, headers = await _authenticate(client, form, issuer)
     answer = await post_form(token_url, body, allow_private=allow_private, headers=headers)
     if answer.status != 200:
-        raise TokenRefusedError(
-            f"the authorization server refused the {form.get('grant_type', 'token')} request "
-            f"(HTTP {answer.status}{', ' + answer.error if answer.error else ''})",
-            error=answer.error,
-        )
+        raise _refused(answer, form, client)
     try:
         return OAuthToken.model_validate(answer.body)
     except ValidationError:
@@ -167,9 +192,5 @@ async def request_answer(
     body, headers = await _authenticate(client, form, issuer)
     answer = await post_form(token_url, body, allow_private=allow_private, headers=headers)
     if answer.status != 200:
-        raise TokenRefusedError(
-            f"the authorization server refused the {form.get('grant_type', 'token')} request "
-            f"(HTTP {answer.status}{', ' + answer.error if answer.error else ''})",
-            error=answer.error,
-        )
+        raise _refused(answer, form, client)
     return answer.body
