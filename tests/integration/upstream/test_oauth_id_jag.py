@@ -320,3 +320,55 @@ async def test_an_error_code_echoing_a_credential_never_reaches_the_error(
             assert canary not in repr(caught.value.__dict__)
     assert subject not in caplog.text
     assert CLIENT_SECRET not in caplog.text
+
+
+@pytest.mark.parametrize(
+    "grant",
+    [
+        "not-a-jwt",
+        "claims-without-client-id",
+        "for-another-audience",
+    ],
+)
+async def test_an_id_jag_that_is_not_a_jwt_for_this_client_and_server_is_never_sent(
+    ent: Enterprise, store: SqliteGrantStore, grant: str
+) -> None:
+    # The client secret and the ID-JAG go to the upstream's AS only for an ID-JAG the IdP issued to
+    # foldgate's client there, for that very server (SEP-990: client_id and aud are required claims).
+    original = ent.answer
+    server = server_config(ent)
+
+    def answer(path: str, form: dict[str, str], authorization: str | None) -> tuple[int, dict[str, Any]]:
+        status, body = original(path, form, authorization)
+        if path != "/idp/token":
+            return status, body
+        claims = exchanged_claims(body["access_token"])
+        if grant == "not-a-jwt":
+            body["access_token"] = "opaque-grant-" + claims["sub"]
+        elif grant == "claims-without-client-id":
+            del claims["client_id"]
+            body["access_token"] = sign_jag(claims)
+        else:
+            claims["aud"] = "https://another-as.example.com"
+            body["access_token"] = sign_jag(claims)
+        return status, body
+
+    ent.answer = answer  # type: ignore[method-assign]
+    with pytest.raises(UpstreamError, match="ID-JAG"):
+        await provider(store).authorization(server, person(ent, "alice"))
+    assert ent.posted("/as/token") == []
+
+
+def exchanged_claims(grant: str) -> dict[str, Any]:
+    import jwt
+
+    return dict(jwt.decode(grant, options={"verify_signature": False}))
+
+
+def sign_jag(claims: dict[str, Any]) -> str:
+    import jwt
+
+    from tests.upstreams.enterprise import IDP_KEY
+
+    return jwt.encode(claims, IDP_KEY, algorithm="HS256", headers={"typ": "oauth-id-jag+jwt"})
+
