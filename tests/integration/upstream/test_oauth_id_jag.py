@@ -372,3 +372,18 @@ def sign_jag(claims: dict[str, Any]) -> str:
 
     return jwt.encode(claims, IDP_KEY, algorithm="HS256", headers={"typ": "oauth-id-jag+jwt"})
 
+
+@pytest.mark.parametrize("expires_in", [None, 0, 10**400], ids=["absent", "zero", "absurd"])
+async def test_a_token_of_no_zero_or_absurd_lifetime_is_held_for_a_bounded_time(
+    ent: Enterprise, store: SqliteGrantStore, monkeypatch: pytest.MonkeyPatch, expires_in: int | None
+) -> None:
+    # Revocation at the IdP takes effect at the next exchange: a token the AS gave no (or a zero, or an
+    # absurd) lifetime is not held until the process ends.
+    ent.expires_in = expires_in
+    tokens, server, alice = provider(store), server_config(ent), person(ent, "alice")
+    clock = SimpleNamespace(now=1.0e9)
+    monkeypatch.setattr(exchanged, "time", SimpleNamespace(time=lambda: clock.now))
+    first = await tokens.authorization(server, alice)
+    clock.now += exchanged.MAX_HOLD_S + 1
+    assert await tokens.authorization(server, alice) != first
+    assert len(ent.posted("/as/token")) == 2
