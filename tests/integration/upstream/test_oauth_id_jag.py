@@ -387,3 +387,15 @@ async def test_a_token_of_no_zero_or_absurd_lifetime_is_held_for_a_bounded_time(
     clock.now += exchanged.MAX_HOLD_S + 1
     assert await tokens.authorization(server, alice) != first
     assert len(ent.posted("/as/token")) == 2
+
+
+async def test_a_403_whose_scope_echoes_the_token_never_prints_it(
+    ent: Enterprise, store: SqliteGrantStore
+) -> None:
+    # A hostile upstream may hand the token it was sent back as the scope its 403 asks for.
+    tokens, server, alice = provider(store), server_config(ent), person(ent, "alice")
+    sent = await tokens.authorization(server, alice)
+    token = sent.removeprefix("Bearer ")
+    with pytest.raises(UpstreamError, match="HTTP 403") as caught:
+        await tokens.refused(server, alice, sent, 403, f'Bearer error="insufficient_scope", scope="{token}"')
+    assert token not in str(caught.value)

@@ -132,7 +132,10 @@ class ExchangedTokens:
         is the tool's error."""
         challenge = challenge_of(header)
         if status == 403:
-            named = f" (it needs scope {challenge.scope[:200]})" if challenge.scope else ""
+            scope = challenge.scope[:200] if challenge.scope else ""
+            # Named only when it is not the refused token handed back (a hostile upstream's echo).
+            shown = scope and not (sent and any(part in sent for part in scope.split() if len(part) >= 8))
+            named = f" (it needs scope {scope})" if shown else ""
             raise UpstreamError(f"{server.name}: the upstream refused this request (HTTP 403){named}")
         key = self._key(server, auth, caller)
         async with self._lock(key):
