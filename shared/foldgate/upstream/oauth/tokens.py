@@ -13,14 +13,25 @@ import base64
 import re
 import time
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Final
 from urllib.parse import quote
 
 from foldgate.errors import UpstreamError
 from foldgate.store.grants.base import UpstreamGrant
 from foldgate.upstream.oauth.http import AuthServerAnswer, post_form
 
-__all__ = ["ClientAuth", "TokenRefusedError", "grant_from", "request_answer", "request_token", "revoke"]
+__all__ = [
+    "MAX_LIFETIME_S",
+    "ClientAuth",
+    "TokenRefusedError",
+    "grant_from",
+    "request_answer",
+    "request_token",
+    "revoke",
+]
+
+# A token lifetime beyond a year is the server's nonsense (JSON integers have no bound): capped.
+MAX_LIFETIME_S: Final = 365 * 24 * 3600
 
 # The RFC 6749 error codes in use are lowercase words joined by underscores (invalid_grant,
 # use_dpop_nonce, ...); anything else a server puts in ``error`` is not repeated.
@@ -149,7 +160,7 @@ def grant_from(
     old one (RFC 6749 section 6: rotation is the server's choice). ``client_id``: the client it was
     issued to. ``issued_at`` is now (the token's lifetime sets its refresh margin)."""
     now = time.time()
-    expires_at = now + token.expires_in if token.expires_in else None
+    expires_at = now + min(token.expires_in, MAX_LIFETIME_S) if token.expires_in else None
     refresh = token.refresh_token or (previous.refresh_token if previous is not None else None)
     fresh = UpstreamGrant(
         tenant=tenant,
