@@ -292,3 +292,110 @@ async def test_through_the_upstream_client_each_person_calls_as_themselves_and_a
             await client.aclose()
         ran = [json.loads(line)["subject"] for line in calls.read_text().splitlines()]
         assert ran == ["alice", "bob", "alice", "carol", "carol"]
+
+
+async def test_an_error_code_echoing_a_credential_never_reaches_the_error(
+    ent: Enterprise, store: SqliteGrantStore, caplog: pytest.LogCaptureFixture
+) -> None:
+    # A hostile IdP or AS may put what it was sent (a short opaque subject token, the client secret)
+    # in the RFC 6749 ``error`` field: only a well-formed code that echoes nothing is kept.
+    caplog.set_level(logging.DEBUG)
+    subject = "canarysubjecttoken"  # lowercase, like an error code: only the echo check catches it
+    ent.subject_of = lambda token: "svc"  # type: ignore[method-assign]
+    server = server_config(ent, subject_token={"secret": "/fg/subject"})
+    tokens = provider(store, {**SECRETS, "/fg/subject": subject})
+    answers = {
+        "/idp/token": (400, {"error": subject}),
+        "/as/token": (400, {"error": CLIENT_SECRET}),
+    }
+    original = ent.answer
+    for path, answer in answers.items():
+        ent.answer = lambda p, f, a, path=path, answer=answer: (  # type: ignore[method-assign]
+            answer if p == path else original(p, f, a)
+        )
+        with pytest.raises(UpstreamError) as caught:
+            await tokens.authorization(server, UpstreamCaller(TENANT, SHARED_SUBJECT))
+        for canary in (subject, CLIENT_SECRET):
+            assert canary not in str(caught.value)
+            assert canary not in repr(caught.value.__dict__)
+    assert subject not in caplog.text
+    assert CLIENT_SECRET not in caplog.text
+
+
+@pytest.mark.parametrize(
+    "grant",
+    [
+        "not-a-jwt",
+        "claims-without-client-id",
+        "for-another-audience",
+    ],
+)
+async def test_an_id_jag_that_is_not_a_jwt_for_this_client_and_server_is_never_sent(
+    ent: Enterprise, store: SqliteGrantStore, grant: str
+) -> None:
+    # The client secret and the ID-JAG go to the upstream's AS only for an ID-JAG the IdP issued to
+    # foldgate's client there, for that very server (SEP-990: client_id and aud are required claims).
+    original = ent.answer
+    server = server_config(ent)
+
+    def answer(path: str, form: dict[str, str], authorization: str | None) -> tuple[int, dict[str, Any]]:
+        status, body = original(path, form, authorization)
+        if path != "/idp/token":
+            return status, body
+        claims = exchanged_claims(body["access_token"])
+        if grant == "not-a-jwt":
+            body["access_token"] = "opaque-grant-" + claims["sub"]
+        elif grant == "claims-without-client-id":
+            del claims["client_id"]
+            body["access_token"] = sign_jag(claims)
+        else:
+            claims["aud"] = "https://another-as.example.com"
+            body["access_token"] = sign_jag(claims)
+        return status, body
+
+    ent.answer = answer  # type: ignore[method-assign]
+    with pytest.raises(UpstreamError, match="ID-JAG"):
+        await provider(store).authorization(server, person(ent, "alice"))
+    assert ent.posted("/as/token") == []
+
+
+def exchanged_claims(grant: str) -> dict[str, Any]:
+    import jwt
+
+    return dict(jwt.decode(grant, options={"verify_signature": False}))
+
+
+def sign_jag(claims: dict[str, Any]) -> str:
+    import jwt
+
+    from tests.upstreams.enterprise import IDP_KEY
+
+    return jwt.encode(claims, IDP_KEY, algorithm="HS256", headers={"typ": "oauth-id-jag+jwt"})
+
+
+@pytest.mark.parametrize("expires_in", [None, 0, 10**400], ids=["absent", "zero", "absurd"])
+async def test_a_token_of_no_zero_or_absurd_lifetime_is_held_for_a_bounded_time(
+    ent: Enterprise, store: SqliteGrantStore, monkeypatch: pytest.MonkeyPatch, expires_in: int | None
+) -> None:
+    # Revocation at the IdP takes effect at the next exchange: a token the AS gave no (or a zero, or an
+    # absurd) lifetime is not held until the process ends.
+    ent.expires_in = expires_in
+    tokens, server, alice = provider(store), server_config(ent), person(ent, "alice")
+    clock = SimpleNamespace(now=1.0e9)
+    monkeypatch.setattr(exchanged, "time", SimpleNamespace(time=lambda: clock.now))
+    first = await tokens.authorization(server, alice)
+    clock.now += exchanged.MAX_HOLD_S + 1
+    assert await tokens.authorization(server, alice) != first
+    assert len(ent.posted("/as/token")) == 2
+
+
+async def test_a_403_whose_scope_echoes_the_token_never_prints_it(
+    ent: Enterprise, store: SqliteGrantStore
+) -> None:
+    # A hostile upstream may hand the token it was sent back as the scope its 403 asks for.
+    tokens, server, alice = provider(store), server_config(ent), person(ent, "alice")
+    sent = await tokens.authorization(server, alice)
+    token = sent.removeprefix("Bearer ")
+    with pytest.raises(UpstreamError, match="HTTP 403") as caught:
+        await tokens.refused(server, alice, sent, 403, f'Bearer error="insufficient_scope", scope="{token}"')
+    assert token not in str(caught.value)

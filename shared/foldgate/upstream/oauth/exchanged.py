@@ -8,12 +8,14 @@ subject it uses ``listing_subject_token`` when configured, else it cannot list
 ``tools``, as for ``per_user``).
 
 A token is kept per (tenant, server, subject, auth config) until its refresh margin before expiry (the
-provider's :func:`refresh_margin` rule) and never stored: a cold instance exchanges again. One exchange
-at a time per key in this process. A 401 from the upstream drops the token it refused (a 401 may also
-mean the upstream moved to another authorization server: ``id_jag`` discovers again) and the client
-sends once more with a fresh one; a second 401 is the client's error, never a loop. A refused exchange
-is the tool error and is not retried. Every exchange's outcome is recorded (``ctx.outcomes``: the
-status route and an ``upstream.grant`` audit event, never the person's token or the ID-JAG).
+provider's :func:`refresh_margin` rule), at most ``MAX_HOLD_S`` (``UNKNOWN_HOLD_S`` when the server
+gave no lifetime, not at all when it gave none left), and never stored: a cold instance exchanges
+again. One exchange at a time per key in this process. A 401 from the upstream drops the token it
+refused (a 401 may also mean the upstream moved to another authorization server: ``id_jag`` discovers
+again) and the client sends once more with a fresh one; a second 401 is the client's error, never a
+loop. A refused exchange is the tool error and is not retried. Every exchange's outcome is recorded
+(``ctx.outcomes``: the status route and an ``upstream.grant`` audit event, never the person's token
+or the ID-JAG).
 """
 
 from __future__ import annotations
@@ -33,10 +35,14 @@ from foldgate.upstream.oauth.discovery import challenge_of
 from foldgate.upstream.oauth.exchange import Exchanged, ExchangeDiscovery, on_behalf_of
 from foldgate.upstream.oauth.id_jag import id_jag_token
 
-__all__ = ["MAX_HELD", "ExchangedTokens"]
+__all__ = ["MAX_HELD", "MAX_HOLD_S", "UNKNOWN_HOLD_S", "ExchangedTokens"]
 
 # Tokens held per process (one per person and server): the oldest go first beyond this.
 MAX_HELD: Final = 10_000
+# How long a token is held at most, and when the server gave no lifetime: a revocation at the IdP or
+# the authorization server takes effect at the next exchange, never only when the process ends.
+MAX_HOLD_S: Final = 3600
+UNKNOWN_HOLD_S: Final = 300
 
 ExchangeAuth = TokenExchangeAuth | IdJagAuth
 Margin = Callable[[float, float | None], float]
@@ -92,11 +98,14 @@ class ExchangedTokens:
             token = self._usable(key)
             if token is None:
                 token, lifetime = await self._exchange(server, auth, caller)
-                received = time.time()
-                self._held[key] = (token, received, received + lifetime if lifetime else None)
-                self._held.move_to_end(key)
-                while len(self._held) > self.max_held:
-                    self._held.popitem(last=False)
+                # No lifetime: held briefly; an absurd one (or none left): capped, or used just once.
+                hold = UNKNOWN_HOLD_S if lifetime is None else min(lifetime, MAX_HOLD_S)
+                if hold > 0:
+                    received = time.time()
+                    self._held[key] = (token, received, received + hold)
+                    self._held.move_to_end(key)
+                    while len(self._held) > self.max_held:
+                        self._held.popitem(last=False)
             return f"Bearer {token}"
 
     async def _exchange(self, server: ServerConfig, auth: ExchangeAuth, caller: UpstreamCaller) -> Exchanged:
@@ -141,7 +150,10 @@ class ExchangedTokens:
         is the tool's error."""
         challenge = challenge_of(header)
         if status == 403:
-            named = f" (it needs scope {challenge.scope[:200]})" if challenge.scope else ""
+            scope = challenge.scope[:200] if challenge.scope else ""
+            # Named only when it is not the refused token handed back (a hostile upstream's echo).
+            shown = scope and not (sent and any(part in sent for part in scope.split() if len(part) >= 8))
+            named = f" (it needs scope {scope})" if shown else ""
             raise UpstreamError(f"{server.name}: the upstream refused this request (HTTP 403){named}")
         key = self._key(server, auth, caller)
         async with self._lock(key):

@@ -91,8 +91,11 @@ async def _id_jag(
     idp: tuple[str, str],
     subject: tuple[str, str],
     form: dict[str, str],
+    *,
+    issuer: str,
 ) -> str:
-    """Leg 1: the ID-JAG from the IdP (its token endpoint, issuer) for ``subject`` (token, type URN)."""
+    """Leg 1: the ID-JAG from the IdP (its token endpoint, issuer) for ``subject`` (token, type URN),
+    checked to be for foldgate's client at the authorization server ``issuer`` it will be sent to."""
     idp_url, idp_issuer = idp
     exchange = exchange_form(
         *subject,
@@ -109,11 +112,22 @@ async def _id_jag(
     if not isinstance(grant, str) or not grant or (issued is not None and issued != ID_JAG_TYPE):
         raise UpstreamError(f"{server.name}: the IdP's answer is not an ID-JAG")
     claims = claims_of(grant)
-    named = claims.get("client_id")
-    if isinstance(named, str) and named != auth.client_id:
+    # SEP-990: an ID-JAG is a JWT naming its client and audience. Anything else (an opaque string, the
+    # subject token echoed back) is never sent, nor the client secret with it.
+    named, audience = claims.get("client_id"), claims.get("aud")
+    if not isinstance(named, str):
+        raise UpstreamError(f"{server.name}: the IdP's answer is not an ID-JAG (no JWT naming its client)")
+    if named != auth.client_id:
+        shown = f" {named[:100]!r}" if named.isprintable() and named not in subject[0] else ""
         raise UpstreamAuthorizationError(
-            f"{server.name}: the IdP issued the ID-JAG for client {named[:100]!r}, but foldgate's client "
+            f"{server.name}: the IdP issued the ID-JAG for another client{shown}, but foldgate's client "
             f"at the upstream's authorization server is {auth.client_id!r}: map that client to it at the IdP"
+        )
+    audiences = [audience] if isinstance(audience, str) else audience if isinstance(audience, list) else []
+    if not any(isinstance(a, str) and _same_issuer(a, issuer) for a in audiences):
+        raise UpstreamError(
+            f"{server.name}: the IdP issued the ID-JAG for another audience than the upstream's "
+            f"authorization server {issuer[:200]!r}: it is not sent there"
         )
     expires = claims.get("exp")
     if isinstance(expires, int | float) and expires <= time.time():
@@ -150,6 +164,7 @@ async def id_jag_token(
             idp,
             (subject, source.type_urn("id_token")),
             {"audience": auth.audience or upstream.issuer, **shared},
+            issuer=upstream.issuer,
         )
     except TokenRefusedError as exc:
         raise refusal(server.name, "the enterprise IdP", "the ID-JAG exchange", exc) from None

@@ -15,9 +15,10 @@ Bearer), so it is presented with the DPoP scheme.
 from __future__ import annotations
 
 import base64
+import re
 import time
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Final
 from urllib.parse import quote
 
 from foldgate.errors import UpstreamError
@@ -25,7 +26,27 @@ from foldgate.store.grants.base import UpstreamGrant
 from foldgate.upstream.oauth.dpop import NONCE_ERROR, DPoPProver
 from foldgate.upstream.oauth.http import AuthServerAnswer, post_form
 
-__all__ = ["ClientAuth", "TokenRefusedError", "grant_from", "request_answer", "request_token", "revoke"]
+__all__ = [
+    "MAX_LIFETIME_S",
+    "ClientAuth",
+    "TokenRefusedError",
+    "grant_from",
+    "request_answer",
+    "request_token",
+    "revoke",
+]
+
+# A token lifetime beyond a year is the server's nonsense (JSON integers have no bound): capped.
+MAX_LIFETIME_S: Final = 365 * 24 * 3600
+
+# The RFC 6749 error codes in use are lowercase words joined by underscores (invalid_grant,
+# use_dpop_nonce, ...); anything else a server puts in ``error`` is not repeated.
+_ERROR_CODE = re.compile(r"[a-z][a-z0-9_]{0,63}")
+# The form fields that carry a credential (a hostile server may echo one back as its ``error``).
+_SECRET_FIELDS = frozenset(
+    {"subject_token", "actor_token", "assertion", "client_assertion", "client_secret", "code",
+     "code_verifier", "refresh_token", "token"}
+)  # fmt: skip
 
 
 class TokenRefusedError(UpstreamError):
@@ -93,6 +114,25 @@ async def _authenticate(
     return form, headers
 
 
+def _echoes(code: str, secret: str) -> bool:
+    # Short strings match by chance inside long ones: only 8 characters or more count as an echo.
+    return code == secret or (len(secret) >= 8 and secret in code) or (len(code) >= 8 and code in secret)
+
+
+def _refused(answer: AuthServerAnswer, form: dict[str, str], client: ClientAuth) -> TokenRefusedError:
+    """The refusal, with the answer's ``error`` code unless it is malformed or repeats (part of) a
+    credential foldgate sent: a hostile server's echo never reaches a message, a log line or an event."""
+    code = answer.error
+    sent = [v for k, v in form.items() if k in _SECRET_FIELDS] + [client.client_secret or ""]
+    if code is not None and (not _ERROR_CODE.fullmatch(code) or any(_echoes(code, v) for v in sent if v)):
+        code = None
+    return TokenRefusedError(
+        f"the authorization server refused the {form.get('grant_type', 'token')} request "
+        f"(HTTP {answer.status}{', ' + code if code else ''})",
+        error=code,
+    )
+
+
 async def _post_token(
     token_url: str,
     form: dict[str, str],
@@ -135,11 +175,7 @@ async def request_token(
 
     answer = await _post_token(token_url, form, client, issuer=issuer, allow_private=allow_private, dpop=dpop)
     if answer.status != 200:
-        raise TokenRefusedError(
-            f"the authorization server refused the {form.get('grant_type', 'token')} request "
-            f"(HTTP {answer.status}{', ' + answer.error if answer.error else ''})",
-            error=answer.error,
-        )
+        raise _refused(answer, form, client)
     kind = answer.body.get("token_type")
     bound = isinstance(kind, str) and kind.lower() == "dpop"
     if bound and dpop is None:
@@ -148,6 +184,8 @@ async def request_token(
         token = OAuthToken.model_validate({**answer.body, "token_type": "Bearer"} if bound else answer.body)
     except ValidationError:
         raise UpstreamError("the authorization server's token answer is malformed") from None
+    if token.expires_in is not None and token.expires_in > MAX_LIFETIME_S:
+        token = token.model_copy(update={"expires_in": MAX_LIFETIME_S})  # every holder adds it to now
     # The SDK's model admits Bearer only: a DPoP-bound token keeps its own type (a copy, unvalidated).
     return token.model_copy(update={"token_type": "DPoP"}) if bound else token
 
@@ -167,7 +205,7 @@ def grant_from(
     old one (RFC 6749 section 6: rotation is the server's choice). ``client_id``: the client it was
     issued to. ``issued_at`` is now (the token's lifetime sets its refresh margin)."""
     now = time.time()
-    expires_at = now + token.expires_in if token.expires_in else None
+    expires_at = now + min(token.expires_in, MAX_LIFETIME_S) if token.expires_in else None
     refresh = token.refresh_token or (previous.refresh_token if previous is not None else None)
     fresh = UpstreamGrant(
         tenant=tenant,
@@ -210,9 +248,5 @@ async def request_answer(
     body, headers = await _authenticate(client, form, issuer)
     answer = await post_form(token_url, body, allow_private=allow_private, headers=headers)
     if answer.status != 200:
-        raise TokenRefusedError(
-            f"the authorization server refused the {form.get('grant_type', 'token')} request "
-            f"(HTTP {answer.status}{', ' + answer.error if answer.error else ''})",
-            error=answer.error,
-        )
+        raise _refused(answer, form, client)
     return answer.body

@@ -3,6 +3,7 @@ an inbound source without an inbound identity is the tool error; no error ever c
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import pytest
 from foldgate.config.token_source import TokenSource
 from foldgate.errors import UpstreamAuthorizationError, UpstreamError
 from foldgate.model.caller import UpstreamCaller
+from foldgate.upstream.oauth import sources
 from foldgate.upstream.oauth.sources import MAX_TOKEN_BYTES, read_token
 
 CALLER = UpstreamCaller("acme", "oauth-sub-1", "inbound-canary")
@@ -59,3 +61,38 @@ async def test_bad_sources_fail_without_saying_what_they_held(tmp_path: Path) ->
         with pytest.raises(UpstreamError, match=why) as caught:
             await read_token(bad, CALLER, secrets, server="s")
         assert "leaked-canary" not in caught.value.message
+
+
+async def test_a_command_printing_without_end_is_stopped_at_the_cap_not_buffered() -> None:
+    # Reading stops at the cap: a command that floods its output (and never exits) is refused at
+    # once, instead of buffering everything it prints until the timeout.
+    flood = [
+        sys.executable,
+        "-c",
+        "import sys, time\nsys.stdout.write('x' * 100000)\nsys.stdout.flush()\ntime.sleep(60)",
+    ]
+    with pytest.raises(UpstreamError, match="more than"):
+        await read_token(source(command=flood), CALLER, secrets, server="s")
+
+
+async def test_a_command_whose_child_keeps_its_output_open_ends_with_its_whole_group(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A program that leaves a child behind holding standard output: the timeout ends the whole group.
+    monkeypatch.setattr(sources, "COMMAND_TIMEOUT_S", 1.0)
+    pid_file = tmp_path / "child"
+    script = (
+        "import subprocess, sys\n"
+        "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+        f"open({str(pid_file)!r}, 'w').write(str(child.pid))\n"
+        "sys.stdout.write('tok')\n"
+    )
+    with pytest.raises(UpstreamError, match="did not finish"):
+        await read_token(source(command=[sys.executable, "-c", script]), CALLER, secrets, server="s")
+    stat = Path(f"/proc/{pid_file.read_text()}/stat")
+    for _ in range(50):  # the kill is asynchronous; an unreaped child is a zombie ("Z"): gone too
+        if not stat.exists() or stat.read_text().rsplit(")", 1)[1].split()[0] == "Z":
+            break
+        await asyncio.sleep(0.05)
+    else:
+        pytest.fail("the command's child outlived it")
