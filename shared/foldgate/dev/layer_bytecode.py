@@ -12,6 +12,9 @@ CPython whose magic number wrote it, and a foreign one would be dead weight at b
 * The interpreter is ``--interpreter`` if given, else ``python<X.Y>`` on PATH, else a pyenv or uv
   managed one; each candidate is asked its version, release level and magic number, and only a final
   release of exactly ``X.Y`` is used (a pre-release's magic may differ from the runtime's).
+* ``--skip`` leaves paths uncompiled: ``.pyc`` add about 12% to the layer, and Lambda caps function
+  plus layers at 250 MB, so what no cold path imports (OTLP export, unused parts of large packages)
+  ships as source only.
 * After compiling, every ``.pyc`` under the layer is checked: the runtime's cache tag in its name, its
   magic number and the unchecked-hash flags in its header; every foldgate module must have one.
 
@@ -29,6 +32,7 @@ import argparse
 import glob
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -44,7 +48,8 @@ _PROBE = (
 )
 # compileall's workers parallelise; -I in the child keeps PYTHONPYCACHEPREFIX & co. from redirecting it.
 _COMPILE = (
-    "import compileall, py_compile, sys; compileall.compile_dir(sys.argv[1], quiet=2, workers=0, "
+    "import compileall, py_compile, re, sys; compileall.compile_dir(sys.argv[1], quiet=2, workers=0, "
+    "rx=re.compile(sys.argv[2]) if sys.argv[2] else None, "
     "invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)"
 )
 _UNCHECKED_HASH_FLAGS = 0b01  # PEP 552: bit 0 hash-based, bit 1 check_source (off)
@@ -101,9 +106,12 @@ def find_interpreter(want: tuple[int, int], explicit: str | None = None) -> Inte
     return None
 
 
-def compile_layer(root: Path, interpreter: Interpreter) -> None:
-    """Compile every ``.py`` under ``root`` into unchecked-hash ``.pyc`` with ``interpreter``."""
-    subprocess.run([interpreter.path, "-I", "-c", _COMPILE, str(root)], check=True, timeout=1800)
+def compile_layer(root: Path, interpreter: Interpreter, skip: list[str] | None = None) -> None:
+    """Compile every ``.py`` under ``root`` into unchecked-hash ``.pyc`` with ``interpreter``, but for
+    the paths (relative to ``root``, ``/``-separated) that a ``skip`` pattern matches the start of."""
+    rx = "|".join(f"(?:{p})" for p in skip or [])
+    rx = f"^{re.escape(str(root).rstrip('/'))}/(?:{rx})" if rx else ""
+    subprocess.run([interpreter.path, "-I", "-c", _COMPILE, str(root), rx], check=True, timeout=1800)
 
 
 def check_layer(root: Path, interpreter: Interpreter, package: str = "foldgate") -> list[str]:
@@ -138,6 +146,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--interpreter", help="a python of that version (default: found on PATH, pyenv, uv)")
     ap.add_argument("--require", action="store_true", help="fail instead of shipping no bytecode")
+    ap.add_argument(
+        "--skip",
+        action="append",
+        default=[],
+        help="a regular expression for paths under the layer left uncompiled (repeatable): what no "
+        "cold path imports, to stay under Lambda's size limit",
+    )
     args = ap.parse_args(argv)
     major, minor = (int(p) for p in args.python_version.split("."))
     interpreter = find_interpreter((major, minor), args.interpreter)
@@ -148,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2 if args.require else 0
-    compile_layer(args.root, interpreter)
+    compile_layer(args.root, interpreter, args.skip)
     problems = check_layer(args.root, interpreter)
     if problems:
         print("layer_bytecode: " + "\n  ".join(["bytecode check failed:", *problems[:20]]), file=sys.stderr)

@@ -87,3 +87,13 @@ def test_main_compiles_with_the_runtime_version_and_skips_or_fails_without_it(
     assert main([str(root), "--python-version", f"{HERE[0]}.{HERE[1]}", "--interpreter", sys.executable]) == 0
     assert (root / "foldgate" / "sub" / "__pycache__" / f"mod.{TAG}.pyc").is_file()
     assert "unchecked-hash .pyc by CPython" in capsys.readouterr().out
+
+
+def test_skipped_paths_stay_source_only(tmp_path: Path) -> None:
+    root = _layer(tmp_path)
+    (root / "dep" / "unused").mkdir()
+    (root / "dep" / "unused" / "big.py").write_text("Y = 2\n")
+    compile_layer(root, _this(), skip=["dep/(unused)/"])
+    assert (root / "dep" / "__pycache__" / f"__init__.{TAG}.pyc").is_file()
+    assert not (root / "dep" / "unused" / "__pycache__").exists()
+    assert check_layer(root, _this()) == []
