@@ -49,8 +49,8 @@ HANDLERS = ("mcp", "code", "admin", "indexer")
 MODES = ("cold", "shipped")
 
 _TIMED = (
-    "import runpy, sys, time, json; t = time.perf_counter(); runpy.run_path({app!r}); "
-    "print(json.dumps([time.perf_counter() - t, len(sys.modules)]))"
+    "import runpy, sys, time, json; t, c = time.perf_counter(), time.process_time(); "
+    "runpy.run_path({app!r}); print(json.dumps([time.perf_counter() - t, time.process_time() - c, len(sys.modules)]))"
 )
 # The source files an init imports (once per checkout and handler, to compile the two prefixes).
 _SOURCES = (
@@ -64,11 +64,11 @@ _COMPILE = (
     "    except (py_compile.PyCompileError, OSError): pass\n"
     "print(n)"
 )
-_BARE = "import sys, json; print(json.dumps([0, len(sys.modules)]))"
+_BARE = "import sys, json; print(json.dumps([0, 0, len(sys.modules)]))"
 
 
-def _run(code: str, env: dict[str, str]) -> tuple[float, float, int]:
-    """(process wall ms, init ms, modules) of one fresh interpreter running ``code``."""
+def _run(code: str, env: dict[str, str]) -> tuple[float, float, float, int]:
+    """(process wall ms, init ms, init CPU ms, modules) of one fresh interpreter running ``code``."""
     t = time.perf_counter()
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=False, timeout=120
@@ -78,9 +78,9 @@ def _run(code: str, env: dict[str, str]) -> tuple[float, float, int]:
         raise RuntimeError(f"cold-start child failed: {out.stderr.strip()[-800:]}")
     lines = out.stdout.strip().splitlines()
     if not lines:
-        return wall, 0.0, 0
-    init_s, modules = json.loads(lines[-1])
-    return wall, float(init_s) * 1000, int(modules)
+        return wall, 0.0, 0.0, 0
+    init_s, cpu_s, modules = json.loads(lines[-1])
+    return wall, float(init_s) * 1000, float(cpu_s) * 1000, int(modules)
 
 
 def _env(tmp: Path, shared: Path, prefix: Path | None = None) -> dict[str, str]:
@@ -166,7 +166,7 @@ def run_coldstart_bench(
 ) -> dict[str, Any]:
     """Median init of each handler per bytecode mode (and of a bare interpreter), ``rounds`` fresh
     processes each; ``before`` names other checkouts (directories or git revisions) timed alike."""
-    samples: dict[str, list[tuple[float, float, int]]] = {"bare": []}
+    samples: dict[str, list[tuple[float, float, float, int]]] = {"bare": []}
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         (tmp / "cold.json").write_text(json.dumps({"servers": []}))
@@ -191,7 +191,8 @@ def run_coldstart_bench(
         rows[label] = {
             "process_ms": round(statistics.median(r[0] for r in runs), 1),
             "init_ms": round(statistics.median(r[1] for r in runs), 1),
-            "modules": int(statistics.median(r[2] for r in runs)),
+            "init_cpu_ms": round(statistics.median(r[2] for r in runs), 1),
+            "modules": int(statistics.median(r[3] for r in runs)),
         }
     bare = rows["bare"]["process_ms"]
     for row in rows.values():
@@ -201,21 +202,28 @@ def run_coldstart_bench(
         for name in handlers:
             for mode in modes:
                 now, then = rows.get(f"{name}/{mode}"), rows.get(f"{prefix}{name}/{mode}")
-                if now and then and then["init_ms"]:
+                if now and then and then["init_ms"] and then["init_cpu_ms"]:
                     now.setdefault("vs_before", {})[prefix[:-1]] = round(now["init_ms"] / then["init_ms"], 2)
+                    now.setdefault("cpu_vs_before", {})[prefix[:-1]] = round(
+                        now["init_cpu_ms"] / then["init_cpu_ms"], 2
+                    )
     summary: dict[str, Any] = {}
     for name in handlers:
         now = rows.get(f"{name}/{deployed['']}")
         if now is None:
             continue
-        summary[name] = {"init_ms": now["init_ms"], "bytecode": deployed[""], "vs": {}}
+        summary[name] = {
+            "init_ms": now["init_ms"], "init_cpu_ms": now["init_cpu_ms"], "bytecode": deployed[""], "vs": {}
+        }  # fmt: skip
         for prefix in befores:
             then = rows.get(f"{prefix}{name}/{deployed[prefix]}")
-            if then and then["init_ms"]:
+            if then and then["init_ms"] and then["init_cpu_ms"]:
                 summary[name]["vs"][prefix[:-1]] = {
                     "init_ms": then["init_ms"],
+                    "init_cpu_ms": then["init_cpu_ms"],
                     "bytecode": deployed[prefix],
                     "ratio": round(now["init_ms"] / then["init_ms"], 2),
+                    "cpu_ratio": round(now["init_cpu_ms"] / then["init_cpu_ms"], 2),
                 }
     return {
         "rounds": rounds,
@@ -227,24 +235,29 @@ def run_coldstart_bench(
 
 
 def format_coldstart_report(r: dict[str, Any]) -> str:
-    """A table per variant (process, init, modules, ratio to each ``before`` in the same bytecode mode),
-    then each handler's init as deployed (its checkout's layer bytecode) against each ``before``."""
+    """A table per variant (process, init wall and CPU time, modules, the init's ratios to each
+    ``before`` in the same bytecode mode), then each handler's init as deployed (its checkout's layer
+    bytecode) against each ``before``."""
     lines = [
         f"fresh processes per variant: {r['rounds']} (medians, ms); bytecode: cold = compiled at init, "
-        "shipped = .pyc in the layer",
-        f"{'variant':<26}{'process':>9}{'over bare':>11}{'init':>9}{'modules':>9}  init vs before",
+        "shipped = .pyc in the layer; init vs before: wall (CPU)",
+        f"{'variant':<26}{'process':>9}{'over bare':>11}{'init':>9}{'init CPU':>10}{'modules':>9}"
+        "  init vs before",
     ]
     for label, row in r["handlers"].items():
-        ratio = "  ".join(f"{b}: {v:.2f}x" for b, v in row.get("vs_before", {}).items())
+        cpu = row.get("cpu_vs_before", {})
+        ratio = "  ".join(f"{b}: {v:.2f}x ({cpu[b]:.2f}x)" for b, v in row.get("vs_before", {}).items())
         lines.append(
             f"{label:<26}{row['process_ms']:>9.1f}{row['over_bare_ms']:>11.1f}{row['init_ms']:>9.1f}"
-            f"{row['modules']:>9}  {ratio}"
+            f"{row['init_cpu_ms']:>10.1f}{row['modules']:>9}  {ratio}"
         )
     if r["deployed"]:
-        lines.append("as deployed (each checkout's layer bytecode):")
+        lines.append("as deployed (each checkout's layer bytecode), init wall (CPU) ms:")
         for name, d in r["deployed"].items():
             vs = "  ".join(
-                f"{b} ({v['bytecode']}) {v['init_ms']:.1f}: {v['ratio']:.2f}x" for b, v in d["vs"].items()
+                f"{b} ({v['bytecode']}) {v['init_ms']:.1f} ({v['init_cpu_ms']:.1f}): "
+                f"{v['ratio']:.2f}x ({v['cpu_ratio']:.2f}x)"
+                for b, v in d["vs"].items()
             )
-            lines.append(f"  {name} ({d['bytecode']}) {d['init_ms']:.1f} ms  {vs}")
+            lines.append(f"  {name} ({d['bytecode']}) {d['init_ms']:.1f} ({d['init_cpu_ms']:.1f})  {vs}")
     return "\n".join(lines)
