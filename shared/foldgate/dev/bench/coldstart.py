@@ -50,7 +50,8 @@ MODES = ("cold", "shipped")
 
 _TIMED = (
     "import runpy, sys, time, json; t, c = time.perf_counter(), time.process_time(); "
-    "runpy.run_path({app!r}); print(json.dumps([time.perf_counter() - t, time.process_time() - c, len(sys.modules)]))"
+    "runpy.run_path({app!r}); "
+    "print(json.dumps([time.perf_counter() - t, time.process_time() - c, len(sys.modules)]))"
 )
 # The source files an init imports (once per checkout and handler, to compile the two prefixes).
 _SOURCES = (
