@@ -98,7 +98,9 @@ def _cmd_bench_coldstart(args: argparse.Namespace) -> int:
 
     handlers = tuple(h.strip() for h in args.handlers.split(",") if h.strip())
     modes = ("cold", "shipped") if args.bytecode == "both" else (args.bytecode,)
-    report = run_coldstart_bench(rounds=args.rounds, handlers=handlers, before=args.before, modes=modes)
+    report = run_coldstart_bench(
+        rounds=args.rounds, handlers=handlers, before=args.before, modes=modes, store=args.store
+    )
     print(json.dumps(report) if args.json else format_coldstart_report(report))
     return 0
 
@@ -424,6 +426,12 @@ def add_bench_commands(sub: Any) -> None:
         choices=["cold", "shipped", "both"],
         default="both",
         help="cold: deps and foldgate compiled at init; shipped: with the layer's .pyc (default both)",
+    )
+    cold.add_argument(
+        "--store",
+        choices=["sqlite", "dynamodb"],
+        default="sqlite",
+        help="dynamodb: each init against a moto_server stack as deployed (boto3, SSM, KMS)",
     )
     cold.add_argument("--json", action="store_true", help="print one JSON object")
     cold.set_defaults(func=_cmd_bench_coldstart)

@@ -28,6 +28,7 @@ inside the process), and how many modules the init left in ``sys.modules``.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -84,18 +85,19 @@ def _run(code: str, env: dict[str, str]) -> tuple[float, float, float, int]:
     return wall, float(init_s) * 1000, float(cpu_s) * 1000, int(modules)
 
 
-def _env(tmp: Path, shared: Path, prefix: Path | None = None) -> dict[str, str]:
+def _env(
+    tmp: Path, shared: Path, prefix: Path | None = None, cloud: dict[str, str] | None = None
+) -> dict[str, str]:
     base = {
         k: v
         for k, v in os.environ.items()
         if not k.startswith(("OTEL_", "FOLDGATE_", "AWS_", "PYTHONPYCACHEPREFIX", "PYTHONDONTWRITE"))
     }
-    env = {
-        **base,
-        "PYTHONPATH": str(shared),
+    store = cloud or {
         "FOLDGATE_SQLITE_PATH": str(tmp / "cold.sqlite3"),
         "FOLDGATE_CONFIG_FILE": str(tmp / "cold.json"),
     }
+    env = {**base, "PYTHONPATH": str(shared), **store}
     if prefix is not None:
         env |= {"PYTHONPYCACHEPREFIX": str(prefix), "PYTHONDONTWRITEBYTECODE": "1"}
     return env
@@ -128,14 +130,14 @@ def _compile(files: list[str], prefix: Path, mode: str) -> None:
     )  # fmt: skip
 
 
-def _prefixes(tmp: Path, apps: list[tuple[Path, Path]]) -> dict[str, Path]:
+def _prefixes(tmp: Path, apps: list[tuple[Path, dict[str, str]]]) -> dict[str, Path]:
     """Two bytecode prefixes: the standard library's alone (cold) and everything's (shipped)."""
     stdlib = Path(sysconfig.get_paths()["stdlib"]).resolve()
     sources: set[str] = set()
-    for app, shared in apps:
+    for app, env in apps:
         out = subprocess.run(
             [sys.executable, "-c", _SOURCES.format(app=str(app))], capture_output=True, text=True,
-            env=_env(tmp, shared), check=True, timeout=120,
+            env=env, check=True, timeout=120,
         )  # fmt: skip
         sources.update(f for f in json.loads(out.stdout.strip().splitlines()[-1]) if f.endswith(".py"))
     std = sorted(f for f in sources if Path(f).resolve().is_relative_to(stdlib) and "site-packages" not in f)
@@ -158,35 +160,69 @@ def _checkouts(tmp: Path, before: list[str | Path]) -> dict[str, Path]:
     return roots
 
 
+def _handler_env(name: str, cloud: dict[str, str] | None) -> dict[str, str] | None:
+    if cloud is None:
+        return None
+    # Loaded only for the cloud store (the handler's own Environment over the Globals).
+    from foldgate.dev.bench.coldstart_cloud import HANDLER_ENV
+
+    return cloud | HANDLER_ENV.get(name, {})
+
+
+def _sample(
+    tmp: Path,
+    rounds: int,
+    handlers: tuple[str, ...],
+    before: list[str | Path],
+    modes: tuple[str, ...],
+    cloud: dict[str, str] | None,
+) -> tuple[dict[str, list[tuple[float, float, float, int]]], dict[str, str], list[str]]:
+    """Every variant's samples, each checkout's deployed bytecode mode, and the ``before`` labels."""
+    samples: dict[str, list[tuple[float, float, float, int]]] = {"bare": []}
+    (tmp / "cold.json").write_text(json.dumps({"servers": []}))
+    roots = _checkouts(tmp, before)
+    apps = {
+        (prefix, name): root / "functions" / name / "app.py"
+        for prefix, root in roots.items()
+        for name in handlers
+        if (root / "functions" / name / "app.py").exists()
+    }
+    envs = {key: _handler_env(key[1], cloud) for key in apps}
+    pyc = _prefixes(
+        tmp, [(app, _env(tmp, roots[key[0]] / "shared", None, envs[key])) for key, app in apps.items()]
+    )
+    for _ in range(rounds):  # interleaved, so machine noise hits every variant alike
+        samples["bare"].append(_run(_BARE, _env(tmp, REPO / "shared", pyc["cold"])))
+        for (prefix, name), app in apps.items():
+            for mode in modes:
+                env = _env(tmp, roots[prefix] / "shared", pyc[mode], envs[(prefix, name)])
+                samples.setdefault(f"{prefix}{name}/{mode}", []).append(
+                    _run(_TIMED.format(app=str(app)), env)
+                )
+    deployed = {prefix: "shipped" if ships_bytecode(root) else "cold" for prefix, root in roots.items()}
+    return samples, deployed, [p for p in roots if p]
+
+
 def run_coldstart_bench(
     *,
     rounds: int = 7,
     handlers: tuple[str, ...] = HANDLERS,
     before: list[str | Path] | None = None,
     modes: tuple[str, ...] = MODES,
+    store: str = "sqlite",
 ) -> dict[str, Any]:
     """Median init of each handler per bytecode mode (and of a bare interpreter), ``rounds`` fresh
-    processes each; ``before`` names other checkouts (directories or git revisions) timed alike."""
-    samples: dict[str, list[tuple[float, float, float, int]]] = {"bare": []}
-    with tempfile.TemporaryDirectory() as tmp_name:
-        tmp = Path(tmp_name)
-        (tmp / "cold.json").write_text(json.dumps({"servers": []}))
-        roots = _checkouts(tmp, list(before or []))
-        apps = {
-            (prefix, name): root / "functions" / name / "app.py"
-            for prefix, root in roots.items()
-            for name in handlers
-            if (root / "functions" / name / "app.py").exists()
-        }
-        pyc = _prefixes(tmp, [(app, roots[prefix] / "shared") for (prefix, _), app in apps.items()])
-        for _ in range(rounds):  # interleaved, so machine noise hits every variant alike
-            samples["bare"].append(_run(_BARE, _env(tmp, REPO / "shared", pyc["cold"])))
-            for (prefix, name), app in apps.items():
-                for mode in modes:
-                    env = _env(tmp, roots[prefix] / "shared", pyc[mode])
-                    label = f"{prefix}{name}/{mode}"
-                    samples.setdefault(label, []).append(_run(_TIMED.format(app=str(app)), env))
-        deployed = {prefix: "shipped" if ships_bytecode(root) else "cold" for prefix, root in roots.items()}
+    processes each; ``before`` names other checkouts (directories or git revisions) timed alike;
+    ``store`` dynamodb runs every init against a moto-backed stack as deployed (coldstart_cloud)."""
+    with contextlib.ExitStack() as stack:
+        cloud: dict[str, str] | None = None
+        if store == "dynamodb":
+            # Loaded only for this store: boto3 and moto are the cloud figures' alone.
+            from foldgate.dev.bench.coldstart_cloud import cloud_stack
+
+            cloud = stack.enter_context(cloud_stack())
+        tmp = Path(stack.enter_context(tempfile.TemporaryDirectory()))
+        samples, deployed, befores = _sample(tmp, rounds, handlers, list(before or []), modes, cloud)
     rows: dict[str, Any] = {}
     for label, runs in samples.items():
         rows[label] = {
@@ -198,7 +234,6 @@ def run_coldstart_bench(
     bare = rows["bare"]["process_ms"]
     for row in rows.values():
         row["over_bare_ms"] = round(row["process_ms"] - bare, 1)
-    befores = [p for p in roots if p]
     for prefix in befores:
         for name in handlers:
             for mode in modes:
@@ -228,6 +263,7 @@ def run_coldstart_bench(
                 }
     return {
         "rounds": rounds,
+        "store": store,
         "before": [p[:-1] for p in befores],
         "modes": list(modes),
         "handlers": rows,

@@ -41,3 +41,11 @@ def test_a_checkout_ships_bytecode_when_its_layer_build_compiles_it(tmp_path: Pa
     (tmp_path / "layers" / "deps").mkdir(parents=True)
     (tmp_path / "layers" / "deps" / "Makefile").write_text("build-DependencyLayer:\n\tpip install\n")
     assert not ships_bytecode(tmp_path)
+
+
+def test_the_cloud_store_times_the_deployed_init_against_moto() -> None:
+    # The cloud init opens boto3's clients and reads the token secret: more modules than SQLite's.
+    cloud = run_coldstart_bench(rounds=1, handlers=("mcp",), modes=("shipped",), store="dynamodb")
+    local = run_coldstart_bench(rounds=1, handlers=("mcp",), modes=("shipped",))
+    assert cloud["store"] == "dynamodb"
+    assert cloud["handlers"]["mcp/shipped"]["modules"] > local["handlers"]["mcp/shipped"]["modules"]
