@@ -29,6 +29,7 @@ import boto3
 import pytest
 
 from foldgate.dev.bench.moto import aws_env, create_table_from_template, start_moto
+from foldgate.dev.layer_bytecode import check_layer, find_interpreter
 from foldgate.dev.procs import stop_process
 from tests.procs import REPO, replay
 
@@ -197,6 +198,23 @@ def test_every_template_function_is_in_the_build_and_tested() -> None:
     tested = {"IndexerFunction", "IndexScheduleFunction", "McpFunction", "AdminFunction", "CodeFunction",
               "TaskWorkerFunction"}  # fmt: skip
     assert set(FUNCTIONS) == tested
+
+
+def test_the_layer_ships_bytecode_of_the_runtime_python_only() -> None:
+    # layers/deps/Makefile compiles the layer with the runtime's Python where one is found
+    # (foldgate.dev.layer_bytecode): every .pyc is then that Python's, unchecked-hash, and foldgate has
+    # all of its own; a build without one ships none (never bytecode of another Python).
+    built = BUILD / "DependencyLayer" / "python"
+    if not (built / "foldgate").is_dir():
+        pytest.skip(f"no sam build output in {BUILD}: run `make sam-build` (make test does)")
+    runtime = re.search(r"^\s+Runtime: python(\d+)\.(\d+)", (REPO / "template.yaml").read_text(), re.M)
+    assert runtime is not None
+    interpreter = find_interpreter((int(runtime.group(1)), int(runtime.group(2))))
+    if interpreter is None:
+        assert not list(built.rglob("*.pyc")), "bytecode in the layer, but no runtime Python to check it"
+        pytest.skip(f"no python{runtime.group(1)}.{runtime.group(2)} here: the build shipped no bytecode")
+    assert check_layer(built, interpreter) == []
+    assert (built / "pydantic" / "__pycache__" / f"main.{interpreter.cache_tag}.pyc").is_file()
 
 
 @pytest.fixture(scope="module")

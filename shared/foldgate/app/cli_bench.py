@@ -97,7 +97,10 @@ def _cmd_bench_coldstart(args: argparse.Namespace) -> int:
     from foldgate.dev.bench.coldstart import format_coldstart_report, run_coldstart_bench
 
     handlers = tuple(h.strip() for h in args.handlers.split(",") if h.strip())
-    report = run_coldstart_bench(rounds=args.rounds, handlers=handlers, before=args.before)
+    modes = ("cold", "shipped") if args.bytecode == "both" else (args.bytecode,)
+    report = run_coldstart_bench(
+        rounds=args.rounds, handlers=handlers, before=args.before, modes=modes, store=args.store
+    )
     print(json.dumps(report) if args.json else format_coldstart_report(report))
     return 0
 
@@ -413,7 +416,23 @@ def add_bench_commands(sub: Any) -> None:
     cold = bench_sub.add_parser("coldstart", help="each Lambda handler's init vs a bare interpreter")
     cold.add_argument("--rounds", type=int, default=7, help="fresh processes per variant (default 7)")
     cold.add_argument("--handlers", default="mcp,code,admin,indexer", help="functions/<name>/app.py to time")
-    cold.add_argument("--before", type=Path, help="also time this checkout's handlers (before/after)")
+    cold.add_argument(
+        "--before",
+        action="append",
+        help="also time this checkout's handlers: a directory or a git revision (repeatable)",
+    )
+    cold.add_argument(
+        "--bytecode",
+        choices=["cold", "shipped", "both"],
+        default="both",
+        help="cold: deps and foldgate compiled at init; shipped: with the layer's .pyc (default both)",
+    )
+    cold.add_argument(
+        "--store",
+        choices=["sqlite", "dynamodb"],
+        default="sqlite",
+        help="dynamodb: each init against a moto_server stack as deployed (boto3, SSM, KMS)",
+    )
     cold.add_argument("--json", action="store_true", help="print one JSON object")
     cold.set_defaults(func=_cmd_bench_coldstart)
     code = bench_sub.add_parser("code", help="code sandbox overhead: per run, per tool call, per respawn")

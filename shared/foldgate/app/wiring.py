@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import logging
 import threading
+import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -343,17 +344,32 @@ def open_authority(settings: Settings, *, cache_seconds: float = 30.0) -> TokenA
     )
 
 
+# Parameter Store secrets read for one Settings object, by (id, name): the token secret is wanted by
+# authentication, the upstream client's connect links and the OAuth routes of one build, and each read
+# was an SSM client and a round trip at every cold start. The weak reference drops the entry with its
+# Settings (so an id is never reused for another), and a failed read is not kept.
+_SSM_SECRETS: dict[tuple[int, str], tuple[weakref.ref[Settings], bytes]] = {}
+
+
 def optional_secret(settings: Settings, name: Literal["token", "operator"]) -> bytes | None:
-    """The named secret, or None (logged) when it is not configured: what it guards stays closed."""
+    """The named secret, or None (logged) when it is not configured: what it guards stays closed.
+    Read from Parameter Store once per ``settings`` object."""
     # Loaded only where the settings pick this part: a cold start pays for nothing else.
     from foldgate.auth.secrets import load_secret
 
+    key = (id(settings), name)
+    kept = _SSM_SECRETS.get(key)
+    if kept is not None and kept[0]() is settings:
+        return kept[1]
     try:
-        return load_secret(settings, name)
+        value = load_secret(settings, name)
     except ConfigError as exc:
         # Fail closed: without the secret nothing it guards can be used (logged, never shown to callers).
         log.error("%s secret unavailable: %s", name, exc.message)
         return None
+    if settings.secrets_in_ssm:
+        _SSM_SECRETS[key] = (weakref.ref(settings, lambda _gone: _SSM_SECRETS.pop(key, None)), value)
+    return value
 
 
 def open_hook_secrets(settings: Settings, configs: ConfigSource) -> Callable[[str, str], bytes | None]:

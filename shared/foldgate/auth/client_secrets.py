@@ -10,6 +10,7 @@ value never has to sit in the config file. Values are never logged or echoed in 
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -49,7 +50,8 @@ def ssm_secret_reader(
     # Powertools Parameters (and boto3) load only in instances whose tenants name such secrets.
     from foldgate.config.ssm import ssm_provider
 
-    provider = ssm_provider(client, memory, kind="ssm_client_secret")
+    # Made by the first secret read, not at every cold start (an SSM client and Powertools Parameters).
+    provider = functools.cache(lambda: ssm_provider(client, memory, kind="ssm_client_secret"))
     ttl = max(0, int(max_age))
 
     def get(name: str) -> str:
@@ -57,7 +59,7 @@ def ssm_secret_reader(
         from aws_lambda_powertools.utilities.parameters.exceptions import GetParameterError
 
         try:
-            value = provider.get(name, decrypt=True, max_age=ttl)
+            value = provider().get(name, decrypt=True, max_age=ttl)
         except GetParameterError as exc:
             raise ConfigError(f"cannot read secret parameter {name}: {type(exc).__name__}") from None
         if isinstance(value, bytes):

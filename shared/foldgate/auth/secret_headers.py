@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from foldgate.config.ssm import parameter_json, ssm_provider
 from foldgate.config.tenant import ServerConfig
 from foldgate.errors import ConfigError, StoreError
 from foldgate.model.lru import MemoryBudget
+
+if TYPE_CHECKING:
+    from aws_lambda_powertools.utilities.parameters import SSMProvider
 
 __all__ = ["SecretHeaders"]
 
@@ -31,22 +34,26 @@ class SecretHeaders:
     ) -> None:
         self.max_age = max(0, int(max_age))
         # Secrets are cached on the instance's memory budget, like configs (see config.ssm_cache); an
-        # instance that reads them from the table makes no Parameter Store client.
-        self._ssm = ssm_provider(client, memory, kind="ssm_secret") if sealed is None else None
+        # instance that reads them from the table makes no Parameter Store client. The provider (an
+        # SSM client and Powertools Parameters) is made by the first server with a headers secret, not
+        # at every cold start.
+        self._ssm: SSMProvider | None = None
+        self._ssm_from = (client, memory)
         # SecretStore: table: the secret is read from the table and opened (foldgate.store.secrets_table).
         self._sealed = sealed
         self._opened: dict[str, tuple[float, str]] = {}
 
     def _read(self, name: str) -> str:
-        if self._ssm is not None:
+        if self._sealed is None:
             # boto3 and Powertools Parameters load only in instances that read Parameter Store.
             from aws_lambda_powertools.utilities.parameters.exceptions import GetParameterError
 
+            if self._ssm is None:
+                self._ssm = ssm_provider(*self._ssm_from, kind="ssm_secret")
             try:
                 return str(self._ssm.get(name, decrypt=True, max_age=self.max_age))
             except GetParameterError as exc:
                 raise ConfigError(f"cannot read its headers secret: {exc}") from exc
-        assert self._sealed is not None  # one of the two readers is set
         now = time.monotonic()
         held = self._opened.get(name)
         if held is not None and held[0] > now:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import math
 import re
 from collections.abc import Callable
@@ -124,13 +125,25 @@ class Detector:
     replaced, else the whole match; ``check`` (when set) must accept the replaced value."""
 
     kind: str
-    regex: re.Pattern[str]
+    source: str
     gate: tuple[str, ...]
     lower: bool = False
     check: Callable[[str], bool] | None = None
     # A cheaper search that must also find something first (a regex that starts with a literal is
     # searched fast; one that starts with an alternation tries every position).
     prefilter: re.Pattern[str] | None = None
+    flags: int = 0
+
+    @property
+    def regex(self) -> re.Pattern[str]:
+        """``source`` compiled on its first use, once per process: most results pass no gate of most
+        kinds, so compiling every detector at import was work each cold start paid for nothing."""
+        return _compiled(self.source, self.flags)
+
+
+@functools.cache
+def _compiled(source: str, flags: int) -> re.Pattern[str]:
+    return re.compile(source, flags)
 
 
 def _d(
@@ -142,7 +155,7 @@ def _d(
     flags: int = 0,
     prefilter: re.Pattern[str] | None = None,
 ) -> Detector:
-    return Detector(kind, re.compile(regex, flags), gate, lower, check, prefilter)
+    return Detector(kind, regex, gate, lower, check, prefilter, flags)
 
 
 # A URL with a password in it, whatever its scheme: what both URL kinds need before their regex runs
