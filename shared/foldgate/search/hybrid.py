@@ -176,6 +176,16 @@ class HybridSearcher:
         return view
 
     @property
+    def provider(self) -> Embedder:
+        """The query encoder."""
+        return self._provider
+
+    @property
+    def cosines(self) -> CosineTable | None:
+        """The tool vectors as queries read them (None when every query is answered lexically)."""
+        return self._table
+
+    @property
     def mode(self) -> str:
         """``hybrid`` (or ``dense`` at weight 1) when the dense signal is in use, else ``lexical``."""
         if self._table is None:
@@ -295,19 +305,26 @@ class HybridSearcher:
         """
         anchors, cosines = self._dense_order(screen, visible, self.pool)
         lex_docs = lex[1] if lex is not None else np.zeros(0, dtype=np.intp)
-        docs = np.union1d(anchors, lex_docs) if len(lex_docs) else np.sort(anchors)
+        # The lexical matches (ascending), then the anchors that matched nothing lexically.
+        at = np.searchsorted(lex_docs, anchors)
+        matched = at < len(lex_docs)
+        matched[matched] = lex_docs[at[matched]] == anchors[matched]
+        extra = anchors[~matched]
+        at[~matched] = len(lex_docs) + np.arange(len(extra))
+        docs = np.concatenate((lex_docs, extra)) if len(extra) else lex_docs
         fused = np.zeros(len(docs), dtype=np.float32)
         if len(anchors):
             hi, lo = float(cosines[0]), float(cosines[-1])
             span = hi - lo if hi > lo else 1.0
             dn = np.clip((cosines - lo) / np.float32(span), 0.0, 1.0)
-            fused[np.searchsorted(docs, anchors)] += np.float32(self.weight) * dn
+            fused[at] += np.float32(self.weight) * dn
         if lex is not None and len(lex_docs):
             acc = lex[0]
             best = self._best_visible(acc, lex_docs, visible)
             if best > 0:
-                at = np.searchsorted(docs, lex_docs)
-                fused[at] += (np.float32((1.0 - self.weight) / best) * acc[lex_docs]).astype(np.float32)
+                fused[: len(lex_docs)] += (np.float32((1.0 - self.weight) / best) * acc[lex_docs]).astype(
+                    np.float32
+                )
         return _Fused(docs, fused)
 
     def _rrf(
@@ -336,24 +353,39 @@ class HybridSearcher:
         return _Fused(keys, np.asarray([values[d] for d in keys.tolist()], dtype=np.float32))
 
     def _page(self, fused: _Fused, limit: int, visible: _Visible) -> list[SearchHit]:
-        """The first ``limit`` visible docs by fused value (ties by doc number), value above 0."""
-        keep = fused.values > 0
-        docs, values = fused.docs[keep], fused.values[keep]
-        if not len(docs):
+        """The first ``limit`` visible docs by fused value (ties by doc number), value above 0.
+
+        Only a pool of the best values is ordered (it grows when visibility leaves fewer than a
+        page), with every doc tied with the pool's last one, as the whole-catalog cut did.
+        """
+        values, docs = fused.values, fused.docs
+        positive = int(np.count_nonzero(values > 0))
+        if not positive:
             return []
-        order = np.lexsort((docs, -values))
-        hits: list[SearchHit] = []
-        for doc, value in zip(docs[order].tolist(), values[order].tolist(), strict=True):
-            if visible(doc):
-                hits.append(SearchHit(self._keys[doc], round(value, 6)))
-                if len(hits) >= limit:
+        want = min(positive, max(4 * limit, 50))
+        while True:
+            if want >= len(values):
+                part = np.arange(len(values))
+            else:
+                part = np.argpartition(-values, want)[:want]
+                part = np.flatnonzero(values >= values[part].min())
+            part = part[np.lexsort((docs[part], -values[part]))]
+            hits: list[SearchHit] = []
+            for doc, value in zip(docs[part].tolist(), values[part].tolist(), strict=True):
+                if value <= 0:
                     break
-        return hits
+                if visible(doc):
+                    hits.append(SearchHit(self._keys[doc], round(value, 6)))
+                    if len(hits) >= limit:
+                        return hits
+            if want >= positive:
+                return hits
+            want = min(positive, want * 4)
 
 
 @dataclass(frozen=True, slots=True)
 class _Fused:
-    """Fused values of the docs that have one (ascending doc numbers); every other doc's is 0."""
+    """Fused values of the docs that have one (each doc once, in any order); every other doc's is 0."""
 
     docs: npt.NDArray[np.intp]
     values: npt.NDArray[np.float32]

@@ -233,6 +233,7 @@ def run_search_bench(
     dense_cache: str | Path | None = None,
     multi_intent: bool = True,
     enrichments: Mapping[str, Enrichment] | None = None,
+    breakdown: bool = False,
 ) -> dict[str, Any]:
     """Build the index of a catalog, run every query, return quality, latency and size figures.
 
@@ -242,6 +243,7 @@ def run_search_bench(
     ``multi_intent`` (as served) splits multi-need queries and fuses per-need searches.
     ``enrichments`` (by canonical key) fill the hint and queries fields and the dense text, as the
     indexer stores them (:mod:`foldgate.dev.bench.search_enrich` makes them).
+    ``breakdown`` adds a second pass timing each stage (:mod:`foldgate.dev.bench.search_stages`).
     """
     if engine not in ENGINES:
         raise CorpusError(f"unknown search engine {engine!r}: one of {', '.join(ENGINES)}")
@@ -319,6 +321,18 @@ def run_search_bench(
         }
     )
     report.update(dense_figures)
+    if breakdown:
+        # Loaded only when asked: the stage clock wraps the served objects for a second pass.
+        from foldgate.dev.bench.search_stages import run_breakdown
+
+        report["breakdown"] = run_breakdown(
+            search,
+            [q.text for q in queries],
+            limit=limit,
+            provider=getattr(searcher, "provider", None),
+            lexical=index,
+            cosines=getattr(searcher, "cosines", None),
+        )
     return report
 
 
@@ -350,4 +364,9 @@ def format_search_report(report: dict[str, Any]) -> str:
             f"search stack unzipped {report['search_stack_mb']:.1f} MB "
             "(numpy + onnxruntime + tokenizers + model)",
         ]
+    if "breakdown" in report:
+        # Loaded only when asked: the stage table's formatter.
+        from foldgate.dev.bench.search_stages import format_breakdown
+
+        lines.append(format_breakdown(report["breakdown"]))
     return "\n".join(lines)
