@@ -7,7 +7,7 @@ steps:
 
 1. **screen**: every tool's cosine to within a proven bound, from the stored int8 codes
    (:mod:`foldgate.search.int8dot`; 4.4 MB read instead of 17.5 MB). The query is written as two
-   int8 rows, ``q ≈ s1·r1 + s2·r2`` (the second row quantises the first's remainder), so
+   int8 rows, ``q ≈ s1·r1 + s2·r2`` (the second row quantises the first's remainder, ``s2 = s1 / 64``), so
    ``screen_i = t_i (s1 (c_i·r1) + s2 (c_i·r2))`` from exact integer products, and
    ``|screen_i - cosine_i| ≤ max_i ‖t_i c_i‖ · ‖q - s1·r1 - s2·r2‖`` plus float32 rounding
    (Cauchy-Schwarz; ``t_i c_i`` is a tool's dequantised vector, its norm precomputed per version);
@@ -35,6 +35,8 @@ __all__ = ["CosineTable", "Screen", "top_order"]
 _Q = np.float32(127.0)
 # Query rows use codes -63..63 (see foldgate.search.int8dot: no saturation).
 _ROW_LEVELS = 63.0
+# The second query row's step: the first's over this (a power of two, so the rows combine exactly).
+_FINE = 64.0
 # Slack on every bound for float rounding (products of float32 rows, the final float32 cosine).
 _ROUNDING = 1e-5
 # The float32 product's own error against the exact cosine: far below this on 384 dimensions.
@@ -59,10 +61,10 @@ def top_order(values: npt.NDArray[np.floating], count: int) -> npt.NDArray[np.in
 
 @dataclass(frozen=True, slots=True)
 class Screen:
-    """One query's screened cosines (float64; absent tools -inf) and their proven error bound."""
+    """One query's screened cosines (absent tools -inf) and their proven error bound."""
 
     vector: npt.NDArray[np.float32]
-    values: npt.NDArray[np.float64]
+    values: npt.NDArray[np.float32]
     bound: float
 
 
@@ -78,11 +80,12 @@ class CosineTable:
         self._codes = np.ascontiguousarray(codes, dtype=np.int8)
         # As the float32 matrix always held it: code x (scale / 127), each in float32.
         self._unit = (np.asarray(scales, dtype=np.float32) / _Q).astype(np.float32)
-        self._unit64 = self._unit.astype(np.float64)
         self.present: npt.NDArray[np.bool_] = np.asarray(scales > 0)
         norms = np.sqrt(np.einsum("ij,ij->i", self._codes, self._codes, dtype=np.float64))
-        self._reach = float((norms * self._unit64).max()) if len(norms) else 0.0
+        self._reach = float((norms * self._unit.astype(np.float64)).max()) if len(norms) else 0.0
         self._dot: Int8Dot | None = open_int8_dot(self._codes)
+        # 64 r1 + r2 fits int32 while dim x 63 x 128 x 65 does (any dim below ~4,000).
+        self._wide = np.int32 if self.dim * 63 * 128 * 65 < 2**31 else np.int64
         self._matrix: npt.NDArray[np.float32] | None = None
 
     def __len__(self) -> int:
@@ -100,47 +103,56 @@ class CosineTable:
 
     def rows(self, docs: npt.NDArray[np.intp]) -> npt.NDArray[np.float32]:
         """The float32 vectors of ``docs`` (the dequantised rows)."""
-        return (self._codes[docs].astype(np.float32) * self._unit[docs, None]).astype(np.float32)
+        rows = self._codes[docs].astype(np.float32)
+        rows *= self._unit[docs, None]
+        return rows
 
     def exact(self, docs: npt.NDArray[np.intp], vector: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
         """The cosines of ``docs``: float32 rows times the query summed in float64, one rounding."""
-        prod = self.rows(docs).astype(np.float64) * vector.astype(np.float64)
+        prod = self.rows(docs).astype(np.float64)
+        prod *= vector.astype(np.float64)
         sums: npt.NDArray[np.float64] = prod.sum(axis=1)
         return sums.astype(np.float32)
 
     def screen(
         self, vectors: Sequence[npt.NDArray[np.float32]], present: npt.NDArray[np.bool_]
     ) -> list[Screen]:
-        """Every row's cosine to within a bound, for each query vector (one pass over the codes)."""
+        """Every row's cosine to within a bound, for each query vector (one pass over the codes).
+
+        The query's second row quantises the first's remainder with a step of exactly a 64th of
+        the first's, so the two int32 products combine into one integer (``64 r1 + r2``) and one
+        float32 scaling per row gives the screened cosine.
+        """
         if not vectors:
             return []
         if self._dot is None:
             return [self._float_screen(v, present) for v in vectors]
         rows = np.empty((2 * len(vectors), self.dim), dtype=np.uint8)
-        steps: list[tuple[float, float, float]] = []
+        steps: list[tuple[float, float]] = []
         for k, vec in enumerate(vectors):
             q = vec.astype(np.float64)
-            step1 = _step(q)
-            first = np.rint(q / step1).clip(-_ROW_LEVELS, _ROW_LEVELS)
-            rest = q - step1 * first
-            step2 = _step(rest)
-            second = np.rint(rest / step2).clip(-_ROW_LEVELS, _ROW_LEVELS)
-            left = float(np.linalg.norm(rest - step2 * second))
+            step = _step(q)
+            first = np.rint(q / step).clip(-_ROW_LEVELS, _ROW_LEVELS)
+            rest = q - step * first
+            second = np.rint(rest / (step / _FINE)).clip(-_ROW_LEVELS, _ROW_LEVELS)
+            left = float(np.linalg.norm(rest - step / _FINE * second))
             rows[2 * k] = (first + ZERO_POINT).astype(np.uint8)
             rows[2 * k + 1] = (second + ZERO_POINT).astype(np.uint8)
-            steps.append((step1, step2, self._reach * left + _ROUNDING * (1.0 + float(np.linalg.norm(q)))))
-        products = self._dot(rows)
+            steps.append((step, self._reach * left + _ROUNDING * (1.0 + float(np.linalg.norm(q)))))
+        products = self._dot(rows).astype(self._wide, copy=False)
         out: list[Screen] = []
-        for k, (step1, step2, bound) in enumerate(steps):
-            high, low = products[2 * k].astype(np.float64), products[2 * k + 1].astype(np.float64)
-            values = self._unit64 * (step1 * high + step2 * low)
+        for k, (step, bound) in enumerate(steps):
+            combined = products[2 * k] * int(_FINE)
+            combined += products[2 * k + 1]
+            values = combined.astype(np.float32)
+            values *= self._unit * np.float32(step / _FINE)
             out.append(Screen(vectors[k], _absent(values, present), bound))
         return out
 
     def _float_screen(self, vector: npt.NDArray[np.float32], present: npt.NDArray[np.bool_]) -> Screen:
         if self._matrix is None:
             self._matrix = self.rows(np.arange(len(self), dtype=np.intp))
-        values = (self._matrix @ vector).astype(np.float64)
+        values = self._matrix @ vector
         bound = _FLOAT_SCREEN * (1.0 + self._reach * float(np.linalg.norm(vector)))
         return Screen(vector, _absent(values, present), bound)
 
@@ -170,8 +182,10 @@ class CosineTable:
             return np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.float32)
         docs = np.asarray(first, dtype=np.intp)
         if len(first) >= count:
-            # A doc whose exact cosine reaches the lowest of these must screen at least this high.
-            floor = float(self.exact(docs, screen.vector).min()) - screen.bound
+            # Each of these has an exact cosine above its screen less the bound, so the count-th best
+            # exact cosine is above their lowest screen less the bound, and a doc reaching it screens
+            # above that less the bound again.
+            floor = float(values[docs].min()) - 2 * screen.bound
             wider = np.flatnonzero(values >= floor)
             docs = np.asarray(visible(wider, len(wider)), dtype=np.intp)
         cosines = self.exact(docs, screen.vector)
@@ -184,7 +198,7 @@ def _step(values: npt.NDArray[np.float64]) -> float:
     return top / _ROW_LEVELS if top > 0 else 1.0
 
 
-def _absent(values: npt.NDArray[np.float64], present: npt.NDArray[np.bool_]) -> npt.NDArray[np.float64]:
+def _absent(values: npt.NDArray[np.float32], present: npt.NDArray[np.bool_]) -> npt.NDArray[np.float32]:
     if present.all():
         return values
-    return np.where(present, values, -np.inf)
+    return np.where(present, values, np.float32(-np.inf))
