@@ -162,7 +162,9 @@ def _cmd_bench_search(args: argparse.Namespace) -> int:
     dense["multi_intent"] = not args.single_intent
     if args.enrich:
         return _bench_search_enriched(args, config=config, **dense)
-    report = run_search_bench(args.tools, args.queries, limit=args.limit, config=config, **dense)
+    report = run_search_bench(
+        args.tools, args.queries, limit=args.limit, config=config, breakdown=args.breakdown, **dense
+    )
     print(json.dumps(report) if args.json else format_search_report(report))
     return 0
 
@@ -449,6 +451,11 @@ def add_bench_commands(sub: Any) -> None:
     srch.add_argument("--weight", type=float, help="hybrid: dense weight in [0, 1] (default 0.6)")
     srch.add_argument("--dense-cache", help="JSON file keeping tool vectors between runs (reused by hash)")
     srch.add_argument("--single-intent", action="store_true", help="search each query whole (no splitting)")
+    srch.add_argument(
+        "--breakdown",
+        action="store_true",
+        help="also time each stage (encode, lexical, dense, rest) per query",
+    )
     srch.add_argument(
         "--enrich",
         choices=["cache", "local", "openai", "bedrock"],

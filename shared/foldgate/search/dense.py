@@ -31,6 +31,7 @@ from foldgate.model.tool import Tool
 from foldgate.search.analysis import split_words
 from foldgate.search.build import unique_tools
 from foldgate.search.codec import IndexFormatError
+from foldgate.search.cosine import CosineTable
 from foldgate.search.embed import Embedder, EmbeddingError, Vector
 
 __all__ = ["FORMAT_VERSION", "DenseIndex", "build_dense_index", "dense_text", "vector_key"]
@@ -134,6 +135,21 @@ class DenseIndex:
     def nbytes(self) -> int:
         """Bytes of vector data (int8 codes + float32 scales)."""
         return int(self._codes.nbytes + self._scales.nbytes)
+
+    @property
+    def codes(self) -> npt.NDArray[np.int8]:
+        """The int8 codes, one row per key."""
+        return self._codes
+
+    @property
+    def scales(self) -> npt.NDArray[np.float32]:
+        """Each row's float32 scale (its largest absolute component; 0: no vector)."""
+        return self._scales
+
+    @cached_property
+    def cosines(self) -> CosineTable:
+        """The rows prepared for query time (:mod:`foldgate.search.cosine`), built once per version."""
+        return CosineTable(self._codes, self._scales)
 
     @cached_property
     def matrix(self) -> npt.NDArray[np.float32]:

@@ -1,7 +1,8 @@
 """Query time of hybrid search: the lexical (BM25F) and dense (embedding) signals fused into one page.
 
-Per query: encode it once with the provider, take the dot product with every tool vector (numpy,
-~0.7 ms on 11k tools; the needs of one request are encoded side by side and multiplied together, see
+Per query: encode it once with the provider, find the tools with the best cosines (an int8 screen of
+every tool vector, then exact cosines for the few that can rank: :mod:`foldgate.search.cosine`; the
+needs of one request are encoded side by side and screened together, see
 :meth:`HybridSearcher.search_many`), normalise both signals into [0, 1] over the tools the caller may
 see, fuse them with a weight and return the best ``limit`` visible tools as :class:`SearchHit` (the
 same shape as :meth:`SearchIndex.search`).
@@ -31,17 +32,19 @@ import copy
 import logging
 import re
 from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
 
+from foldgate.search.cosine import CosineTable, Screen, top_order
 from foldgate.search.dense import DenseIndex
 from foldgate.search.embed import Embedder
 from foldgate.search.index import SearchHit, SearchIndex
 from foldgate.search.queryvec import encode_side_by_side
 
-__all__ = ["DEFAULT_POOL", "DEFAULT_WEIGHT", "Fusion", "HybridSearcher", "similarities"]
+__all__ = ["DEFAULT_POOL", "DEFAULT_WEIGHT", "Fusion", "HybridSearcher"]
 
 log = logging.getLogger(__name__)
 
@@ -60,12 +63,7 @@ _RRF_K = 60
 # A query with no letter or digit has no meaning to embed; it gets the lexical answer (none).
 _WORDY = re.compile(r"[^\W_]")
 _MAX_QUERY_CHARS = 4096
-# Rows of the tool matrix per block of a several-query product (512 x 384 float32 = 768 KB, which
-# stays in a core's L2 cache while every query is multiplied with it). One OpenBLAS sgemm of the
-# whole 11,406 x 384 matrix with 2-4 query columns packs and streams the 17.5 MB matrix and took
-# 1.6-2.2 ms (one gemv per query: 0.7 ms each); in blocks of 512 rows 0.7-1.1 ms for 2-4 queries
-# (256-768 rows within ±0.1 ms; 768 doubled at 4 queries), OPENBLAS_NUM_THREADS=1.
-_BLOCK_ROWS = 512
+_ZERO = np.float32(0.0)
 
 
 class _Visible:
@@ -99,37 +97,8 @@ class _Visible:
         return out
 
 
-def similarities(
-    matrix: npt.NDArray[np.float32], vectors: Sequence[npt.NDArray[np.float32]]
-) -> npt.NDArray[np.float32]:
-    """``matrix @ v`` for each query vector, one row per vector (``len(vectors) x len(matrix)``).
-
-    One vector is a single gemv; several are multiplied block by block (:data:`_BLOCK_ROWS` rows)
-    so the matrix is read from memory once for all of them, at about the cost of one gemv.
-    """
-    if len(vectors) == 1:
-        return (matrix @ vectors[0])[None, :]
-    queries = np.stack(vectors, axis=1).astype(np.float32, copy=False)
-    out = np.empty((len(matrix), len(vectors)), dtype=np.float32)
-    for start in range(0, len(matrix), _BLOCK_ROWS):
-        stop = start + _BLOCK_ROWS
-        np.dot(matrix[start:stop], queries, out=out[start:stop])
-    # Each query's cosines contiguous: the fusion reads them whole, several times.
-    return np.ascontiguousarray(out.T)
-
-
-def _top_order(values: npt.NDArray[np.float32], count: int) -> npt.NDArray[np.intp]:
-    """Doc numbers of the ``count`` largest values, best first, ties by doc number."""
-    n = len(values)
-    if count <= 0:
-        return np.zeros(0, dtype=np.intp)
-    if count >= n:
-        return np.lexsort((np.arange(n), -values))
-    part = np.argpartition(-values, count)[:count]
-    # Every doc tied with the last one kept too (so possibly more than ``count``): the order is then
-    # a prefix of the full order, whatever equal values the partition happened to keep.
-    part = np.flatnonzero(values >= values[part].min())
-    return part[np.lexsort((part, -values[part]))]
+# The cut by rank, shared with the cosine table (tests pin it here too).
+_top_order = top_order
 
 
 class HybridSearcher:
@@ -158,10 +127,9 @@ class HybridSearcher:
         self.fusion: Fusion = fusion
         self._keys = list(lexical.keys)
         self._positions = {key: doc for doc, key in enumerate(self._keys)}
-        self._matrix: npt.NDArray[np.float32] | None = None
+        self._table: CosineTable | None = None
+        # Per doc: whether it has a vector this searcher may rank (a scope clears the others).
         self._present: npt.NDArray[np.bool_] | None = None
-        # Every tool has a vector (the usual case): no masking per query.
-        self._complete = False
         self.reason = ""
         # Queries answered lexically because the dense side failed at query time.
         self.fallbacks = 0
@@ -170,24 +138,24 @@ class HybridSearcher:
         elif not dense.compatible(provider):
             self.reason = f"dense index is {dense.model_id!r}, provider is {provider.model_id!r}"
         elif self.weight > 0:
-            self._matrix, self._present = self._align(dense)
-            self._complete = bool(self._present.all())
+            self._table = self._align(dense)
+            self._present = self._table.present
         # Docs with a vector: a cut by cosine never needs to look past them.
         self._vectors = int(np.count_nonzero(self._present)) if self._present is not None else 0
 
-    def _align(self, dense: DenseIndex) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.bool_]]:
-        """Dense rows in lexical doc order; a tool without a row has a zero vector, marked absent."""
+    def _align(self, dense: DenseIndex) -> CosineTable:
+        """Dense rows in lexical doc order; a tool without a row has zero codes and scale (absent)."""
         if dense.keys == self._keys:
-            # The indexer builds both from the same tool list: same order, nothing to permute or copy.
-            return dense.matrix, dense.present
+            # The indexer builds both from the same tool list: the version's own table, shared.
+            return dense.cosines
         row = {k: i for i, k in enumerate(dense.keys)}
         rows = np.fromiter((row.get(k, -1) for k in self._keys), dtype=np.intp, count=len(self._keys))
         found = rows >= 0
-        matrix = np.zeros((len(self._keys), dense.dim), dtype=np.float32)
-        matrix[found] = dense.matrix[rows[found]]
-        present = np.zeros(len(self._keys), dtype=bool)
-        present[found] = dense.present[rows[found]]
-        return matrix, present
+        codes = np.zeros((len(self._keys), dense.dim), dtype=np.int8)
+        codes[found] = dense.codes[rows[found]]
+        scales = np.zeros(len(self._keys), dtype=np.float32)
+        scales[found] = dense.scales[rows[found]]
+        return CosineTable(codes, scales)
 
     def scoped(self, keys: Collection[str]) -> HybridSearcher:
         """This searcher for a caller who sees only the tools ``keys`` (see :meth:`SearchIndex.scoped`).
@@ -204,14 +172,23 @@ class HybridSearcher:
             inside = np.zeros(len(self._keys), dtype=bool)
             inside[[doc for key in keys if (doc := self._positions.get(key)) is not None]] = True
             view._present = self._present & inside
-            view._complete = False
             view._vectors = int(np.count_nonzero(view._present))
         return view
 
     @property
+    def provider(self) -> Embedder:
+        """The query encoder."""
+        return self._provider
+
+    @property
+    def cosines(self) -> CosineTable | None:
+        """The tool vectors as queries read them (None when every query is answered lexically)."""
+        return self._table
+
+    @property
     def mode(self) -> str:
         """``hybrid`` (or ``dense`` at weight 1) when the dense signal is in use, else ``lexical``."""
-        if self._matrix is None:
+        if self._table is None:
             return "lexical"
         return "dense" if self.weight >= 1.0 else "hybrid"
 
@@ -237,18 +214,17 @@ class HybridSearcher:
 
         Each query is encoded on its own (see :class:`~foldgate.search.embed.LocalEmbedder`), several
         side by side (:func:`~foldgate.search.queryvec.encode_side_by_side`) while this thread scores
-        them lexically; then all are scored against the tool vectors together (:func:`similarities`):
-        the 11k x 384 matrix is read once per request instead of once per need. ``allowed`` is asked
-        once per tool for the request.
+        them lexically; then all are screened against the tool vectors together (one pass over the
+        int8 codes, :class:`~foldgate.search.cosine.CosineTable`), and only the tools that can rank
+        get exact cosines. ``allowed`` is asked once per tool for the request.
         """
         texts = [q[:_MAX_QUERY_CHARS] if isinstance(q, str) else "" for q in queries]
         if limit <= 0:
             return [[] for _ in texts]
-        if self._matrix is None:
+        if self._table is None or self._present is None:
             return [self._lexical.search(t, limit=limit, allowed=allowed) for t in texts]
-        dim = self._matrix.shape[1]
         dense_ones = [i for i, t in enumerate(texts) if i not in lexical_only and _WORDY.search(t)]
-        pending = encode_side_by_side(self._provider, [texts[i] for i in dense_ones], dim)
+        pending = encode_side_by_side(self._provider, [texts[i] for i in dense_ones], self._table.dim)
         # All the lexical work is done while the needs are encoded (onnxruntime runs without the GIL).
         visible = _Visible(self._keys, allowed)
         lexical_pages = {
@@ -266,25 +242,24 @@ class HybridSearcher:
                 lexical_pages[i] = self._lexical.search(texts[i], limit=limit, allowed=allowed)
             else:
                 vectors[i] = vec
-        rows: dict[int, npt.NDArray[np.float32]] = {}
-        if vectors:
-            rows = dict(zip(vectors, similarities(self._matrix, list(vectors.values())), strict=True))
+        # One pass over the tool vectors for every need of the request.
+        screens = dict(zip(vectors, self._table.screen(list(vectors.values()), self._present), strict=True))
         return [
-            lexical_pages[i] if i in lexical_pages else self._fused(rows[i], lexes[i], limit, visible)
+            lexical_pages[i] if i in lexical_pages else self._fused(screens[i], lexes[i], limit, visible)
             for i in range(len(texts))
         ]
 
     def _fused(
         self,
-        dense: npt.NDArray[np.float32],
+        screen: Screen,
         lex: tuple[npt.NDArray[np.float64], npt.NDArray[np.intp]] | None,
         limit: int,
         visible: _Visible,
     ) -> list[SearchHit]:
         if self.fusion == "rrf":
-            fused = self._rrf(dense, lex, visible)
+            fused = self._rrf(screen, lex, visible)
         else:
-            fused = self._minmax(dense, lex, visible)
+            fused = self._minmax(screen, lex, visible)
         return self._page(fused, limit, visible)
 
     def _lexical_vector(
@@ -309,73 +284,108 @@ class HybridSearcher:
                 return float(vals[i])
         return 0.0
 
-    def _dense_order(self, dense: npt.NDArray[np.float32], visible: _Visible, count: int) -> list[int]:
-        """The ``count`` best visible docs by cosine (fewer if the catalog has fewer)."""
-        assert self._present is not None
-        masked = dense if self._complete else np.where(self._present, dense, np.float32(-np.inf))
-        want = min(count, self._vectors)
-        while True:
-            order = _top_order(masked, want)
-            docs = [d for d in visible.first(order, count) if self._present[d]]
-            if len(docs) >= count or want >= self._vectors:
-                return docs
-            want *= 4
+    def _dense_order(
+        self, screen: Screen, visible: _Visible, count: int
+    ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float32]]:
+        """The ``count`` best visible docs by cosine (fewer if the catalog has fewer), and their cosines."""
+        assert self._table is not None
+        return self._table.best(screen, count, visible.first, self._vectors)
 
     def _minmax(
         self,
-        dense: npt.NDArray[np.float32],
+        screen: Screen,
         lex: tuple[npt.NDArray[np.float64], npt.NDArray[np.intp]] | None,
         visible: _Visible,
-    ) -> npt.NDArray[np.float32]:
-        assert self._present is not None
-        n = len(dense)
-        fused = np.zeros(n, dtype=np.float32)
-        anchors = self._dense_order(dense, visible, self.pool)
-        if anchors:
-            hi, lo = float(dense[anchors[0]]), float(dense[anchors[-1]])
+    ) -> _Fused:
+        """The fused value of every doc that has one: the dense anchors and the lexical matches.
+
+        Every other doc's dense signal is clipped to 0 (below the pool-th cosine) and it has no
+        lexical score, so its fused value is 0. Each value is the float32 arithmetic of a whole
+        catalog vector, element by element, on the docs that can be non-zero.
+        """
+        anchors, cosines = self._dense_order(screen, visible, self.pool)
+        lex_docs = lex[1] if lex is not None else np.zeros(0, dtype=np.intp)
+        # The lexical matches (ascending), then the anchors that matched nothing lexically.
+        at = np.searchsorted(lex_docs, anchors)
+        matched = at < len(lex_docs)
+        matched[matched] = lex_docs[at[matched]] == anchors[matched]
+        extra = anchors[~matched]
+        at[~matched] = len(lex_docs) + np.arange(len(extra))
+        docs = np.concatenate((lex_docs, extra)) if len(extra) else lex_docs
+        fused = np.zeros(len(docs), dtype=np.float32)
+        if len(anchors):
+            hi, lo = float(cosines[0]), float(cosines[-1])
             span = hi - lo if hi > lo else 1.0
-            dn = np.clip((dense - lo) / np.float32(span), 0.0, 1.0)
-            if not self._complete:
-                dn[~self._present] = 0.0
-            fused += np.float32(self.weight) * dn
-        if lex is not None and len(lex[1]):
-            acc, docs = lex
-            best = self._best_visible(acc, docs, visible)
+            dn = np.clip((cosines - lo) / np.float32(span), 0.0, 1.0)
+            fused[at] += np.float32(self.weight) * dn
+        if lex is not None and len(lex_docs):
+            acc = lex[0]
+            best = self._best_visible(acc, lex_docs, visible)
             if best > 0:
-                fused[docs] += (np.float32((1.0 - self.weight) / best) * acc[docs]).astype(np.float32)
-        return fused
+                fused[: len(lex_docs)] += (np.float32((1.0 - self.weight) / best) * acc[lex_docs]).astype(
+                    np.float32
+                )
+        return _Fused(docs, fused)
 
     def _rrf(
         self,
-        dense: npt.NDArray[np.float32],
+        screen: Screen,
         lex: tuple[npt.NDArray[np.float64], npt.NDArray[np.intp]] | None,
         visible: _Visible,
-    ) -> npt.NDArray[np.float32]:
+    ) -> _Fused:
         """Weighted reciprocal rank fusion over visible docs (measured: below min-max here)."""
-        fused = np.zeros(len(dense), dtype=np.float32)
+        values: dict[int, np.float32] = {}
         depth = max(self.pool, 100)
-        for rank, doc in enumerate(self._dense_order(dense, visible, depth)):
-            fused[doc] += self.weight / (_RRF_K + rank + 1)
+        for rank, doc in enumerate(self._dense_order(screen, visible, depth)[0].tolist()):
+            values[doc] = values.get(doc, _ZERO) + self.weight / (_RRF_K + rank + 1)
         if lex is not None:
             acc, docs = lex
             ranked = docs[np.lexsort((docs, -acc[docs]))].tolist()
             rank = 0
             for doc in ranked:
                 if visible(doc):
-                    fused[doc] += (1.0 - self.weight) / (_RRF_K + rank + 1)
+                    values[doc] = values.get(doc, _ZERO) + (1.0 - self.weight) / (_RRF_K + rank + 1)
                     rank += 1
                     if rank >= depth:
                         break
-        return fused
+        keys = np.asarray(sorted(values), dtype=np.intp)
+        # Added up in float32, one addition at a time, as the whole-catalog vector added them.
+        return _Fused(keys, np.asarray([values[d] for d in keys.tolist()], dtype=np.float32))
 
-    def _page(self, fused: npt.NDArray[np.float32], limit: int, visible: _Visible) -> list[SearchHit]:
-        candidates = int(np.count_nonzero(fused > 0))
-        if not candidates:
+    def _page(self, fused: _Fused, limit: int, visible: _Visible) -> list[SearchHit]:
+        """The first ``limit`` visible docs by fused value (ties by doc number), value above 0.
+
+        Only a pool of the best values is ordered (it grows when visibility leaves fewer than a
+        page), with every doc tied with the pool's last one, as the whole-catalog cut did.
+        """
+        values, docs = fused.values, fused.docs
+        positive = int(np.count_nonzero(values > 0))
+        if not positive:
             return []
-        want = min(candidates, max(4 * limit, 50))
+        want = min(positive, max(4 * limit, 50))
         while True:
-            order = _top_order(fused, want)
-            docs = [d for d in visible.first(order, limit) if fused[d] > 0]
-            if len(docs) >= limit or want >= candidates:
-                return [SearchHit(self._keys[d], round(float(fused[d]), 6)) for d in docs[:limit]]
-            want = min(candidates, want * 4)
+            if want >= len(values):
+                part = np.arange(len(values))
+            else:
+                part = np.argpartition(-values, want)[:want]
+                part = np.flatnonzero(values >= values[part].min())
+            part = part[np.lexsort((docs[part], -values[part]))]
+            hits: list[SearchHit] = []
+            for doc, value in zip(docs[part].tolist(), values[part].tolist(), strict=True):
+                if value <= 0:
+                    break
+                if visible(doc):
+                    hits.append(SearchHit(self._keys[doc], round(value, 6)))
+                    if len(hits) >= limit:
+                        return hits
+            if want >= positive:
+                return hits
+            want = min(positive, want * 4)
+
+
+@dataclass(frozen=True, slots=True)
+class _Fused:
+    """Fused values of the docs that have one (each doc once, in any order); every other doc's is 0."""
+
+    docs: npt.NDArray[np.intp]
+    values: npt.NDArray[np.float32]

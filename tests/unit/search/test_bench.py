@@ -102,6 +102,8 @@ def test_cli_json_report(fixture_files: tuple[Path, Path, Path], capsys: pytest.
     keys = {"queries", "recall@1", "recall@5", "recall@10", "mrr", "ndcg@10", "p50_ms", "p95_ms"}
     assert keys <= set(report)
     assert {"build_s", "index_zlib_bytes", "load_ms"} <= set(report)
+    # CPU time per query beside wall time: never negative, and a p95 at least its p50.
+    assert 0 <= report["cpu_p50_ms"] <= report["cpu_p95_ms"]
     assert report["queries"] == 1
     assert report["recall@5"] == 1.0
     assert 0 < report["ndcg@10"] <= 1

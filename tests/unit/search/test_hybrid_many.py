@@ -1,30 +1,12 @@
-"""Several queries of one request in the hybrid searcher: the blocked product and per-need fallbacks."""
+"""Several queries of one request in the hybrid searcher: per-need fallbacks."""
 
 from __future__ import annotations
-
-import numpy as np
-import pytest
 
 from foldgate.model.tool import Tool
 from foldgate.search import build_search_index
 from foldgate.search.dense import build_dense_index
-from foldgate.search.hybrid import HybridSearcher, similarities
+from foldgate.search.hybrid import HybridSearcher
 from tests.unit.search.fakes import FakeEmbedder
-
-
-@pytest.mark.parametrize("rows", [1, 7, 511, 512, 513, 1300])
-@pytest.mark.parametrize("count", [1, 2, 3, 4])
-def test_similarities_are_the_matrix_product_for_any_row_count(rows: int, count: int) -> None:
-    """Row blocks must not drop, repeat or misplace a tool, including the last partial block."""
-    rng = np.random.default_rng(rows * 10 + count)
-    matrix = rng.standard_normal((rows, 24)).astype(np.float32)
-    vectors = [rng.standard_normal(24).astype(np.float32) for _ in range(count)]
-    got = similarities(matrix, vectors)
-    assert got.shape == (count, rows)
-    assert got.dtype == np.float32
-    assert got.flags.c_contiguous
-    for row, vec in zip(got, vectors, strict=True):
-        np.testing.assert_allclose(row, matrix @ vec, rtol=1e-5, atol=1e-5)
 
 
 def test_a_need_whose_encoding_fails_is_answered_lexically_and_the_others_are_not(

@@ -19,6 +19,9 @@ others are still run and timed, and counted as ``unjudged``):
 - ``mrr``: 1 / rank of the first relevant tool in the returned page (0 when none), averaged;
 - ``ndcg@10``: Σ gain / log2(rank + 1) over the top 10, divided by the same sum for the ideal order of
   the query's relevant tools; gain = the graded relevance (golden set) or 1;
+- ``cpu_p50_ms`` / ``cpu_p95_ms``: the process's CPU time during one search call (every thread:
+  the encode pool's, a BLAS library's own threads), which a busy shared machine inflates less than
+  wall time;
 - ``p50_ms`` / ``p95_ms``: wall time of one search call on the index as the request path has it
   (after ``to_doc`` → zlib → ``from_doc``), one run per query after a short warm-up; for the dense
   engines that is the whole query: encode + dot products + fusion + page.
@@ -233,6 +236,7 @@ def run_search_bench(
     dense_cache: str | Path | None = None,
     multi_intent: bool = True,
     enrichments: Mapping[str, Enrichment] | None = None,
+    breakdown: bool = False,
 ) -> dict[str, Any]:
     """Build the index of a catalog, run every query, return quality, latency and size figures.
 
@@ -242,6 +246,7 @@ def run_search_bench(
     ``multi_intent`` (as served) splits multi-need queries and fuses per-need searches.
     ``enrichments`` (by canonical key) fill the hint and queries fields and the dense text, as the
     indexer stores them (:mod:`foldgate.dev.bench.search_enrich` makes them).
+    ``breakdown`` adds a second pass timing each stage (:mod:`foldgate.dev.bench.search_stages`).
     """
     if engine not in ENGINES:
         raise CorpusError(f"unknown search engine {engine!r}: one of {', '.join(ENGINES)}")
@@ -285,10 +290,13 @@ def run_search_bench(
     latencies: list[float] = []
     totals = dict.fromkeys([f"recall@{k}" for k in _KS] + ["all@5", "all@10", "mrr", "ndcg@10"], 0.0)
     judged = 0
+    cpu: list[float] = []
     for q in queries:
+        cpu_started = time.process_time()
         started = time.perf_counter()
         hits = search(q.text, limit=limit)
         latencies.append((time.perf_counter() - started) * 1000)
+        cpu.append((time.process_time() - cpu_started) * 1000)
         if not q.relevant:
             continue
         judged += 1
@@ -311,6 +319,8 @@ def run_search_bench(
             "p50_ms": round(statistics.median(latencies), 3) if latencies else 0.0,
             "p95_ms": round(_percentile(latencies, 0.95), 3),
             "max_ms": round(max(latencies, default=0.0), 3),
+            "cpu_p50_ms": round(statistics.median(cpu), 3) if cpu else 0.0,
+            "cpu_p95_ms": round(_percentile(cpu, 0.95), 3),
             "build_s": round(build_s, 3),
             "index_json_bytes": len(doc_json),
             "index_zlib_bytes": len(blob),
@@ -319,6 +329,18 @@ def run_search_bench(
         }
     )
     report.update(dense_figures)
+    if breakdown:
+        # Loaded only when asked: the stage clock wraps the served objects for a second pass.
+        from foldgate.dev.bench.search_stages import run_breakdown
+
+        report["breakdown"] = run_breakdown(
+            search,
+            [q.text for q in queries],
+            limit=limit,
+            provider=getattr(searcher, "provider", None),
+            lexical=index,
+            cosines=getattr(searcher, "cosines", None),
+        )
     return report
 
 
@@ -333,7 +355,8 @@ def format_search_report(report: dict[str, Any]) -> str:
         f"nDCG@10 {report['ndcg@10']:.3f} · all tools in top 5 {report['all@5']:.3f}, "
         f"top 10 {report['all@10']:.3f}" + ("" if report.get("multi_intent", True) else " (single-intent)"),
         f"query latency p50 {report['p50_ms']:.2f} ms · p95 {report['p95_ms']:.2f} ms · "
-        f"max {report['max_ms']:.2f} ms (limit {report['limit']})",
+        f"max {report['max_ms']:.2f} ms (limit {report['limit']}) · CPU p50 {report['cpu_p50_ms']:.2f} ms "
+        f"· p95 {report['cpu_p95_ms']:.2f} ms",
         f"index build {report['build_s']:.2f} s · serialised {report['index_json_bytes']:,} B JSON, "
         f"{report['index_zlib_bytes']:,} B zlib · load {report['load_ms']:.1f} ms "
         f"(with zlib + JSON parse {report['blob_load_ms']:.1f} ms)",
@@ -350,4 +373,9 @@ def format_search_report(report: dict[str, Any]) -> str:
             f"search stack unzipped {report['search_stack_mb']:.1f} MB "
             "(numpy + onnxruntime + tokenizers + model)",
         ]
+    if "breakdown" in report:
+        # Loaded only when asked: the stage table's formatter.
+        from foldgate.dev.bench.search_stages import format_breakdown
+
+        lines.append(format_breakdown(report["breakdown"]))
     return "\n".join(lines)
