@@ -15,7 +15,8 @@ the upstream's MCP endpoint, on one origin, each recording what it was sent.
   JWT-bearer grant has no browser step); nor does the IdP's.
 * ``/mcp``: 401 with the PRM challenge; the PRM names ``<base>/mcp`` and ``<base>/as``.
 
-Every POST is recorded as (path, form, Authorization header) in ``posts``, every GET's path in ``gets``.
+Every POST is recorded as (path, form, Authorization header) in ``posts`` (its DPoP header in
+``proofs``), every GET's path in ``gets``.
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ class Enterprise:
     def __init__(self) -> None:
         self.posts: list[tuple[str, dict[str, str], str | None]] = []
         self.gets: list[str] = []  # the paths of every GET (metadata fetched)
+        self.proofs: list[str | None] = []  # every POST's DPoP header (None: it had none)
         self.denied: set[str] = set()
         self.expires_in: int | None = 3600
         self.jag_client_id = CLIENT_ID  # the client the IdP maps the upstream's audience to
@@ -88,6 +90,7 @@ class Enterprise:
                     return
                 form = dict(parse_qsl(raw.decode()))
                 owner.posts.append((self.path, form, self.headers.get("authorization")))
+                owner.proofs.append(self.headers.get("dpop"))
                 status, body = owner.answer(self.path, form, self.headers.get("authorization"))
                 self._send(status, body)
 

@@ -11,7 +11,9 @@
     audience=..., scope=..., actor_token=..., actor_token_type=...     (when configured)
 
 authenticated as its configured client (``client_secret_basic`` or ``private_key_jwt``; with neither,
-``client_id`` in the form). The answer's access token is sent to the upstream as a bearer token.
+``client_id`` in the form). The answer's access token is sent to the upstream as a bearer token; with
+``dpop: true`` the exchange carries a DPoP proof (this server issues the token the upstream sees, so
+this is the request RFC 9449 binds) and a ``DPoP``-typed answer is presented with the DPoP scheme.
 A refusal raises :class:`TokenRefusedError`; the caller turns it into the tool error.
 """
 
@@ -48,8 +50,9 @@ __all__ = [
 
 TOKEN_EXCHANGE_GRANT: Final = "urn:ietf:params:oauth:grant-type:token-exchange"
 
-Exchanged = tuple[str, int | None]
-"""An access token and its lifetime in seconds (None: the server did not say)."""
+Exchanged = tuple[str, int | None, str]
+"""An access token, its lifetime in seconds (None: the server did not say) and the Authorization
+value that presents it (``Bearer``, or ``DPoP`` with a proof per request: ``OAuthContext.present``)."""
 
 
 def exchange_form(
@@ -176,9 +179,17 @@ async def on_behalf_of(
     )
     client = await client_of(ctx, auth)
     try:
-        token = await request_token(token_url, form, client, issuer=issuer, allow_private=ctx.allow_private)
+        token = await request_token(
+            token_url,
+            form,
+            client,
+            issuer=issuer,
+            allow_private=ctx.allow_private,
+            dpop=ctx.dpop(caller.tenant, server),
+        )
     except TokenRefusedError as exc:
         raise refusal(server.name, "the authorization server", "the token exchange", exc) from None
     if not token.access_token:
         raise UpstreamError(f"{server.name}: the authorization server issued an empty token")
-    return token.access_token, token.expires_in
+    presented = ctx.present(caller.tenant, token.token_type, token.access_token)
+    return token.access_token, token.expires_in, presented

@@ -17,6 +17,10 @@
    ID-JAG, ``resource`` and ``scope`` as above, authenticated with ``client_secret_basic`` as the
    configured client, which must be the ID-JAG's ``client_id`` (checked before it is sent, so a
    mis-mapped IdP is named as such). No dynamic registration, even where the server offers it.
+   With ``dpop: true`` this request carries a DPoP proof (RFC 9449 binds the access token to the key
+   at the request that issues it) and a ``DPoP``-typed token is presented with the DPoP scheme. The
+   IdP's exchange carries none: the ID-JAG is an assertion spent on the next request, never presented
+   to the upstream, so a proof there would bind nothing foldgate sends with it.
 
 The ID-JAG lives only in this function's frame: used once, never stored, logged or put in an error.
 Its claims are read without verifying its signature (foldgate is not its audience; the upstream's
@@ -174,7 +178,12 @@ async def id_jag_token(
     del grant  # the ID-JAG is spent with this request: nothing keeps it
     try:
         token = await request_token(
-            token_url, form, client, issuer=upstream.issuer, allow_private=ctx.allow_private
+            token_url,
+            form,
+            client,
+            issuer=upstream.issuer,
+            allow_private=ctx.allow_private,
+            dpop=ctx.dpop(caller.tenant, server),
         )
     except TokenRefusedError as exc:
         raise refusal(
@@ -182,4 +191,5 @@ async def id_jag_token(
         ) from None
     finally:
         form.clear()
-    return token.access_token, token.expires_in
+    presented = ctx.present(caller.tenant, token.token_type, token.access_token)
+    return token.access_token, token.expires_in, presented
