@@ -30,7 +30,7 @@ authorization server verifies it): only to name a client mismatch or an expired 
 from __future__ import annotations
 
 import time
-from typing import Any, Final
+from typing import Final
 
 from foldgate.config.tenant import ServerConfig
 from foldgate.config.upstream_auth import IdJagAuth
@@ -41,6 +41,7 @@ from foldgate.upstream.oauth.discovery import Challenge, Discovered
 from foldgate.upstream.oauth.exchange import (
     Exchanged,
     ExchangeDiscovery,
+    claims_of,
     client_of,
     exchange_form,
     refusal,
@@ -54,18 +55,6 @@ __all__ = ["ID_JAG_TYPE", "JWT_BEARER_GRANT", "claims_of", "id_jag_token"]
 ID_JAG_TYPE: Final = "urn:ietf:params:oauth:token-type:id-jag"
 # The SDK's constant (mcp.shared.auth.JWT_BEARER_GRANT_TYPE), spelled out: this module loads without it.
 JWT_BEARER_GRANT: Final = "urn:ietf:params:oauth:grant-type:jwt-bearer"
-
-
-def claims_of(token: str) -> dict[str, Any]:
-    """A JWT's payload, unverified ({} when it is not a JWT): for naming a mismatch, never for trust."""
-    # PyJWT (the project's JOSE library) loads with the first ID-JAG.
-    import jwt
-
-    try:
-        claims = jwt.decode(token, options={"verify_signature": False})
-    except jwt.PyJWTError:
-        return {}
-    return claims if isinstance(claims, dict) else {}
 
 
 def _same_issuer(a: str, b: str) -> bool:
@@ -154,6 +143,8 @@ async def id_jag_token(
     server refused (its message names the IdP's or the authorization server's grant)."""
     source = auth.listing_subject_token if listing and auth.listing_subject_token else auth.subject_token
     subject = await read_token(source, caller, ctx.read_secret, server=server.name)
+    if source.inbound:  # the person's own token: only to its issuer or an operator-allowed IdP
+        await found.may_receive(ctx, auth.idp, server, subject)
     upstream, token_url = await _upstream_as(ctx, server, auth, challenge)
     idp = await found.endpoint(ctx, auth.idp, server)
     assert server.url is not None  # OAuth kinds require an HTTP upstream
