@@ -4,7 +4,8 @@ the upstream's MCP endpoint, on one origin, each recording what it was sent.
 * ``/idp/token``: RFC 8693. With ``requested_token_type`` ``...:id-jag`` it verifies the subject token
   (an "ID token" this test IdP signed, HS256) and issues an ID-JAG (``typ`` ``oauth-id-jag+jwt``, the
   subject's ``sub``, ``aud`` the requested audience, ``resource``, ``client_id`` the mapped client);
-  otherwise (plain on-behalf-of) it issues ``obo-<sub>-<n>`` access tokens. People in ``denied`` get
+  otherwise (plain on-behalf-of) it issues ``obo-<sub>-<n>`` tokens of the requested type (``token_type``
+  ``Bearer`` for an access token, ``N_A`` for any other, RFC 8693 section 2.2.1). People in ``denied`` get
   ``access_denied``.
 * ``/as/token``: RFC 7523 JWT bearer: ``client_secret_basic`` required, the ID-JAG verified (signature,
   ``aud`` this issuer, ``client_id`` the authenticated client, ``resource`` one of ``resources``);
@@ -159,10 +160,13 @@ class Enterprise:
             return 400, {"error": "invalid_grant", "error_description": "bad subject token"}
         if sub in self.denied:
             return 400, {"error": "access_denied", "error_description": f"policy denies {sub}"}
-        if form.get("requested_token_type") != ID_JAG_TYPE:
+        requested = form.get("requested_token_type", ACCESS_TOKEN_TYPE)
+        if requested != ID_JAG_TYPE:
             token = f"obo-{sub}-{next(self._serial)}"
-            return 200, {"access_token": token, "issued_token_type": ACCESS_TOKEN_TYPE,
-                         "token_type": "Bearer", **self._lifetime()}  # fmt: skip
+            # RFC 8693 section 2.2.1: a token that is not an access token is typed N_A.
+            kind = "Bearer" if requested == ACCESS_TOKEN_TYPE else "N_A"
+            return 200, {"access_token": token, "issued_token_type": requested,
+                         "token_type": kind, **self._lifetime()}  # fmt: skip
         now = int(time.time())
         claims = {
             "iss": self.base + "/idp",

@@ -11,7 +11,9 @@
     audience=..., scope=..., actor_token=..., actor_token_type=...     (when configured)
 
 authenticated as its configured client (``client_secret_basic`` or ``private_key_jwt``; with neither,
-``client_id`` in the form). The answer's access token is sent to the upstream as a bearer token; with
+``client_id`` in the form). The answer's token is sent to the upstream as a bearer token (also one
+of another ``requested_token_type``, answered ``token_type: N_A`` as RFC 8693 section 2.2.1 says: N_A
+names no scheme, the upstream accepts the configured type, and it is bound to no key); with
 ``dpop: true`` the exchange carries a DPoP proof (this server issues the token the upstream sees, so
 this is the request RFC 9449 binds) and a ``DPoP``-typed answer is presented with the DPoP scheme.
 A refusal raises :class:`TokenRefusedError`; the caller turns it into the tool error.
@@ -251,6 +253,7 @@ async def on_behalf_of(
             issuer=issuer,
             allow_private=ctx.allow_private,
             dpop=ctx.dpop(caller.tenant, server),
+            exchange=True,
         )
     except TokenRefusedError as exc:
         raise refusal(server.name, "the authorization server", "the token exchange", exc) from None
