@@ -4,7 +4,8 @@ the upstream's MCP endpoint, on one origin, each recording what it was sent.
 * ``/idp/token``: RFC 8693. With ``requested_token_type`` ``...:id-jag`` it verifies the subject token
   (an "ID token" this test IdP signed, HS256) and issues an ID-JAG (``typ`` ``oauth-id-jag+jwt``, the
   subject's ``sub``, ``aud`` the requested audience, ``resource``, ``client_id`` the mapped client);
-  otherwise (plain on-behalf-of) it issues ``obo-<sub>-<n>`` access tokens. People in ``denied`` get
+  otherwise (plain on-behalf-of) it issues ``obo-<sub>-<n>`` tokens of the requested type (``token_type``
+  ``Bearer`` for an access token, ``N_A`` for any other, RFC 8693 section 2.2.1). People in ``denied`` get
   ``access_denied``.
 * ``/as/token``: RFC 7523 JWT bearer: ``client_secret_basic`` required, the ID-JAG verified (signature,
   ``aud`` this issuer, ``client_id`` the authenticated client, ``resource`` one of ``resources``);
@@ -15,7 +16,8 @@ the upstream's MCP endpoint, on one origin, each recording what it was sent.
   JWT-bearer grant has no browser step); nor does the IdP's.
 * ``/mcp``: 401 with the PRM challenge; the PRM names ``<base>/mcp`` and ``<base>/as``.
 
-Every POST is recorded as (path, form, Authorization header) in ``posts``, every GET's path in ``gets``.
+Every POST is recorded as (path, form, Authorization header) in ``posts`` (its DPoP header in
+``proofs``), every GET's path in ``gets``.
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ class Enterprise:
     def __init__(self) -> None:
         self.posts: list[tuple[str, dict[str, str], str | None]] = []
         self.gets: list[str] = []  # the paths of every GET (metadata fetched)
+        self.proofs: list[str | None] = []  # every POST's DPoP header (None: it had none)
         self.denied: set[str] = set()
         self.expires_in: int | None = 3600
         self.jag_client_id = CLIENT_ID  # the client the IdP maps the upstream's audience to
@@ -88,6 +91,7 @@ class Enterprise:
                     return
                 form = dict(parse_qsl(raw.decode()))
                 owner.posts.append((self.path, form, self.headers.get("authorization")))
+                owner.proofs.append(self.headers.get("dpop"))
                 status, body = owner.answer(self.path, form, self.headers.get("authorization"))
                 self._send(status, body)
 
@@ -156,10 +160,13 @@ class Enterprise:
             return 400, {"error": "invalid_grant", "error_description": "bad subject token"}
         if sub in self.denied:
             return 400, {"error": "access_denied", "error_description": f"policy denies {sub}"}
-        if form.get("requested_token_type") != ID_JAG_TYPE:
+        requested = form.get("requested_token_type", ACCESS_TOKEN_TYPE)
+        if requested != ID_JAG_TYPE:
             token = f"obo-{sub}-{next(self._serial)}"
-            return 200, {"access_token": token, "issued_token_type": ACCESS_TOKEN_TYPE,
-                         "token_type": "Bearer", **self._lifetime()}  # fmt: skip
+            # RFC 8693 section 2.2.1: a token that is not an access token is typed N_A.
+            kind = "Bearer" if requested == ACCESS_TOKEN_TYPE else "N_A"
+            return 200, {"access_token": token, "issued_token_type": requested,
+                         "token_type": kind, **self._lifetime()}  # fmt: skip
         now = int(time.time())
         claims = {
             "iss": self.base + "/idp",

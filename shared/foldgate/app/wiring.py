@@ -196,7 +196,14 @@ def open_upstream_oauth(settings: Settings, memory: MemoryBudget | None = None) 
     else:
         reader = file_secret_reader(Path(settings.sqlite_path).parent / "secrets")
     renewal = RenewalPolicy(every_s=settings.upstream_reregister_seconds)
-    return OAuthContext(store, reader, settings.public_url, settings.allow_private_upstreams, renewal)
+    return OAuthContext(
+        store,
+        reader,
+        settings.public_url,
+        settings.allow_private_upstreams,
+        renewal,
+        exchange_issuers=tuple(settings.exchange_issuers),
+    )
 
 
 def connect_link_secret(settings: Settings) -> bytes | None:

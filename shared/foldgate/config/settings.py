@@ -73,6 +73,13 @@ class Settings(Strict):
     # At most one new registration per upstream server in this many seconds, when its authorization
     # server forgot foldgate's dynamically registered client (foldgate.upstream.oauth.renewal).
     upstream_reregister_seconds: float = Field(default=300.0, ge=0.0)
+    exchange_issuers: list[str] = Field(
+        default_factory=list,
+        description="Authorization servers (issuer URLs, or token endpoint URLs) a person's inbound OAuth "
+        "token may be sent to by the token_exchange and id_jag kinds besides the one that issued it "
+        "(comma-separated; template parameter ExchangeIssuers). A tenant config naming any other "
+        "exchange server for an inbound subject token is refused: its admin cannot collect people's tokens.",
+    )
     # Inbound OAuth for the default tenant (foldgate.auth.oauth): the trusted issuer, the audience its
     # tokens carry (default: public_url), and the gateway's public base URL (the resource identifier).
     oauth_issuer: str | None = None
@@ -156,12 +163,21 @@ class Settings(Strict):
         """Whether secrets come from Parameter Store (the cloud sources), not the local state folder."""
         return self.config_source in ("ssm", "table")
 
-    @field_validator("public_hosts", mode="before")
+    @field_validator("public_hosts", "exchange_issuers", mode="before")
     @classmethod
     def _comma_separated(cls, value: Any) -> Any:
         # The environment gives one string; the CLI and tests may give a list.
         if isinstance(value, str):
             return [part.strip() for part in value.split(",") if part.strip()]
+        return value
+
+    @field_validator("exchange_issuers")
+    @classmethod
+    def _check_exchange_issuers(cls, value: list[str]) -> list[str]:
+        for url in value:
+            parts = urllib.parse.urlsplit(url)
+            if parts.scheme not in ("https", "http") or not parts.netloc or parts.query or parts.fragment:
+                raise ValueError(f"exchange issuer {url[:100]!r} must be an http(s) URL without query")
         return value
 
     @classmethod

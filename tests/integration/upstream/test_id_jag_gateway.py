@@ -63,9 +63,11 @@ async def gateway(
     store = SqliteStore(":memory:")
     store.publish(catalog_from_tools("default", [tool]), expected_current=None)
     with grant_store(tmp) as grants:
-        upstream = UpstreamClient(
-            allow_private=True, auth=TokenProvider(oauth_context(grants, {"/fg/files": CLIENT_SECRET}))
-        )
+        # People sign in at another issuer than this IdP: the operator allows the IdP to receive their
+        # tokens (FOLDGATE_EXCHANGE_ISSUERS), as a deployment whose IdP trusts that issuer would.
+        allowed = (ent.base + "/idp/token",)
+        ctx = oauth_context(grants, {"/fg/files": CLIENT_SECRET}, exchange_issuers=allowed)
+        upstream = UpstreamClient(allow_private=True, auth=TokenProvider(ctx))
         configs = StaticConfigSource({"default": config})
         built = Gateway(store, configs, upstream, catalog_ttl=0.0, recorder=events)
         inbound = OAuthConfig(issuer=ISSUER)

@@ -23,7 +23,9 @@ from foldgate.model.caller import UpstreamCaller
 from foldgate.store.grants.sqlite import SqliteGrantStore
 from foldgate.upstream.oauth.provider import TokenProvider
 from tests.upstream_oauth import grant_store, oauth_context
-from tests.upstreams.enterprise import ACCESS_TOKEN_TYPE, EXCHANGE, Enterprise, enterprise
+from tests.upstreams.enterprise import ACCESS_TOKEN_TYPE, EXCHANGE, ID_TOKEN_TYPE, Enterprise, enterprise
+
+JWT_TYPE = "urn:ietf:params:oauth:token-type:jwt"
 
 TENANT = "acme"
 SECRETS = {"/fg/obo": "obo-secret", "/fg/actor": "actor-token-of-foldgate"}
@@ -156,3 +158,18 @@ async def test_every_exchange_is_a_machine_grant_outcome_with_no_person_or_token
     said = recorder.text() + str(state)
     for secret in (granted.removeprefix("Bearer "), alice.inbound_token or "", "mallory", "alice"):
         assert secret not in said
+
+
+@pytest.mark.parametrize(("requested", "urn"), [("jwt", JWT_TYPE), ("id_token", ID_TOKEN_TYPE)])
+async def test_a_token_of_another_type_answered_n_a_is_accepted_and_presented_as_bearer(
+    ent: Enterprise, store: SqliteGrantStore, requested: str, urn: str
+) -> None:
+    """RFC 8693 section 2.2.1: a token that is not an access token comes back with its
+    ``issued_token_type`` and ``token_type: N_A``, the standard answer, not a malformed one. N_A names
+    no presentation scheme; the configured type is what the upstream accepts, and a token bound to a
+    key would say DPoP: it is presented as a bearer token (RFC 6750)."""
+    server = server_config(ent, requested_token_type=requested)
+    granted = await TokenProvider(oauth_context(store, SECRETS)).authorization(server, person(ent, "alice"))
+    assert granted.startswith("Bearer obo-alice-")
+    [(_path, form, _basic)] = ent.posts
+    assert form["requested_token_type"] == urn

@@ -5,8 +5,10 @@
   regional endpoint (the action is not served by the global ``sts.amazonaws.com``). The call runs in a
   worker thread: botocore is blocking.
 * ``file``: read again only when its modification time or size changed (a projected token is
-  rewritten in place by the kubelet); otherwise the value read last.
-* ``command``: run without a shell, its output capped and its time bounded; killed on timeout.
+  rewritten in place by the kubelet); otherwise the value read last. Read no further than the cap.
+* ``command``: run without a shell, its output read no further than the cap and its time bounded; on
+  a timeout or an overflow its whole process group is killed. Both through
+  :mod:`foldgate.upstream.oauth.local_source`, as the exchange kinds' token sources.
 * ``secret``: through the process's secret reader (cached as every secret is).
 
 A value is accepted only when it looks like a compact JWS (three base64url parts): what a source
@@ -29,6 +31,7 @@ from foldgate.config.workload_assertion import (
     SecretAssertion,
 )
 from foldgate.errors import UpstreamError
+from foldgate.upstream.oauth.local_source import LocalSourceError, read_file_capped, run_capped
 from foldgate.upstream.oauth.registration import SecretReader
 
 __all__ = ["AssertionReader", "WorkloadAssertionError", "sts_client"]
@@ -70,17 +73,6 @@ def _checked(value: str, what: str) -> str:
     if len(token) > MAX_ASSERTION_BYTES or not _JWS.match(token):
         raise WorkloadAssertionError(f"{what}: the value is not a compact JWT (three base64url parts)")
     return token
-
-
-async def _read_capped(stream: asyncio.StreamReader, cap: int) -> bytes:
-    """Everything up to end of file, or the first ``cap + 1`` bytes (the caller refuses those)."""
-    out = bytearray()
-    while len(out) <= cap:
-        chunk = await stream.read(cap + 1 - len(out))
-        if not chunk:
-            break
-        out.extend(chunk)
-    return bytes(out)
 
 
 class AssertionReader:
@@ -125,52 +117,30 @@ class AssertionReader:
         return _checked(str(answer.get("WebIdentityToken", "")), "aws_sts")
 
     def _from_file(self, source: FileAssertion) -> str:
-        path = Path(source.path)
+        what = f"file {source.path}"
         try:
-            stat = path.stat()
+            stat = Path(source.path).stat()
             held = self._files.get(source.path)
             if held is not None and held[:2] == (stat.st_mtime_ns, stat.st_size):
                 return held[2]
-            if stat.st_size > MAX_ASSERTION_BYTES:
-                raise WorkloadAssertionError(f"file {source.path}: larger than {MAX_ASSERTION_BYTES} bytes")
-            value = _checked(path.read_text(encoding="utf-8"), f"file {source.path}")
+            data, stat = read_file_capped(source.path, MAX_ASSERTION_BYTES)
+            value = _checked(data.decode("utf-8"), what)
+        except LocalSourceError as exc:
+            raise WorkloadAssertionError(f"{what}: {exc.message}") from None
         except OSError as exc:
-            raise WorkloadAssertionError(
-                f"file {source.path}: {exc.strerror or type(exc).__name__}"
-            ) from None
+            raise WorkloadAssertionError(f"{what}: {exc.strerror or type(exc).__name__}") from None
         except UnicodeDecodeError:
-            raise WorkloadAssertionError(f"file {source.path}: not text") from None
+            raise WorkloadAssertionError(f"{what}: not text") from None
         self._files[source.path] = (stat.st_mtime_ns, stat.st_size, value)
         return value
 
     async def _from_command(self, source: CommandAssertion) -> str:
-        name = Path(source.argv[0]).name
+        what = f"command {Path(source.argv[0]).name}"
         try:
-            proc = await asyncio.create_subprocess_exec(
-                *source.argv,
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.DEVNULL,
-            )
-        except OSError as exc:
-            raise WorkloadAssertionError(f"command {name}: {exc.strerror or type(exc).__name__}") from None
-        assert proc.stdout is not None  # stdout=PIPE
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + source.timeout_s
+            out = await run_capped(source.argv, cap=source.max_bytes, timeout_s=source.timeout_s)
+        except LocalSourceError as exc:
+            raise WorkloadAssertionError(f"{what}: {exc.message}") from None
         try:
-            out = await asyncio.wait_for(_read_capped(proc.stdout, source.max_bytes), source.timeout_s)
-            if len(out) > source.max_bytes:
-                raise WorkloadAssertionError(f"command {name}: output exceeds {source.max_bytes} bytes")
-            code = await asyncio.wait_for(proc.wait(), max(0.0, deadline - loop.time()))
-        except TimeoutError:
-            raise WorkloadAssertionError(f"command {name}: no answer within {source.timeout_s:g} s") from None
-        finally:
-            if proc.returncode is None:
-                proc.kill()
-                await proc.wait()
-        if code != 0:
-            raise WorkloadAssertionError(f"command {name}: exit status {code}")
-        try:
-            return _checked(out.decode("utf-8"), f"command {name}")
+            return _checked(out.decode("utf-8"), what)
         except UnicodeDecodeError:
-            raise WorkloadAssertionError(f"command {name}: output is not text") from None
+            raise WorkloadAssertionError(f"{what}: output is not text") from None

@@ -43,6 +43,9 @@ class OAuthContext:
     public_url: str | None
     allow_private: bool
     renewal: RenewalPolicy = field(default_factory=RenewalPolicy)
+    # Exchange servers (issuers or token endpoints) the operator allows a person's inbound token to go
+    # to besides its own issuer (Settings.exchange_issuers; see exchange.ExchangeDiscovery.may_receive).
+    exchange_issuers: tuple[str, ...] = ()
     # The machine grants' latest outcomes (status) and their audit events (set its recorder).
     outcomes: GrantOutcomes = field(default_factory=GrantOutcomes)
     _found: dict[tuple[str, bool], tuple[float, Discovered]] = field(default_factory=dict)

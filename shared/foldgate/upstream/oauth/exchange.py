@@ -11,14 +11,29 @@
     audience=..., scope=..., actor_token=..., actor_token_type=...     (when configured)
 
 authenticated as its configured client (``client_secret_basic`` or ``private_key_jwt``; with neither,
-``client_id`` in the form). The answer's access token is sent to the upstream as a bearer token.
+``client_id`` in the form). The answer's token is sent to the upstream as a bearer token (also one
+of another ``requested_token_type``, answered ``token_type: N_A`` as RFC 8693 section 2.2.1 says: N_A
+names no scheme, the upstream accepts the configured type, and it is bound to no key); with
+``dpop: true`` the exchange carries a DPoP proof (this server issues the token the upstream sees, so
+this is the request RFC 9449 binds) and a ``DPoP``-typed answer is presented with the DPoP scheme.
 A refusal raises :class:`TokenRefusedError`; the caller turns it into the tool error.
+
+**Where a person's inbound token may go** (both kinds, ``subject_token: {inbound: true}``): the tenant
+config names the exchange server, and a tenant config is hostile input, so without a rule its admin
+could point ``token_url`` at a server of their own and collect every caller's token. The inbound token
+is sent only to the token endpoint of the authorization server that issued it (its ``iss``: the
+configured ``issuer`` is that issuer, or the configured ``token_url`` is the token endpoint that
+issuer's RFC 8414 / OIDC metadata names) or to one the operator allowed in the deployment settings
+(``FOLDGATE_EXCHANGE_ISSUERS``: the configured ``issuer`` or ``token_url`` listed). Anything else is
+refused before any request (:meth:`ExchangeDiscovery.may_receive`). The ``iss`` is read from the
+token foldgate's inbound OAuth verified for this very request; a token without one (not a JWT) goes
+only where the operator allows.
 """
 
 from __future__ import annotations
 
 import time
-from typing import Final
+from typing import Any, Final
 
 from foldgate.config.tenant import ServerConfig
 from foldgate.config.token_source import TOKEN_TYPE_URNS
@@ -40,6 +55,7 @@ __all__ = [
     "TOKEN_EXCHANGE_GRANT",
     "ExchangeDiscovery",
     "Exchanged",
+    "claims_of",
     "client_of",
     "exchange_form",
     "on_behalf_of",
@@ -48,8 +64,26 @@ __all__ = [
 
 TOKEN_EXCHANGE_GRANT: Final = "urn:ietf:params:oauth:grant-type:token-exchange"
 
-Exchanged = tuple[str, int | None]
-"""An access token and its lifetime in seconds (None: the server did not say)."""
+Exchanged = tuple[str, int | None, str]
+"""An access token, its lifetime in seconds (None: the server did not say) and the Authorization
+value that presents it (``Bearer``, or ``DPoP`` with a proof per request: ``OAuthContext.present``)."""
+
+
+def claims_of(token: str) -> dict[str, Any]:
+    """A JWT's payload, unverified ({} when it is not a JWT): for naming a mismatch, or reading the
+    issuer of a token foldgate's inbound OAuth verified already; never for trust by itself."""
+    # PyJWT (the project's JOSE library) loads with the first exchange.
+    import jwt
+
+    try:
+        claims = jwt.decode(token, options={"verify_signature": False})
+    except jwt.PyJWTError:
+        return {}
+    return claims if isinstance(claims, dict) else {}
+
+
+def _same_url(a: str, b: str) -> bool:
+    return a.rstrip("/") == b.rstrip("/")
 
 
 def exchange_form(
@@ -124,17 +158,51 @@ class ExchangeDiscovery:
         if client.token_url is not None:
             return client.token_url, client.token_url
         assert client.issuer is not None  # the config requires token_url or issuer
+        return await self._discovered(ctx, client.issuer, server), client.issuer
+
+    async def _discovered(self, ctx: OAuthContext, issuer: str, server: ServerConfig) -> str:
         assert server.url is not None  # OAuth kinds require an HTTP upstream
-        hit = self._endpoints.get(client.issuer)
+        hit = self._endpoints.get(issuer)
         if hit is None or time.monotonic() - hit[0] >= DISCOVERY_SECONDS:
             metadata = await authorization_server_metadata(
-                client.issuer, server.url, allow_private=ctx.allow_private, code_flow=False
+                issuer, server.url, allow_private=ctx.allow_private, code_flow=False
             )
             url = checked_endpoint(
                 str(metadata.token_endpoint), "token_endpoint", allow_loopback=ctx.allow_private
             )
-            hit = self._endpoints[client.issuer] = (time.monotonic(), url)
-        return hit[1], client.issuer
+            hit = self._endpoints[issuer] = (time.monotonic(), url)
+        return hit[1]
+
+    async def may_receive(
+        self, ctx: OAuthContext, client: ExchangeClient, server: ServerConfig, token: str
+    ) -> None:
+        """Raise UpstreamAuthorizationError unless the person's inbound ``token`` may go to the
+        exchange server ``client`` names (see the module doc): its own issuer's token endpoint, or
+        one the operator allows."""
+        named = [url for url in (client.issuer, client.token_url) if url is not None]
+        if any(_same_url(url, allowed) for url in named for allowed in ctx.exchange_issuers):
+            return
+        iss = claims_of(token).get("iss")
+        issuer = iss if isinstance(iss, str) and iss.startswith(("https://", "http://")) else None
+        if issuer is not None and client.issuer is not None and _same_url(client.issuer, issuer):
+            return
+        if issuer is not None and client.token_url is not None:
+            try:
+                own = await self._discovered(ctx, issuer, server)
+            except UpstreamError:
+                own = None  # no metadata there: nothing names this endpoint as the issuer's
+            if own is not None and _same_url(own, client.token_url):
+                return
+        shown = f"issued by {issuer[:200]!r}, " if issuer is not None else "naming no issuer, "
+        raise UpstreamAuthorizationError(
+            f"{server.name}: the calling person's token ({shown}the identity they signed in to foldgate "
+            f"with) is not sent to {named[0][:200]!r}: foldgate sends it only to the token endpoint of "
+            "the authorization server that issued it, or to one the operator allows "
+            "(FOLDGATE_EXCHANGE_ISSUERS). Point the server's exchange at that issuer, or ask the "
+            "operator to allow this one",
+            refused_by="foldgate",
+            error="destination_not_allowed",
+        )
 
     async def resource(self, ctx: OAuthContext, server: ServerConfig) -> str:
         """The upstream's RFC 8707 resource: its PRM's, else its URL."""
@@ -160,6 +228,8 @@ async def on_behalf_of(
     exchanged at the configured authorization server."""
     source = auth.listing_subject_token if listing and auth.listing_subject_token else auth.subject_token
     subject = await read_token(source, caller, ctx.read_secret, server=server.name)
+    if source.inbound:
+        await found.may_receive(ctx, auth, server, subject)
     actor = None
     if auth.actor_token is not None:
         actor_token = await read_token(auth.actor_token, caller, ctx.read_secret, server=server.name)
@@ -176,9 +246,18 @@ async def on_behalf_of(
     )
     client = await client_of(ctx, auth)
     try:
-        token = await request_token(token_url, form, client, issuer=issuer, allow_private=ctx.allow_private)
+        token = await request_token(
+            token_url,
+            form,
+            client,
+            issuer=issuer,
+            allow_private=ctx.allow_private,
+            dpop=ctx.dpop(caller.tenant, server),
+            exchange=True,
+        )
     except TokenRefusedError as exc:
         raise refusal(server.name, "the authorization server", "the token exchange", exc) from None
     if not token.access_token:
         raise UpstreamError(f"{server.name}: the authorization server issued an empty token")
-    return token.access_token, token.expires_in
+    presented = ctx.present(caller.tenant, token.token_type, token.access_token)
+    return token.access_token, token.expires_in, presented

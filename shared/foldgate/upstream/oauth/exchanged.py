@@ -57,6 +57,7 @@ class ExchangedTokens:
         self.ctx = ctx
         self.margin = margin
         self.max_held = max_held
+        # (the Authorization value: "Bearer ..." or a DPoP one that proves each request, received, expires)
         self._held: OrderedDict[_Key, tuple[str, float, float | None]] = OrderedDict()
         self._locks: dict[_Key, asyncio.Lock] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -85,28 +86,28 @@ class ExchangedTokens:
         held = self._held.get(key)
         if held is None:
             return None
-        token, received, expires = held
+        presented, received, expires = held
         if expires is not None and expires - self.margin(received, expires) <= time.time():
             del self._held[key]
             return None
-        return token
+        return presented
 
     async def authorization(self, server: ServerConfig, auth: ExchangeAuth, caller: UpstreamCaller) -> str:
         """The ``Authorization`` value for ``caller`` at ``server`` (exchanging when none is held)."""
         key = self._key(server, auth, caller)
         async with self._lock(key):
-            token = self._usable(key)
-            if token is None:
-                token, lifetime = await self._exchange(server, auth, caller)
+            presented = self._usable(key)
+            if presented is None:
+                _token, lifetime, presented = await self._exchange(server, auth, caller)
                 # No lifetime: held briefly; an absurd one (or none left): capped, or used just once.
                 hold = UNKNOWN_HOLD_S if lifetime is None else min(lifetime, MAX_HOLD_S)
                 if hold > 0:
                     received = time.time()
-                    self._held[key] = (token, received, received + hold)
+                    self._held[key] = (presented, received, received + hold)
                     self._held.move_to_end(key)
                     while len(self._held) > self.max_held:
                         self._held.popitem(last=False)
-            return f"Bearer {token}"
+            return presented
 
     async def _exchange(self, server: ServerConfig, auth: ExchangeAuth, caller: UpstreamCaller) -> Exchanged:
         listing = self.subject(auth, caller) == SHARED_SUBJECT and auth.subject_token.inbound
@@ -158,7 +159,7 @@ class ExchangedTokens:
         key = self._key(server, auth, caller)
         async with self._lock(key):
             held = self._held.get(key)
-            if held is not None and (sent is None or sent == f"Bearer {held[0]}"):
+            if held is not None and (sent is None or sent == held[0]):
                 del self._held[key]
         if isinstance(auth, IdJagAuth) and challenge.resource_metadata is not None:
             await self.ctx.discovered(server, challenge)  # re-read: the upstream may have moved

@@ -17,6 +17,10 @@
    ID-JAG, ``resource`` and ``scope`` as above, authenticated with ``client_secret_basic`` as the
    configured client, which must be the ID-JAG's ``client_id`` (checked before it is sent, so a
    mis-mapped IdP is named as such). No dynamic registration, even where the server offers it.
+   With ``dpop: true`` this request carries a DPoP proof (RFC 9449 binds the access token to the key
+   at the request that issues it) and a ``DPoP``-typed token is presented with the DPoP scheme. The
+   IdP's exchange carries none: the ID-JAG is an assertion spent on the next request, never presented
+   to the upstream, so a proof there would bind nothing foldgate sends with it.
 
 The ID-JAG lives only in this function's frame: used once, never stored, logged or put in an error.
 Its claims are read without verifying its signature (foldgate is not its audience; the upstream's
@@ -26,7 +30,7 @@ authorization server verifies it): only to name a client mismatch or an expired 
 from __future__ import annotations
 
 import time
-from typing import Any, Final
+from typing import Final
 
 from foldgate.config.tenant import ServerConfig
 from foldgate.config.upstream_auth import IdJagAuth
@@ -37,6 +41,7 @@ from foldgate.upstream.oauth.discovery import Challenge, Discovered
 from foldgate.upstream.oauth.exchange import (
     Exchanged,
     ExchangeDiscovery,
+    claims_of,
     client_of,
     exchange_form,
     refusal,
@@ -50,18 +55,6 @@ __all__ = ["ID_JAG_TYPE", "JWT_BEARER_GRANT", "claims_of", "id_jag_token"]
 ID_JAG_TYPE: Final = "urn:ietf:params:oauth:token-type:id-jag"
 # The SDK's constant (mcp.shared.auth.JWT_BEARER_GRANT_TYPE), spelled out: this module loads without it.
 JWT_BEARER_GRANT: Final = "urn:ietf:params:oauth:grant-type:jwt-bearer"
-
-
-def claims_of(token: str) -> dict[str, Any]:
-    """A JWT's payload, unverified ({} when it is not a JWT): for naming a mismatch, never for trust."""
-    # PyJWT (the project's JOSE library) loads with the first ID-JAG.
-    import jwt
-
-    try:
-        claims = jwt.decode(token, options={"verify_signature": False})
-    except jwt.PyJWTError:
-        return {}
-    return claims if isinstance(claims, dict) else {}
 
 
 def _same_issuer(a: str, b: str) -> bool:
@@ -150,6 +143,8 @@ async def id_jag_token(
     server refused (its message names the IdP's or the authorization server's grant)."""
     source = auth.listing_subject_token if listing and auth.listing_subject_token else auth.subject_token
     subject = await read_token(source, caller, ctx.read_secret, server=server.name)
+    if source.inbound:  # the person's own token: only to its issuer or an operator-allowed IdP
+        await found.may_receive(ctx, auth.idp, server, subject)
     upstream, token_url = await _upstream_as(ctx, server, auth, challenge)
     idp = await found.endpoint(ctx, auth.idp, server)
     assert server.url is not None  # OAuth kinds require an HTTP upstream
@@ -174,7 +169,12 @@ async def id_jag_token(
     del grant  # the ID-JAG is spent with this request: nothing keeps it
     try:
         token = await request_token(
-            token_url, form, client, issuer=upstream.issuer, allow_private=ctx.allow_private
+            token_url,
+            form,
+            client,
+            issuer=upstream.issuer,
+            allow_private=ctx.allow_private,
+            dpop=ctx.dpop(caller.tenant, server),
         )
     except TokenRefusedError as exc:
         raise refusal(
@@ -182,4 +182,5 @@ async def id_jag_token(
         ) from None
     finally:
         form.clear()
-    return token.access_token, token.expires_in
+    presented = ctx.present(caller.tenant, token.token_type, token.access_token)
+    return token.access_token, token.expires_in, presented

@@ -4,22 +4,20 @@
 :func:`foldgate.model.caller.calling_as`, never to the shared subject); ``secret`` a secret parameter;
 ``file`` a file re-read each time (a sidecar may rotate it); ``command`` a program run without a shell,
 its standard output the token (read no further than the cap; on a timeout or a flood the program ends
-with its whole process group, children that hold the output open too). A token is never logged and
-never put in an error message: errors say which source failed and why, never what it held.
+with its whole process group, children that hold the output open too: both through
+:mod:`foldgate.upstream.oauth.local_source`, as workload_jwt's assertion sources). A token is never
+logged and never put in an error message: errors say which source failed and why, never what it held.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import os
-import signal
-from pathlib import Path
 from typing import Final
 
 from foldgate.config.token_source import TokenSource
 from foldgate.errors import UpstreamAuthorizationError, UpstreamError
 from foldgate.model.caller import UpstreamCaller
+from foldgate.upstream.oauth.local_source import LocalSourceError, read_file_capped, run_capped
 from foldgate.upstream.oauth.registration import SecretReader
 
 __all__ = ["COMMAND_TIMEOUT_S", "MAX_TOKEN_BYTES", "read_token"]
@@ -38,68 +36,23 @@ def _checked(value: str, where: str) -> str:
     return token
 
 
-async def _read_capped(stream: asyncio.StreamReader) -> bytes:
-    """Standard output up to one byte past the cap (more is refused without being buffered)."""
-    out = bytearray()
-    while len(out) <= MAX_TOKEN_BYTES:
-        chunk = await stream.read(MAX_TOKEN_BYTES + 1 - len(out))
-        if not chunk:
-            break
-        out.extend(chunk)
-    return bytes(out)
-
-
-def _end_group(proc: asyncio.subprocess.Process) -> None:
-    # The command runs in its own session: its children (which may hold the pipe open) end with it.
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGKILL)
-
-
 async def _run(command: list[str]) -> str:
     what = f"command {command[0][:200]!r}"
     try:
-        proc = await asyncio.create_subprocess_exec(
-            *command,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.DEVNULL,
-            start_new_session=True,
-        )
-    except OSError as exc:
-        raise UpstreamError(f"{what} could not start ({type(exc).__name__})") from None
-    assert proc.stdout is not None  # asked for above
-    stdout = proc.stdout
-
-    async def complete() -> bytes:
-        out = await _read_capped(stdout)
-        if len(out) <= MAX_TOKEN_BYTES:
-            await proc.wait()
-        return out
-
-    try:
-        out = await asyncio.wait_for(complete(), COMMAND_TIMEOUT_S)
-    except TimeoutError:
-        _end_group(proc)
-        await proc.wait()
-        raise UpstreamError(f"{what} did not finish within {COMMAND_TIMEOUT_S:.0f} s") from None
-    if len(out) > MAX_TOKEN_BYTES:
-        _end_group(proc)
-        await proc.wait()
-        raise UpstreamError(f"{what} printed more than {MAX_TOKEN_BYTES} bytes")
-    if proc.returncode != 0:
-        raise UpstreamError(f"{what} failed (exit status {proc.returncode})")
+        out = await run_capped(command, cap=MAX_TOKEN_BYTES, timeout_s=COMMAND_TIMEOUT_S)
+    except LocalSourceError as exc:
+        raise UpstreamError(f"{what} {exc.message}") from None
     return _checked(out.decode("utf-8", "replace"), what)
 
 
 def _read_file(path: str) -> str:
     what = f"file {path[:200]!r}"
     try:
-        with Path(path).open("rb") as handle:
-            data = handle.read(MAX_TOKEN_BYTES + 1)
+        data, _status = read_file_capped(path, MAX_TOKEN_BYTES)
+    except LocalSourceError as exc:
+        raise UpstreamError(f"{what} {exc.message}") from None
     except OSError as exc:
         raise UpstreamError(f"{what} could not be read ({type(exc).__name__})") from None
-    if len(data) > MAX_TOKEN_BYTES:
-        raise UpstreamError(f"{what} holds more than {MAX_TOKEN_BYTES} bytes")
     return _checked(data.decode("utf-8", "replace"), what)
 
 

@@ -166,9 +166,12 @@ async def request_token(
     issuer: str,
     allow_private: bool,
     dpop: DPoPProver | None = None,
+    exchange: bool = False,
 ) -> Any:
     """POST to the token endpoint; the SDK's ``OAuthToken``, or TokenRefusedError / UpstreamError.
-    ``dpop``: prove possession of the tenant's key (the token comes back bound to it)."""
+    ``dpop``: prove possession of the tenant's key (the token comes back bound to it). ``exchange``: an
+    RFC 8693 answer, whose ``token_type`` is ``N_A`` for a token that is not an access token (section
+    2.2.1); such a token is bound to nothing, so it comes back typed ``Bearer`` (RFC 6750 presentation)."""
     # The SDK's token model loads with the first token request.
     from mcp.shared.auth import OAuthToken
     from pydantic import ValidationError
@@ -176,12 +179,16 @@ async def request_token(
     answer = await _post_token(token_url, form, client, issuer=issuer, allow_private=allow_private, dpop=dpop)
     if answer.status != 200:
         raise _refused(answer, form, client)
-    kind = answer.body.get("token_type")
+    body = answer.body
+    kind = body.get("token_type")
+    if exchange and isinstance(kind, str) and kind.upper() == "N_A":
+        # N_A names no scheme: what the upstream accepts is the configured type, bound to no key.
+        body, kind = {**body, "token_type": "Bearer"}, "Bearer"
     bound = isinstance(kind, str) and kind.lower() == "dpop"
     if bound and dpop is None:
         raise UpstreamError("the authorization server issued a DPoP token to a request without a proof")
     try:
-        token = OAuthToken.model_validate({**answer.body, "token_type": "Bearer"} if bound else answer.body)
+        token = OAuthToken.model_validate({**body, "token_type": "Bearer"} if bound else body)
     except ValidationError:
         raise UpstreamError("the authorization server's token answer is malformed") from None
     if token.expires_in is not None and token.expires_in > MAX_LIFETIME_S:

@@ -1,13 +1,16 @@
 """Workload JWT sources: STS's GetWebIdentityToken is asked on the regional endpoint with exactly the
 configured audience, algorithm and lifetime (botocore's Stubber checks the request against the service
-model); a file is re-read only when it changed; a command runs without a shell, bounded in time and
-output; anything that is not a compact JWT is refused without echoing it."""
+model); a file is re-read only when it changed, and read no further than its cap; a command runs
+without a shell, bounded in time and output, its whole process group ended on a timeout; anything
+that is not a compact JWT is refused without echoing it."""
 
 from __future__ import annotations
 
+import asyncio
 import datetime
 import os
 import sys
+import threading
 from pathlib import Path
 
 import boto3
@@ -21,7 +24,12 @@ from foldgate.config.workload_assertion import (
     SecretAssertion,
 )
 from foldgate.upstream.oauth import assertions
-from foldgate.upstream.oauth.assertions import AssertionReader, WorkloadAssertionError, sts_client
+from foldgate.upstream.oauth.assertions import (
+    MAX_ASSERTION_BYTES,
+    AssertionReader,
+    WorkloadAssertionError,
+    sts_client,
+)
 
 JWT = "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ3b3JrbG9hZCJ9.c2lnbmF0dXJl"
 OTHER = "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJvdGhlciJ9.c2ln"
@@ -112,8 +120,8 @@ async def test_a_command_prints_the_token() -> None:
     ("code", "limits", "why"),
     [
         ("import sys; sys.exit(3)", {}, "exit status 3"),
-        ("import time; time.sleep(30)", {"timeout_s": 0.5}, "no answer within 0.5 s"),
-        ("import sys; sys.stdout.write('a' * 100000)", {"max_bytes": 1024}, "exceeds 1024 bytes"),
+        ("import time; time.sleep(30)", {"timeout_s": 0.5}, "did not finish within 0.5 s"),
+        ("import sys; sys.stdout.write('a' * 100000)", {"max_bytes": 1024}, "printed more than 1024 bytes"),
         ("print('usage: agent [--jwt]')", {}, "not a compact JWT"),
     ],
 )
@@ -128,3 +136,47 @@ async def test_a_secret_is_read_through_the_secret_reader() -> None:
         return {"wif/jwt": f" {JWT}\n"}[name]
 
     assert await AssertionReader(read).read(SecretAssertion(name="wif/jwt")) == JWT
+
+
+async def test_a_command_whose_child_keeps_its_output_open_ends_with_its_whole_group(tmp_path: Path) -> None:
+    # A program that leaves a child behind holding standard output: the timeout ends the whole group
+    # (the same implementation as the exchange kinds' command sources: upstream.oauth.local_source).
+    pid_file = tmp_path / "child"
+    script = (
+        "import subprocess, sys\n"
+        "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+        f"open({str(pid_file)!r}, 'w').write(str(child.pid))\n"
+        f"sys.stdout.write({JWT!r})\n"
+    )
+    with pytest.raises(WorkloadAssertionError, match="did not finish within 1 s"):
+        await AssertionReader(no_secret).read(CommandAssertion(argv=py(script), timeout_s=1.0))
+    stat = Path(f"/proc/{pid_file.read_text()}/stat")
+    for _ in range(50):  # the kill is asynchronous; an unreaped child is a zombie ("Z"): gone too
+        if not stat.exists() or stat.read_text().rsplit(")", 1)[1].split()[0] == "Z":
+            break
+        await asyncio.sleep(0.05)
+    else:
+        pytest.fail("the command's child outlived it")
+
+
+async def test_a_file_is_read_no_further_than_its_cap(tmp_path: Path) -> None:
+    # A FIFO's size says nothing (0): a stat-then-read source would wait for its writer to finish and
+    # buffer everything; the capped read stops one byte past the cap and refuses at once.
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    done = threading.Event()
+
+    def writer() -> None:
+        with fifo.open("wb") as out:
+            out.write(b"a" * (MAX_ASSERTION_BYTES + 10))
+            out.flush()
+            done.wait(10)  # held open: only a reader that stops at the cap returns before this
+
+    thread = threading.Thread(target=writer, daemon=True)
+    thread.start()
+    try:
+        with pytest.raises(WorkloadAssertionError, match=f"more than {MAX_ASSERTION_BYTES} bytes"):
+            await asyncio.wait_for(AssertionReader(no_secret).read(FileAssertion(path=str(fifo))), 5)
+    finally:
+        done.set()
+        thread.join(5)
