@@ -131,6 +131,8 @@ class Detector:
     # A cheaper search that must also find something first (a regex that starts with a literal is
     # searched fast; one that starts with an alternation tries every position).
     prefilter: re.Pattern[str] | None = None
+    # The gate's literals lower-cased (as :mod:`foldgate.guard.gates` finds them, in one pass).
+    gate_lower: frozenset[str] = frozenset()
 
 
 def _d(
@@ -142,7 +144,9 @@ def _d(
     flags: int = 0,
     prefilter: re.Pattern[str] | None = None,
 ) -> Detector:
-    return Detector(kind, re.compile(regex, flags), gate, lower, check, prefilter)
+    return Detector(
+        kind, re.compile(regex, flags), gate, lower, check, prefilter, frozenset(g.lower() for g in gate)
+    )
 
 
 # A URL with a password in it, whatever its scheme: what both URL kinds need before their regex runs
