@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Any
 
 from foldgate.errors import UpstreamError
 from foldgate.model.address_rule import forbidden_reason
+from foldgate.upstream.one_write import one_write_stream
 
 if TYPE_CHECKING:
     import httpx2
@@ -212,10 +213,12 @@ def _backend_class() -> type[Any]:
             failure: Exception | None = None
             for address in addresses:
                 try:
-                    return await self.inner.connect_tcp(
+                    stream = await self.inner.connect_tcp(
                         address, port, timeout=timeout, local_address=local_address,
                         socket_options=socket_options,
                     )  # fmt: skip
+                    # Each request's head goes out with its body, one write (foldgate.upstream.one_write).
+                    return one_write_stream(stream)
                 except (httpcore2.ConnectError, httpcore2.ConnectTimeout) as exc:
                     failure = exc  # try the next checked address, as a resolver-driven dial would
             assert failure is not None  # the verdict never returns an empty tuple
