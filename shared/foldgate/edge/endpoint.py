@@ -15,7 +15,7 @@ import logging
 import time
 
 from starlette.applications import Starlette
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import Message, Receive, Scope, Send
 
@@ -239,18 +239,27 @@ class McpEndpoint:
 
     async def _read_body(self, request: Request) -> bytes | Response:
         """The whole body, or a 413 as soon as it is known to exceed the cap."""
-        too_big = jsonrpc_error(413, -32600, f"request body exceeds {self.max_body} bytes")
         declared = request.headers.get("content-length")
         if declared is not None and declared.isdigit() and int(declared) > self.max_body:
-            return too_big
+            return self._too_big()
         chunks = []
         size = 0
-        async for chunk in request.stream():
+        receive = request.receive
+        # The ASGI messages read directly (what Request.stream() does, without its generator).
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                raise ClientDisconnect()
+            chunk = message.get("body", b"")
             size += len(chunk)
             if size > self.max_body:
-                return too_big
+                return self._too_big()
             chunks.append(chunk)
-        return b"".join(chunks)
+            if not message.get("more_body", False):
+                return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+    def _too_big(self) -> Response:
+        return jsonrpc_error(413, -32600, f"request body exceeds {self.max_body} bytes")
 
     async def _authenticate(self, request: Request) -> Principal | tuple[Response, Refused]:
         """The caller, or the 401/403/429/503 to answer (401 and 403 carry the OAuth challenge when
