@@ -38,28 +38,38 @@ class LiteralScan:
         ordered = sorted(self.literals)
         # A match's own prefixes that are literals (they start where it starts).
         self._prefixes = {w: frozenset(x for x in ordered if w.startswith(x)) for w in ordered}
-        # Literals that may start inside a match (a suffix of the match begins them, or they sit
-        # inside it past its first character): positions a match covers are not tried again.
-        self._inside = {w: tuple(x for x in ordered if _starts_inside(w, x)) for w in ordered}
+        # Literals that may start inside a match, at which offset (a suffix of the match begins them,
+        # or they sit inside it past its first character): positions a match covers are not tried
+        # again by the pattern, so each is tested where it would start.
+        self._inside = {w: _starting_inside(w, ordered) for w in ordered}
+        self._reach = max((len(w) for w in ordered), default=0) * 2
 
     def present(self, text: str) -> frozenset[str]:
         """The literals that occur in ``text`` (the set ``{w for w in literals if w in text}``)."""
-        matched = set(self._pattern.findall(text))
-        if not matched:
-            return frozenset()
         found: set[str] = set()
-        for w in matched:
+        seen: set[str] = set()
+        for match in self._pattern.finditer(text):
+            w, start = match.group(), match.start()
             found |= self._prefixes[w]
-        for w in matched:
-            for x in self._inside[w]:
-                if x not in found and x in text:
+            inside = self._inside[w]
+            if not inside:
+                continue
+            # What can start inside this match depends only on the text from it on: a repeat is skipped.
+            window = text[start : start + self._reach]
+            if window in seen:
+                continue
+            seen.add(window)
+            for offset, x in inside:
+                if x not in found and text.startswith(x, start + offset):
                     found.add(x)
         return frozenset(found)
 
 
-def _starts_inside(w: str, x: str) -> bool:
-    """Whether an occurrence of ``x`` can start at an offset 1.. of an occurrence of ``w``."""
-    return any(x.startswith(w[k:]) or w[k:].startswith(x) for k in range(1, len(w)))
+def _starting_inside(w: str, literals: Iterable[str]) -> tuple[tuple[int, str], ...]:
+    """(offset, literal) for each literal an occurrence of ``w`` may hold from ``offset`` (1..) on."""
+    return tuple(
+        (k, x) for x in literals for k in range(1, len(w)) if x.startswith(w[k:]) or w[k:].startswith(x)
+    )
 
 
 def _trie(words: Iterable[str]) -> str:
