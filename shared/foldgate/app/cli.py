@@ -122,7 +122,10 @@ def _cmd_serve(args: argparse.Namespace) -> int:
                 f"semantic search is off (lexical only) until the model is there: {install_hint()}",
                 flush=True,
             )
-    uvicorn.run(local.app, host=args.host, port=args.port, log_level="warning")
+    # Loaded per command: the local server's HTTP protocol (a response head written with its body).
+    from foldgate.app.http_protocol import http_protocol
+
+    uvicorn.run(local.app, host=args.host, port=args.port, log_level="warning", http=http_protocol())
     return 0
 
 

@@ -109,6 +109,13 @@ def _cmd_bench_call(args: argparse.Namespace) -> int:
     # Loaded per command: the CLI starts fast and each command pays only for what it uses.
     from foldgate.dev.bench.call import format_call_report, run_call_bench
 
+    if args.own_cpu:
+        # Loaded only when asked: the in-process measurement of the gateway's own CPU per call.
+        from foldgate.dev.bench.call_own import format_own_cpu, run_own_cpu
+
+        own = run_own_cpu(args.versus, requests=args.calls * 20)
+        print(json.dumps(own) if args.json else format_own_cpu(own))
+        return 0
     if args.versus:
         # Loaded only when asked: the two-gateway comparison.
         from foldgate.dev.bench.call_versus import format_versus, run_versus
@@ -412,6 +419,11 @@ def add_bench_commands(sub: Any) -> None:
     call.add_argument("--breakdown-only", action="store_true", help="only the stage breakdown")
     call.add_argument(
         "--versus", help="PYTHONPATH of another gateway (e.g. ../main/shared): both side by side, one run"
+    )
+    call.add_argument(
+        "--own-cpu",
+        action="store_true",
+        help="only the gateway's own CPU per call, in process (20 x --calls requests; with --versus both)",
     )
     call.add_argument("--json", action="store_true")
     call.set_defaults(func=_cmd_bench_call)

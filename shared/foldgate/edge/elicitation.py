@@ -29,7 +29,6 @@ carry it to the client. The spec makes the notification optional (clients must n
 from __future__ import annotations
 
 import hashlib
-import json
 import time
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
@@ -40,6 +39,7 @@ from foldgate.edge.jsonrpc import CLIENT_CAPABILITIES_META
 from foldgate.edge.protocol import MODERN_PROTOCOL_VERSIONS
 from foldgate.errors import UpstreamConsentError
 from foldgate.model.principal import Principal
+from foldgate.model.rpc_body import RpcBody
 from foldgate.serve.consent import ConsentLink
 from foldgate.serve.results import error_body
 
@@ -147,14 +147,11 @@ class DeclaredCapabilities:
 CLIENTS: Final = DeclaredCapabilities()
 
 
-def note_initialize(body: bytes, principal: Principal) -> None:
+def note_initialize(body: RpcBody, principal: Principal) -> None:
     """Remember what a handshake-era ``initialize`` in ``body`` declares (anything else: no-op)."""
-    if b'"initialize"' not in body:
+    if not body.mentions(b'"initialize"'):
         return  # the common case costs one substring search
-    try:
-        msg = json.loads(body)
-    except (ValueError, RecursionError):
-        return
+    msg = body.message
     if not isinstance(msg, dict) or msg.get("method") != "initialize":
         return
     params = msg.get("params")

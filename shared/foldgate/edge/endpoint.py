@@ -15,7 +15,7 @@ import logging
 import time
 
 from starlette.applications import Starlette
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import Message, Receive, Scope, Send
 
@@ -37,6 +37,7 @@ from foldgate.model.activity import Outcome
 from foldgate.model.bounded import bounded
 from foldgate.model.deadline import answering_by, request_deadline
 from foldgate.model.principal import Principal
+from foldgate.model.rpc_body import RpcBody
 from foldgate.serve.gateway import Gateway
 from foldgate.serve.recording import observing
 from foldgate.telemetry.traceparent import incoming_traceparent
@@ -113,17 +114,19 @@ class McpEndpoint:
         if refusal is not None:
             await refusal(scope, receive, send)
             return
-        body = await self._read_body(request)
-        if isinstance(body, Response):
-            await body(scope, receive, send)
+        raw = await self._read_body(request)
+        if isinstance(raw, Response):
+            await raw(scope, receive, send)
             return
+        # Parsed at most once, whoever reads it on the way (see foldgate.model.rpc_body).
+        body = RpcBody(raw)
         # Every request that gets this far belongs to a trace: the client's (header or _meta), or new.
         incoming = incoming_traceparent(request.headers.get("traceparent"), body)
         with request_trace(incoming, surface=self.surface) as traced:
             await self._observed(request, body, started, traced, send)
 
     async def _observed(
-        self, request: Request, body: bytes, started: float, traced: Span, send: Send
+        self, request: Request, body: RpcBody, started: float, traced: Span, send: Send
     ) -> None:
         """Authenticate and answer, as one activity event (a refusal is one too)."""
         scope, receive = request.scope, request.receive
@@ -149,7 +152,7 @@ class McpEndpoint:
                 with span("foldgate.activity"):
                     finish(observation, body)
 
-    def _record_refusal(self, request: Request, body: bytes, started: float, refused: Refused) -> None:
+    def _record_refusal(self, request: Request, body: RpcBody, started: float, refused: Refused) -> None:
         """Refused before the gateway: an event of its own when it asked for work. The answer is out
         already, so nothing here may raise: without a gateway the app's recorder takes the event, and
         a failure is one line in the log (a store outage refuses every request; no traceback each)."""
@@ -162,12 +165,12 @@ class McpEndpoint:
             log.warning("a refused request was not recorded: %s", type(exc).__name__)
 
     async def _answer(
-        self, request: Request, body: bytes, principal: Principal, send: Send, traced: Span
+        self, request: Request, body: RpcBody, principal: Principal, send: Send, traced: Span
     ) -> None:
         """Answer an authenticated request."""
         scope, receive = request.scope, request.receive
         refusal = _content_refusal(request)
-        if refusal is None and is_batch(body):
+        if refusal is None and is_batch(body.raw):
             refusal = jsonrpc_error(400, -32600, BATCH_REFUSAL)
         if refusal is not None:
             await refusal(scope, receive, send)
@@ -210,7 +213,7 @@ class McpEndpoint:
         await self._dispatch(request, body, principal, send, traced)
 
     async def _dispatch(
-        self, request: Request, body: bytes, principal: Principal, send: Send, traced: Span
+        self, request: Request, body: RpcBody, principal: Principal, send: Send, traced: Span
     ) -> None:
         """The plain path, else the SDK."""
         if await self._plain(request, body, principal, send, traced):
@@ -230,24 +233,33 @@ class McpEndpoint:
 
         token = current_scope.set(RequestScope(principal, self.surface))
         try:
-            await sdk.handle(request.scope, _replay(body), send)
+            await sdk.handle(request.scope, _replay(body.raw), send)
         finally:
             current_scope.reset(token)
 
     async def _read_body(self, request: Request) -> bytes | Response:
         """The whole body, or a 413 as soon as it is known to exceed the cap."""
-        too_big = jsonrpc_error(413, -32600, f"request body exceeds {self.max_body} bytes")
         declared = request.headers.get("content-length")
         if declared is not None and declared.isdigit() and int(declared) > self.max_body:
-            return too_big
+            return self._too_big()
         chunks = []
         size = 0
-        async for chunk in request.stream():
+        receive = request.receive
+        # The ASGI messages read directly (what Request.stream() does, without its generator).
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                raise ClientDisconnect()
+            chunk = message.get("body", b"")
             size += len(chunk)
             if size > self.max_body:
-                return too_big
+                return self._too_big()
             chunks.append(chunk)
-        return b"".join(chunks)
+            if not message.get("more_body", False):
+                return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+    def _too_big(self) -> Response:
+        return jsonrpc_error(413, -32600, f"request body exceeds {self.max_body} bytes")
 
     async def _authenticate(self, request: Request) -> Principal | tuple[Response, Refused]:
         """The caller, or the 401/403/429/503 to answer (401 and 403 carry the OAuth challenge when
@@ -286,7 +298,7 @@ class McpEndpoint:
                 return jsonrpc_error(403, -32600, why)
         return None
 
-    async def _fast_path(self, request: Request, body: bytes, principal: Principal, send: Send) -> bool:
+    async def _fast_path(self, request: Request, body: RpcBody, principal: Principal, send: Send) -> bool:
         """Answer a plain tools/list from the pre-rendered listing; False when the SDK must answer."""
         plain = plain_tools_list(body, request) if body else None
         if plain is None:
@@ -297,7 +309,7 @@ class McpEndpoint:
         return True
 
     async def _plain(
-        self, request: Request, body: bytes, principal: Principal, send: Send, traced: Span
+        self, request: Request, body: RpcBody, principal: Principal, send: Send, traced: Span
     ) -> bool:
         """Answer initialize, ping, notifications/initialized, server/discover and tools/call without
         the SDK (edge/plain_rpc.py); False when the SDK must answer."""

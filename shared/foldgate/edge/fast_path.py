@@ -19,23 +19,22 @@ from foldgate.edge.protocol import (
     SERVER_INFO_META,
 )
 from foldgate.model.jsonutil import wire_text
+from foldgate.model.rpc_body import RpcBody
 
 __all__ = ["plain_tools_list", "send_listing"]
 
 
-def plain_tools_list(body: bytes, request: Request) -> tuple[Any, bool] | None:
+def plain_tools_list(body: RpcBody, request: Request) -> tuple[Any, bool] | None:
     """(id, modern) when the body is a single, plain tools/list request the fast path may answer."""
-    if b"tools/list" not in body:
+    if not body.mentions(b"tools/list"):
         return None
     accept = request.headers.get("accept", "")
     if "application/json" not in accept and "*/*" not in accept:
         return None
     if not request.headers.get("content-type", "").startswith("application/json"):
         return None
-    try:
-        msg = json.loads(body)
-    except (ValueError, RecursionError):
-        return None  # the SDK path answers it: a body nested too deep is its -32700, never a 500
+    # Not JSON (or nested too deep): the SDK path answers it with its -32700, never a 500.
+    msg = body.message
     if not isinstance(msg, dict) or msg.get("jsonrpc") != "2.0" or msg.get("method") != "tools/list":
         return None
     rid = msg.get("id")

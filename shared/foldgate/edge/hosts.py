@@ -24,6 +24,8 @@ from urllib.parse import urlsplit
 __all__ = ["HostPolicy", "is_loopback"]
 
 _LOOPBACK_NAMES = frozenset({"localhost", "localhost.", "ip6-localhost", "ip6-loopback"})
+# Host values whose verdict a policy keeps (its hosts are fixed once built).
+_MAX_VERDICTS = 256
 
 
 def is_loopback(host: str) -> bool:
@@ -57,6 +59,7 @@ class HostPolicy:
 
     def __init__(self, hosts: Iterable[str]) -> None:
         self.loopback = False
+        self._verdicts: dict[str, bool] = {}
         self._any_port: set[str] = set()
         self._exact: set[tuple[str, int]] = set()
         for entry in hosts:
@@ -74,7 +77,18 @@ class HostPolicy:
                 self._exact.add((host, port))
 
     def allows_authority(self, authority: str) -> bool:
-        """Whether a ``Host`` header value (``host[:port]``) is accepted."""
+        """Whether a ``Host`` header value (``host[:port]``) is accepted (the verdict on each value
+        is kept: a client sends the same Host on every request, and parsing it costs more than the
+        rest of the check)."""
+        known = self._verdicts.get(authority)
+        if known is not None:
+            return known
+        verdict = self._allows(authority)
+        if len(self._verdicts) < _MAX_VERDICTS:  # bounded: a flood of invented Hosts is judged each
+            self._verdicts[authority] = verdict
+        return verdict
+
+    def _allows(self, authority: str) -> bool:
         parsed = _split(authority)
         if parsed is None:
             return False

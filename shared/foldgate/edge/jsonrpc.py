@@ -17,13 +17,13 @@ Methods taken over, per protocol era (mcp 2.3):
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any, Final
 
 from starlette.requests import Request
 
 from foldgate.edge.protocol import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS, PROTOCOL_META
+from foldgate.model.rpc_body import RpcBody
 
 __all__ = [
     "CLIENT_CAPABILITIES_META",
@@ -68,7 +68,7 @@ class PlainRequest:
         return self.version in MODERN_PROTOCOL_VERSIONS
 
 
-def plain_request(body: bytes, request: Request) -> PlainRequest | None:
+def plain_request(body: RpcBody, request: Request) -> PlainRequest | None:
     """The request when the plain path may answer it, else None (the SDK answers)."""
     if "application/json" not in request.headers.get("accept", "").lower():
         return None
@@ -76,10 +76,7 @@ def plain_request(body: bytes, request: Request) -> PlainRequest | None:
         return None
     if any(k.startswith("mcp-param-") for k in request.headers):
         return None
-    try:
-        msg = json.loads(body)
-    except (ValueError, RecursionError):
-        return None
+    msg = body.message
     if (
         not isinstance(msg, dict)
         or msg.get("jsonrpc") != "2.0"
@@ -209,15 +206,12 @@ def _header_safe(name: str) -> bool:
     )
 
 
-def unserved_request(body: bytes) -> tuple[Any, str] | None:
+def unserved_request(body: RpcBody) -> tuple[Any, str] | None:
     """(id, method) of a request for one of :data:`UNSERVED_METHODS`, else None (the SDK answers,
     notifications and malformed envelopes included)."""
-    if b"subscriptions/listen" not in body:  # the common case, without decoding the body again
+    if not body.mentions(b"subscriptions/listen"):  # the common case, without decoding the body
         return None
-    try:
-        msg = json.loads(body)
-    except (ValueError, RecursionError):
-        return None
+    msg = body.message
     if not isinstance(msg, dict) or msg.get("method") not in UNSERVED_METHODS or "id" not in msg:
         return None
     rid = msg["id"]

@@ -17,7 +17,6 @@ empty when another instance served it.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any, Final
 
@@ -30,6 +29,7 @@ from foldgate.edge.jsonrpc import CLIENT_INFO_META, DEFAULT_VERSION
 from foldgate.edge.protocol import MODERN_PROTOCOL_VERSIONS
 from foldgate.model.activity import Outcome, Recorder
 from foldgate.model.principal import Principal
+from foldgate.model.rpc_body import RpcBody
 from foldgate.serve.recording import WORK_METHODS, Observation, current
 
 __all__ = [
@@ -62,7 +62,7 @@ def open_observation(
     principal: Principal,
     path: str,
     started: float,
-    body: bytes,
+    body: RpcBody,
 ) -> Observation:
     """The observation of an authenticated MCP request, with the caller facts known before it runs
     (so that the calls of a code run, emitted while it runs, carry them). Nothing is recorded unless
@@ -100,17 +100,14 @@ def counting(observation: Observation, send: Send) -> Send:
     return counted
 
 
-def _modern_client(body: bytes) -> tuple[str, str]:
-    try:
-        msg = json.loads(body)
-    except (ValueError, RecursionError):
-        return "", ""
+def _modern_client(body: RpcBody) -> tuple[str, str]:
+    msg = body.message
     params = msg.get("params") if isinstance(msg, dict) else None
     meta = params.get("_meta") if isinstance(params, dict) else None
     return client_info(meta.get(CLIENT_INFO_META)) if isinstance(meta, dict) else ("", "")
 
 
-def finish(observation: Observation, body: bytes) -> None:
+def finish(observation: Observation, body: RpcBody) -> None:
     """Emit the request's event when it did work (after its answer was sent; never raises)."""
     if observation.emitted or observation.suppressed or observation.method not in WORK_METHODS:
         return
@@ -120,17 +117,14 @@ def finish(observation: Observation, body: bytes) -> None:
     observation.emit()
 
 
-def work_of(body: bytes) -> tuple[str, str] | None:
+def work_of(body: RpcBody) -> tuple[str, str] | None:
     """(method, name) when a request body asks for work, else None; bounded (see the constant)."""
-    found = next((method for method, quoted in _SNIFF if quoted in body), None)
+    found = next((method for method, quoted in _SNIFF if body.mentions(quoted)), None)
     if found is None:
         return None
     if len(body) > _PARSE_REFUSED_BYTES:
         return found, ""
-    try:
-        msg = json.loads(body)
-    except (ValueError, RecursionError):
-        return None
+    msg = body.message
     if not isinstance(msg, dict) or msg.get("method") not in WORK_METHODS:
         return None
     params = msg.get("params")
@@ -143,7 +137,7 @@ def record_refusal(
     recorder: Recorder,
     scope: Scope,
     request: Request,
-    body: bytes,
+    body: RpcBody,
     path: str,
     started: float,
     refused: tuple[Outcome, str, Principal | None, str],

@@ -11,7 +11,6 @@ and only a call to a tool that declares headers has its body read again.
 
 from __future__ import annotations
 
-import json
 from typing import Final
 
 from starlette.requests import Request
@@ -21,6 +20,7 @@ from foldgate.edge.protocol import MODERN_PROTOCOL_VERSIONS
 from foldgate.errors import FoldgateError
 from foldgate.model.param_headers import decode, param_header_mismatch
 from foldgate.model.principal import Principal
+from foldgate.model.rpc_body import RpcBody
 from foldgate.serve.gateway import Gateway
 from foldgate.serve.recording import current
 
@@ -31,7 +31,7 @@ _DIRECT: Final = "direct"
 
 
 def param_header_refusal(
-    request: Request, body: bytes, gateway: Gateway, principal: Principal, surface: str
+    request: Request, body: RpcBody, gateway: Gateway, principal: Principal, surface: str
 ) -> Response | None:
     """The 400/-32020 answer when this request is a 2026-07-28 ``tools/call`` of a tool that declares
     ``x-mcp-header`` arguments and its ``Mcp-Param-*`` headers disagree with them, else None."""
@@ -54,10 +54,7 @@ def param_header_refusal(
     tool = view.resolve(name)
     if tool is None or not tool.header_params or view.is_deferred(tool):
         return None
-    try:
-        message = json.loads(body)
-    except (ValueError, RecursionError):
-        return None
+    message = body.message
     params = message.get("params") if isinstance(message, dict) else None
     if not isinstance(params, dict) or params.get("name") != name:
         return None  # not this tool's call after all: the routing headers' check answers it

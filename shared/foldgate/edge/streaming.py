@@ -41,6 +41,7 @@ from foldgate.errors import UpstreamInputError
 from foldgate.model.bounded import bounded
 from foldgate.model.jsonutil import wire_text
 from foldgate.model.principal import Principal
+from foldgate.model.rpc_body import RpcBody
 from foldgate.serve.gateway import Gateway
 from foldgate.upstream.relay import LOG_LEVEL_META, LOG_LEVELS, URL_ELICITATION, Relay, relaying
 
@@ -50,6 +51,7 @@ __all__ = ["LAMBDA_NOTIFICATION_BYTES", "PENDING", "answer_streamed", "streamabl
 LAMBDA_NOTIFICATION_BYTES: Final = 1024 * 1024
 
 _ID_PREFIX: Final = "foldgate-"
+_ID_PREFIX_BYTES: Final = _ID_PREFIX.encode()
 # At most this many requests for input wait for a client's answer in one process.
 _MAX_PENDING: Final = 1_000
 _HEADERS: Final = [
@@ -165,15 +167,12 @@ async def answer_streamed(
         await send({"type": "http.response.body", "body": event, "more_body": False})
 
 
-def take_reply(body: bytes, principal: Principal) -> bool:
+def take_reply(body: RpcBody, principal: Principal) -> bool:
     """Route a client's JSON-RPC response to the request for input waiting for it (same credential);
     False when ``body`` is no such reply (the SDK answers it, as any other response)."""
-    if _ID_PREFIX.encode() not in body:
+    if not body.mentions(_ID_PREFIX_BYTES):
         return False
-    try:
-        msg = json.loads(body)
-    except (ValueError, RecursionError):
-        return False
+    msg = body.message
     if not isinstance(msg, dict) or "method" in msg or not isinstance(msg.get("id"), str):
         return False
     waiting = PENDING.get(msg["id"])

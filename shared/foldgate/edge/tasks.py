@@ -45,6 +45,7 @@ from foldgate.errors import FoldgateError, InvalidRequestError, NotFoundError, U
 from foldgate.model.deadline import time_left
 from foldgate.model.jsonutil import wire
 from foldgate.model.principal import Principal
+from foldgate.model.rpc_body import RpcBody
 from foldgate.serve.gateway import Gateway
 from foldgate.serve.recording import current
 from foldgate.serve.task_context import TaskRequest, task_request
@@ -105,12 +106,9 @@ class Parsed:
         return isinstance(extensions, dict) and isinstance(extensions.get(TASKS_EXTENSION), dict)
 
 
-def parse(body: bytes, request: Request) -> Parsed | None:
+def parse(body: RpcBody, request: Request) -> Parsed | None:
     """The request when it is one JSON-RPC request object (anything else is not this module's)."""
-    try:
-        msg = json.loads(body)
-    except (ValueError, RecursionError):
-        return None
+    msg = body.message
     if not isinstance(msg, dict) or msg.get("jsonrpc") != "2.0" or not isinstance(msg.get("method"), str):
         return None
     params = msg.get("params", {})
@@ -404,13 +402,13 @@ def capabilities_rewrite(method: str) -> Rewrite:
 
 @contextlib.asynccontextmanager
 async def task_scope(
-    request: Request, body: bytes, gateway: Gateway, principal: Principal, surface: str, send: Send
+    request: Request, body: RpcBody, gateway: Gateway, principal: Principal, surface: str, send: Send
 ) -> AsyncIterator[Send | None]:
     """Around one request on a gateway with tasks: answers tasks/* itself (yields None), else yields
     the ``send`` the usual path answers on, with this call's :class:`TaskRequest` set for the call path."""
     assert gateway.tasks is not None
     # Most requests are none of these: a substring test spares them a second parse of the body.
-    parsed = parse(body, request) if any(m in body for m in _MENTIONS) else None
+    parsed = parse(body, request) if any(m in body.raw for m in _MENTIONS) else None
     if parsed is None:
         yield send
         return

@@ -3,13 +3,14 @@ poisoning scan's phrase rules (those about orders aimed at the model, not those 
 description may mention) and the learned scorer when one is shipped, then marked or refused.
 
 A cheap prefilter keeps a result that needs nothing off the expensive path: one lowercase copy and
-substring searches for cue words without which no rule's order reads (``ignor``, ``you must``,
-``send the``, ``<system``...; with a scorer, also words naming the model such as ``assistant``, ``IA``,
-``KI``, and in text that is not ASCII one alternation of its names in other scripts: ``ИИ``, ``助手``,
-``アシスタント``...). The scorer served to results (:func:`foldgate.guard.scorer.load_result_scorer`) is
-the lexical model and the cue head of :mod:`foldgate.guard.semantic`, either flagging. Only
-the lines holding a cue are normalised and read by the rules and the scorer, so the cost stays linear
-in the result's size and small for ordinary results.
+one pass over it (with the credential detectors' gates, :mod:`foldgate.guard.gates`) for cue words
+without which no rule's order reads (``ignor``, ``you must``, ``send the``, ``<system``...; with a
+scorer, also words naming the model such as ``assistant``, ``IA``, ``KI``, and in text that is not
+ASCII one alternation of its names in other scripts: ``ИИ``, ``助手``, ``アシスタント``...). The
+scorer served to results (:func:`foldgate.guard.scorer.load_result_scorer`) is the lexical model
+and the cue head of :mod:`foldgate.guard.semantic`, either flagging. Only the lines holding a cue
+are normalised and read by the rules and the scorer, so the cost stays linear in the result's size
+and small for ordinary results.
 """
 
 # ruff: noqa: RUF001 - the cue words are written in the languages they find
@@ -23,6 +24,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
+from foldgate.guard.gates import present_literals
+from foldgate.guard.injection_cues import ADDRESS_CUES, ORDER_CUES
 from foldgate.guard.secrets import lower_aligned
 
 if TYPE_CHECKING:
@@ -78,44 +81,10 @@ _FAMILY_WORDS: Final = {
                      "e-mail", "mail", "exfiltrat", "transfer", "http", "@", "wallet", "account"),
 }  # fmt: skip
 
-# Without one of these no passage gives the model an order the rules know (substrings of the
-# lowercased text: a few dozen substring searches cost far less than one regex alternation over it).
-_ORDER_CUES: Final = (
-    "ignor", "disregard", "forget", "instruction", "override", "bypass", "you must", "you are now",
-    "your task", "your new", "your real", "your only", "your primary", "your goal", "your prompt",
-    "do not tell", "don't tell", "do not mention", "do not reveal", "never tell", "never mention",
-    "secretly", "silently", "without telling", "without asking", "<im_", "[inst", "<important",
-    "important:", "important for", "attention:", "<system", "[system", "system:", "system message",
-    "system prompt", "## system", "## new", "## admin", "## developer", "## assistant", "## instruction",
-    "if you are a", "reading this", "processing this", "before you", "before answering",
-    "before responding", "before using", "before calling", "first call", "first, call", "exfiltrat",
-    "send the", "send all", "send it", "send them", "send your", "send this", "forward the",
-    "forward all", "forward it", "upload the", "upload all", "email the", "post the", "transfer the",
-)  # fmt: skip
-# Shorter stems the cues share: a stem absent from the text rules out all its cues in one search.
-_STEMS: Final = ("your ", "do not ", "never ", "without ", "## ", "before ", "send ", "forward ", "upload ",
-                 "system", "important", "first", " this", " ai", " ia", " ki")  # fmt: skip
-
-
-def _grouped(cues: tuple[str, ...]) -> tuple[tuple[str, tuple[str, ...]], ...]:
-    """``cues`` under the first stem each holds (a cue with none is a group of its own)."""
-    groups: dict[str, list[str]] = {}
-    for cue in cues:
-        stem = next((s for s in _STEMS if s in cue), cue)
-        groups.setdefault(stem, []).append(cue)
-    return tuple((stem, tuple(members)) for stem, members in groups.items())
-
-
-# Words naming the model: with a scorer, a passage holding one is read by it too (a learned model may
-# see an order in words no rule has).
-# Stems that cover the model's names in other Latin-script languages too ("sist": assistant, asistente,
-# assistente, Assistent; " ia"/" ki": IA, KI; "asyst": asystent). Orders in those languages come with
-# such a name, and "ignor" (ignora, ignorez, ignoriere) is an order cue already. Kept few: each absent
-# stem is one search over the whole text, on every result.
-_ADDRESS_CUES: Final = (
-    "sist", "asyst", " ai ", " ai:", " ai,", "ai-", "(ai", " ia ", " ia:", " ia,", "l'ia", " ki ", " ki:",
-    " ki,", "llm", "agent", "model", "claude", "gpt", "chatbot", "copilot", "system", "quietly",
-)  # fmt: skip
+# Without one of these no passage gives the model an order the rules know; with a scorer, the words
+# naming the model too (:mod:`foldgate.guard.injection_cues`; all found in the one pass of
+# :mod:`foldgate.guard.gates` over the lowercased text).
+_SCORED_CUES: Final[tuple[str, ...]] = ORDER_CUES + ADDRESS_CUES
 # Read only in text that is not ASCII (one ``isascii`` call spares the searches for most results).
 _ADDRESS_CUES_OTHER: Final = (
     "ии", "ассист", "асист", "нейросет", "модел", "помощник", "игнор", "забудь", "не говори", "не сообща",
@@ -125,8 +94,6 @@ _ADDRESS_CUES_OTHER: Final = (
     "알리지", "المساعد", "الذكاء", "النموذج", "تجاهل", "لا تخبر", "सहायक", "एआई", "मॉडल", "अनदेखा",
     "मत बताना", "ігноруй", "і асистент",
 )  # fmt: skip
-_ORDER_GROUPS: Final = _grouped(_ORDER_CUES)
-_ALL_GROUPS: Final = _grouped(_ORDER_CUES + _ADDRESS_CUES)
 # One alternation for them all: its first-character set skips ASCII in C, where one search per word
 # would read a non-ASCII text (stored four bytes a character) forty times.
 _OTHER_CUES: Final = re.compile("|".join(map(re.escape, _ADDRESS_CUES_OTHER)))
@@ -163,15 +130,6 @@ class Passage:
     start: int
     end: int
     rules: tuple[str, ...]
-
-
-def _present(lowered: str, groups: tuple[tuple[str, tuple[str, ...]], ...]) -> tuple[str, ...]:
-    """The cues in ``lowered``: each stem searched once, its cues only when it is there."""
-    found: list[str] = []
-    for stem, cues in groups:
-        if stem in lowered:
-            found.extend(cue for cue in cues if cue == stem or cue in lowered)
-    return tuple(found)
 
 
 def _cue_positions(lowered: str, cues: tuple[str, ...]) -> list[int]:
@@ -253,15 +211,17 @@ def find_injections(
     scorer: TextScorer | None = None,
     skip: frozenset[str] = frozenset(),
     lowered: str | None = None,
+    literals: frozenset[str] | None = None,
 ) -> list[Passage]:
     """The passages of ``text`` that address the model with instructions, by the phrase rules and
     (when given) the scorer; rules in ``skip`` (an operator's allowance) are not applied. ``lowered``
-    is :func:`~foldgate.guard.secrets.lower_aligned` of ``text`` when the caller has it already."""
+    is :func:`~foldgate.guard.secrets.lower_aligned` of ``text`` and ``literals`` the gate literals in
+    it (:func:`~foldgate.guard.gates.present_literals`) when the caller has them already."""
     lowered = lowered if lowered is not None else lower_aligned(text)
+    literals = literals if literals is not None else present_literals(lowered)
     scored = scorer is not None and SCORER_RULE not in skip
-    groups = _ALL_GROUPS if scored else _ORDER_GROUPS
-    # Stems, then cues, one search each: only the cues present are looked for again, by position.
-    present = _present(lowered, groups)
+    # The cues present (one pass found them all): only those are looked for again, by position.
+    present = tuple(cue for cue in (_SCORED_CUES if scored else ORDER_CUES) if cue in literals)
     if scored and not lowered.isascii():
         present += tuple(dict.fromkeys(m.group() for m in _OTHER_CUES.finditer(lowered)))
     if not present:
@@ -280,7 +240,7 @@ def _to_score(passages: list[str], fired: list[list[str]]) -> list[int]:
     """The passages the scorer reads: those no rule fired on, the ones holding an order cue first, at
     most :data:`_MAX_SCORED` (a rule's finding needs no second opinion)."""
     open_ = [at for at, rules in enumerate(fired) if not rules]
-    ordered = sorted(open_, key=lambda at: not any(c in passages[at].lower() for c in _ORDER_CUES))
+    ordered = sorted(open_, key=lambda at: not any(c in passages[at].lower() for c in ORDER_CUES))
     return ordered[:_MAX_SCORED]
 
 

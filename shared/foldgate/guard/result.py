@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
+from foldgate.guard.gates import present_literals
 from foldgate.guard.injection import Passage, find_injections, mark_passages
 from foldgate.guard.secrets import lower_aligned, redact_secrets
 
@@ -76,16 +77,19 @@ class TextGuard:
     def __call__(self, text: str) -> str:
         """The text redacted and marked per the policy (the same object when nothing fired)."""
         policy = self.policy
-        # One lowercase copy for both sides (made again only when a redaction changed the text).
+        # One lowercase copy and one pass for every gate literal, for both sides (made again only when
+        # a redaction changed the text).
         lowered = lower_aligned(text)
+        literals = present_literals(lowered)
         if policy.secrets != "off":
-            redacted, counts = redact_secrets(text, policy.allowed, lowered)
+            redacted, counts = redact_secrets(text, policy.allowed, lowered, literals)
             for kind, count in counts.items():
                 self.secrets[kind] = self.secrets.get(kind, 0) + count
             if redacted is not text:
                 text, lowered = redacted, lower_aligned(redacted)
+                literals = present_literals(lowered)
         if policy.injection != "off":
-            passages = find_injections(text, self.scorer, policy.allowed, lowered)
+            passages = find_injections(text, self.scorer, policy.allowed, lowered, literals)
             for passage in passages:
                 for rule in passage.rules:
                     self.injection[rule] = self.injection.get(rule, 0) + 1

@@ -132,6 +132,8 @@ class Detector:
     # A cheaper search that must also find something first (a regex that starts with a literal is
     # searched fast; one that starts with an alternation tries every position).
     prefilter: re.Pattern[str] | None = None
+    # The gate's literals lower-cased (as :mod:`foldgate.guard.gates` finds them, in one pass).
+    gate_lower: frozenset[str] = frozenset()
     flags: int = 0
 
     @property
@@ -155,7 +157,7 @@ def _d(
     flags: int = 0,
     prefilter: re.Pattern[str] | None = None,
 ) -> Detector:
-    return Detector(kind, regex, gate, lower, check, prefilter, flags)
+    return Detector(kind, regex, gate, lower, check, prefilter, frozenset(g.lower() for g in gate), flags)
 
 
 # A URL with a password in it, whatever its scheme: what both URL kinds need before their regex runs

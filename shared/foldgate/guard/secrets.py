@@ -7,14 +7,16 @@ module applies them all over spans, on the text and on its normal form
 (:mod:`foldgate.guard.normal_form`: NFKC, format characters removed) when that differs, so a
 credential spelled with zero-width characters or full-width letters is found and redacted whole.
 
-Cost: each kind is gated by literal substring tests, so text that holds no gate literal (most results)
-costs one lowercase copy and a few dozen substring searches, linear in its length.
+Cost: each kind is gated by literals, all found in one pass over the lower-cased text
+(:mod:`foldgate.guard.gates`), so text that holds no gate literal (most results) costs one lowercase
+copy and that pass, linear in its length.
 """
 
 from __future__ import annotations
 
 from typing import Final
 
+from foldgate.guard.gates import present_literals
 from foldgate.guard.normal_form import normal_form
 from foldgate.guard.secret_assign import GENERIC, NAME_GATE, PASSWORD, assigned_secrets
 from foldgate.guard.secret_rules import DETECTORS, placeholder_value
@@ -42,20 +44,25 @@ def placeholder(kind: str) -> str:
 
 
 def find_secrets(
-    text: str, skip: frozenset[str] = frozenset(), lowered: str | None = None
+    text: str,
+    skip: frozenset[str] = frozenset(),
+    lowered: str | None = None,
+    present: frozenset[str] | None = None,
 ) -> list[tuple[int, int, str]]:
     """The credentials in ``text`` as ``(start, end, kind)`` spans, sorted and never overlapping (the
     earlier detector wins an overlap); kinds in ``skip`` (an operator's allowance) are not looked for.
-    ``lowered`` is :func:`lower_aligned` of ``text`` when the caller has it already."""
+    ``lowered`` is :func:`lower_aligned` of ``text`` and ``present`` the gate literals in it
+    (:func:`~foldgate.guard.gates.present_literals`) when the caller has them already."""
     low = lowered if lowered is not None else lower_aligned(text)
-    found = _spans(text, low, skip)
+    found = _spans(text, low, skip, present if present is not None else present_literals(low))
     normal = normal_form(text)
     if normal is not None:
         # Zero-width characters inside a credential, or full-width letters: found in the normal form,
         # redacted in the original (the span covers the invisible characters inside it).
+        normal_low = lower_aligned(normal.text)
         found.extend(
             (*normal.span(start, end), kind)
-            for start, end, kind in _spans(normal.text, lower_aligned(normal.text), skip)
+            for start, end, kind in _spans(normal.text, normal_low, skip, present_literals(normal_low))
         )
     if not found:
         return found
@@ -67,13 +74,15 @@ def find_secrets(
     return sorted(kept)
 
 
-def _spans(text: str, low: str, skip: frozenset[str]) -> list[tuple[int, int, str]]:
+def _spans(text: str, low: str, skip: frozenset[str], present: frozenset[str]) -> list[tuple[int, int, str]]:
     found: list[tuple[int, int, str]] = []
+    if not present:
+        return found  # no gate literal at all: no detector, nor the secret-named keys, can fire
     for detector in DETECTORS:
-        if detector.kind in skip:
+        if detector.kind in skip or present.isdisjoint(detector.gate_lower):
             continue
-        haystack = low if detector.lower else text
-        if not any(literal in haystack for literal in detector.gate):
+        # A case-sensitive gate's literal is in the lower-cased text whenever it is in the text.
+        if not detector.lower and not any(literal in text for literal in detector.gate):
             continue
         if detector.prefilter is not None and detector.prefilter.search(text) is None:
             continue
@@ -86,17 +95,20 @@ def _spans(text: str, low: str, skip: frozenset[str]) -> list[tuple[int, int, st
             if detector.kind not in _STRUCTURED and placeholder_value(value):
                 continue
             found.append((start, end, detector.kind))
-    if (GENERIC not in skip or PASSWORD not in skip) and any(literal in low for literal in NAME_GATE):
+    if (GENERIC not in skip or PASSWORD not in skip) and not present.isdisjoint(NAME_GATE):
         found.extend(s for s in assigned_secrets(text, low) if s[2] not in skip)
     return found
 
 
 def redact_secrets(
-    text: str, skip: frozenset[str] = frozenset(), lowered: str | None = None
+    text: str,
+    skip: frozenset[str] = frozenset(),
+    lowered: str | None = None,
+    present: frozenset[str] | None = None,
 ) -> tuple[str, dict[str, int]]:
     """``text`` with every credential replaced by its typed placeholder, and the count per kind (the
-    very same string when there is none)."""
-    spans = find_secrets(text, skip, lowered)
+    very same string when there is none); ``lowered`` and ``present`` as for :func:`find_secrets`."""
+    spans = find_secrets(text, skip, lowered, present)
     if not spans:
         return text, {}
     counts: dict[str, int] = {}

@@ -138,6 +138,14 @@ class TaskService:
             with linked(task_link(tool, prefer=False, refuse_required=False)):
                 return await call()
         takes = req.era is not None
+        window = server.sync_window_s or config.sync_window_s or self.default_window_s
+        asked = takes and (req.requested or mode == "always")
+        if window is None and not asked and not tool.tool.declares_tasks:
+            # It can become no task, the gateway's or its upstream's (none asked for, none declared, no
+            # window to outlast): it pays for none of a task's machinery (no payload, no progress
+            # listener asking the upstream for progress nobody reads).
+            with linked(task_link(tool, prefer=takes, refuse_required=req.modern and not takes)):
+                return await call()
         payload = self._payload(principal, config, tool, arguments, takes_input=req.era == "2026-07-28")
         # Its progress becomes the task's statusMessage once (if ever) it is a task.
         note = ProgressNote(self.store, self.poll_interval_ms / 1000)
@@ -175,7 +183,6 @@ class TaskService:
                     self._supervise(record, asyncio.ensure_future(call()), failure)
                 req.created = record
                 return _handle_result(record)
-        window = server.sync_window_s or config.sync_window_s or self.default_window_s
         if window is None or payload is None:
             return await call()
         work = asyncio.ensure_future(call())

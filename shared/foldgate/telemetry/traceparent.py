@@ -9,11 +9,12 @@ echoed.
 
 from __future__ import annotations
 
-import json
 import random
 import re
 from dataclasses import dataclass
 from typing import Any, Final
+
+from foldgate.model.rpc_body import RpcBody
 
 __all__ = ["TraceParent", "incoming_traceparent", "parse_traceparent"]
 
@@ -60,25 +61,21 @@ def parse_traceparent(value: Any) -> TraceParent | None:
     return TraceParent(trace_id, span_id, bool(int(flags, 16) & 1))
 
 
-def incoming_traceparent(header: str | None, body: bytes) -> TraceParent | None:
+def incoming_traceparent(header: str | None, body: RpcBody) -> TraceParent | None:
     """The client's trace for one MCP request: ``params._meta.traceparent`` (set by the MCP client for
     this very request) when valid, else the HTTP ``traceparent`` header, else None.
 
-    The body is parsed only when it mentions ``traceparent`` at all, so a request without one costs a
-    byte search, not a second JSON parse.
+    The body is parsed (once for the whole request, see :class:`~foldgate.model.rpc_body.RpcBody`)
+    only when it mentions ``traceparent`` at all: a request without one costs a byte search.
     """
-    if b"traceparent" in body:
-        found = parse_traceparent(_meta_traceparent(body))
+    if body.mentions(b"traceparent"):
+        found = parse_traceparent(_meta_traceparent(body.message))
         if found is not None:
             return found
     return parse_traceparent(header) if header else None
 
 
-def _meta_traceparent(body: bytes) -> Any:
-    try:
-        message = json.loads(body)
-    except (ValueError, RecursionError):  # not JSON, not UTF-8, or nested past the parser's depth
-        return None
+def _meta_traceparent(message: Any) -> Any:
     params = message.get("params") if isinstance(message, dict) else None
     meta = params.get("_meta") if isinstance(params, dict) else None
     return meta.get("traceparent") if isinstance(meta, dict) else None

@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Any
 
 from foldgate.errors import UpstreamError
 from foldgate.model.address_rule import forbidden_reason
+from foldgate.upstream.one_write import one_write_stream
 
 if TYPE_CHECKING:
     import httpx2
@@ -119,7 +120,7 @@ def _verdict(host: str, entry: _Resolution, allow_private: bool) -> tuple[str, .
     if entry.failure is not None:
         raise UpstreamError(f"upstream host {host!r} {entry.failure}")
     for address in entry.addresses:
-        why = forbidden_reason(address, allow_private=allow_private)
+        why = _forbidden(address, allow_private)
         if why is not None:
             # Say when the deployment's setting is the reason, so an operator knows what to change.
             by_setting = not allow_private and forbidden_reason(address, allow_private=True) is None
@@ -130,8 +131,16 @@ def _verdict(host: str, entry: _Resolution, allow_private: bool) -> tuple[str, .
     return entry.addresses
 
 
+@functools.lru_cache(maxsize=1024)
+def _forbidden(address: str, allow_private: bool) -> str | None:
+    # The rule is a pure function of the address: judged once per address, not on every call.
+    return forbidden_reason(address, allow_private=allow_private)
+
+
+@functools.lru_cache(maxsize=1024)
 def _target(url: str) -> tuple[str, int]:
-    """(host, port) of an upstream URL, parsed the way the HTTP client will parse it."""
+    """(host, port) of an upstream URL, parsed the way the HTTP client will parse it (kept per URL:
+    the call path checks its upstream's URL on every call; a URL that fails is parsed again)."""
     import httpx2  # the same parser as the client, so no parser-differential bypass
 
     try:
@@ -212,10 +221,12 @@ def _backend_class() -> type[Any]:
             failure: Exception | None = None
             for address in addresses:
                 try:
-                    return await self.inner.connect_tcp(
+                    stream = await self.inner.connect_tcp(
                         address, port, timeout=timeout, local_address=local_address,
                         socket_options=socket_options,
                     )  # fmt: skip
+                    # Each request's head goes out with its body, one write (foldgate.upstream.one_write).
+                    return one_write_stream(stream)
                 except (httpcore2.ConnectError, httpcore2.ConnectTimeout) as exc:
                     failure = exc  # try the next checked address, as a resolver-driven dial would
             assert failure is not None  # the verdict never returns an empty tuple

@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from foldgate import __version__
 from foldgate.errors import UpstreamError
+from foldgate.model.deadline import time_left
 from foldgate.telemetry.tracing import outgoing_traceparent
 from foldgate.upstream.relay import Relay, current_relay
 from foldgate.upstream.wire import MAX_MESSAGE_BYTES, WireError, parse_message, sse_messages
@@ -114,6 +115,24 @@ def _notice_done(notice: asyncio.Future[Any]) -> None:
     _NOTICES.discard(notice)
     if not notice.cancelled() and notice.exception() is not None:
         log.debug("a cancel notice was not delivered: %s", type(notice.exception()).__name__)
+
+
+def _close_after(response: httpx2.Response) -> None:
+    """Close an answered response once its answer is on its way: closing reads the rest of the body
+    (the event stream's end, which returns the connection to the pool, see
+    :func:`foldgate.upstream.wire.keep_alive`), a wait for the upstream's last bytes that the answer
+    need not make. Only where the request has no deadline (:func:`foldgate.model.deadline.time_left`:
+    the local server's long-lived loop); an MCP Lambda's request has its invocation's, and there the
+    loop freezes once the answer is out, so the connection is returned to the pool before it."""
+    closing = asyncio.ensure_future(response.aclose())
+    _NOTICES.add(closing)
+    closing.add_done_callback(_closed)
+
+
+def _closed(closing: asyncio.Future[Any]) -> None:
+    _NOTICES.discard(closing)
+    if not closing.cancelled() and closing.exception() is not None:
+        log.debug("an answered response did not close cleanly: %s", type(closing.exception()).__name__)
 
 
 class RpcError(Exception):
@@ -406,8 +425,11 @@ class PlainSession:
 
     @contextlib.asynccontextmanager
     async def _send(
-        self, method: str, headers: dict[str, str], body: bytes
+        self, method: str, headers: dict[str, str], body: bytes, *, close_after: bool = False
     ) -> AsyncIterator[httpx2.Response]:
+        """One HTTP request and its streamed response, closed when the block ends. ``close_after``: a
+        response the block read its answer from is closed after the answer is handed on (see
+        :func:`_close_after`), not before it."""
         request = self.http.build_request(method, self.url, headers=headers, content=body)
         for _ in range(_REDIRECTS):
             response = await self.http.send(request, stream=True, follow_redirects=False)
@@ -426,7 +448,12 @@ class PlainSession:
             request = follow
         try:
             yield response
-        finally:
+        except BaseException:
+            await response.aclose()
+            raise
+        if close_after and time_left() is None:
+            _close_after(response)
+        else:
             await response.aclose()
 
     async def _post(
@@ -440,7 +467,7 @@ class PlainSession:
             traceparent = outgoing_traceparent()
             if traceparent is not None:
                 headers = {**headers, "traceparent": traceparent}
-        async with self._send("POST", headers, body) as response:
+        async with self._send("POST", headers, body, close_after=True) as response:
             status = response.status_code
             if status >= 300:
                 await self._refused(response, what, "mcp-session-id" in headers)

@@ -132,8 +132,16 @@ class Relay:
     refused: list[str] = field(default_factory=list)
     # The result guard over everything relayed (None: relayed as checked, unguarded: the indexer).
     screen: Screen | None = None
-    # The gateway's own token for the upstream: unguessable, so no other request's stream can match it.
-    upstream_token: str = field(default_factory=lambda: f"fg-{next(_tokens)}-{secrets.token_hex(8)}")
+    # The gateway's own token for the upstream (see ``upstream_token``), made when first asked for.
+    _token: str | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def upstream_token(self) -> str:
+        """The gateway's own progress token for the upstream: unguessable, so no other request's stream
+        can match it. Made on first use: most calls ask for no progress, and each call's relay is new."""
+        if self._token is None:
+            self._token = f"fg-{next(_tokens)}-{secrets.token_hex(8)}"
+        return self._token
 
     @property
     def wants_progress(self) -> bool:

@@ -30,6 +30,7 @@ from foldgate.edge.elicitation import (
 )
 from foldgate.errors import UpstreamConsentError, UpstreamError
 from foldgate.model.principal import Principal
+from foldgate.model.rpc_body import RpcBody
 from foldgate.serve.consent import ConsentLink
 from foldgate.serve.results import error_result, json_result
 from tests.gateway_fixture import gateway_client
@@ -90,10 +91,10 @@ def test_the_memo_keeps_the_latest_declaration_per_credential_bounded_and_expiri
 def test_note_initialize_reads_only_initialize_requests() -> None:
     who = Principal("default", key="k1")
     init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": URL_CAPS}}
-    note_initialize(b'not json but mentions "initialize"', who)
-    note_initialize(json.dumps({**init, "method": "ping"}).encode(), who)
+    note_initialize(RpcBody(b'not json but mentions "initialize"'), who)
+    note_initialize(RpcBody(json.dumps({**init, "method": "ping"}).encode()), who)
     assert not CLIENTS.url_elicitation(who.stamp)
-    note_initialize(json.dumps(init).encode(), who)
+    note_initialize(RpcBody(json.dumps(init).encode()), who)
     assert CLIENTS.url_elicitation(who.stamp)
     assert not CLIENTS.url_elicitation(Principal("default", key="k2").stamp)
 
@@ -166,7 +167,7 @@ async def _both(
     taken: list[Any] = []
     real = endpoint.plain_request
 
-    def spy(raw: bytes, request: Any) -> Any:
+    def spy(raw: RpcBody, request: Any) -> Any:
         taken.append(real(raw, request))
         return taken[-1]
 

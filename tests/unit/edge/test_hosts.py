@@ -95,3 +95,17 @@ def test_public_hosts_setting_reads_a_comma_separated_variable() -> None:
     settings = Settings.from_env({"FOLDGATE_PUBLIC_HOSTS": " mcp.example.com, api.example.com ,"})
     assert settings.public_hosts == ["mcp.example.com", "api.example.com"]
     assert Settings.from_env({}).public_hosts == []
+
+
+def test_kept_verdicts_stay_right_and_bounded() -> None:
+    policy = HostPolicy(["127.0.0.1", "gw.example.com:8443"])
+    for _ in range(2):  # the second round answers from the kept verdicts
+        assert policy.allows_authority("localhost:9000")
+        assert policy.allows_authority("gw.example.com:8443")
+        assert not policy.allows_authority("gw.example.com:8444")
+        assert not policy.allows_authority("evil.example")
+    for i in range(1000):
+        assert not policy.allows_authority(f"invented-{i}.example")
+    assert len(policy._verdicts) <= 256
+    assert policy.allows_authority("127.0.0.1:1")
+    assert not policy.allows_authority("invented-999.example")

@@ -20,6 +20,7 @@ import pytest
 
 from foldgate.edge import endpoint
 from foldgate.errors import UpstreamError
+from foldgate.model.rpc_body import RpcBody
 from tests.gateway_fixture import RecordingUpstream, gateway_client
 
 H = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
@@ -70,7 +71,7 @@ async def _both(
     taken: list[Any] = []
     real = endpoint.plain_request
 
-    def spy(raw: bytes, request: Any) -> Any:
+    def spy(raw: RpcBody, request: Any) -> Any:
         taken.append(real(raw, request))
         return taken[-1]
 

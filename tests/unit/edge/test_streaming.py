@@ -12,6 +12,7 @@ from foldgate.edge.elicitation import CLIENTS
 from foldgate.edge.jsonrpc import PlainRequest
 from foldgate.edge.streaming import PENDING, _Waiting, streamable, take_reply
 from foldgate.model.principal import Principal
+from foldgate.model.rpc_body import RpcBody
 
 ME = Principal("default", key="me")
 OTHER = Principal("default", key="other")
@@ -72,10 +73,11 @@ async def test_only_the_asked_credential_can_answer() -> None:
     waiting = _Waiting(ME.stamp, asyncio.get_running_loop().create_future())
     PENDING["foldgate-abc"] = waiting
     try:
-        reply = json.dumps({"jsonrpc": "2.0", "id": "foldgate-abc", "result": {"action": "accept"}}).encode()
+        raw = json.dumps({"jsonrpc": "2.0", "id": "foldgate-abc", "result": {"action": "accept"}}).encode()
+        reply = RpcBody(raw)
         assert not take_reply(reply, OTHER)
         assert not waiting.answer.done()
-        unknown = reply.replace(b"foldgate-abc", b"foldgate-xyz")
+        unknown = RpcBody(raw.replace(b"foldgate-abc", b"foldgate-xyz"))
         assert not take_reply(unknown, ME)
         assert take_reply(reply, ME)
         assert waiting.answer.result() == {"result": {"action": "accept"}}
@@ -89,7 +91,8 @@ async def test_an_error_reply_reaches_the_upstream_as_code_and_message_only() ->
     PENDING["foldgate-err"] = waiting
     try:
         error = {"code": -1, "message": "no" * 400, "data": {"secret": 1}}
-        assert take_reply(json.dumps({"jsonrpc": "2.0", "id": "foldgate-err", "error": error}).encode(), ME)
+        raw = json.dumps({"jsonrpc": "2.0", "id": "foldgate-err", "error": error}).encode()
+        assert take_reply(RpcBody(raw), ME)
         said = ("no" * 400)[:500] + "… (300 bytes cut)"  # the one bound (model/bounded.py)
         assert waiting.answer.result() == {"error": {"code": -1, "message": said}}
     finally:

@@ -9,6 +9,7 @@ import pytest
 from starlette.requests import Request
 
 from foldgate.edge.tasks import Parsed, parse, routing_mismatch
+from foldgate.model.rpc_body import RpcBody
 
 
 def request(headers: dict[str, str] | list[tuple[str, str]]) -> Request:
@@ -22,7 +23,7 @@ MODERN = {"mcp-protocol-version": "2026-07-28"}
 
 def tasks_get(req: Request, task_id: str = "abc123") -> Parsed:
     body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tasks/get", "params": {"taskId": task_id}})
-    parsed = parse(body.encode(), req)
+    parsed = parse(RpcBody(body.encode()), req)
     assert parsed is not None
     return parsed
 

@@ -23,6 +23,7 @@ from foldgate.serve.tasks import TaskService
 from foldgate.store.results.sqlite import SqliteResultStore
 from foldgate.store.tasks.base import TaskRecord
 from foldgate.store.tasks.sqlite import SqliteTaskStore
+from foldgate.upstream.relay import current_relay
 
 OWNER = Principal("acme", key="tok1")
 
@@ -226,3 +227,37 @@ async def test_a_call_that_raises_fails_its_task_with_the_json_rpc_error(
     failed = tasks.get(OWNER, "t1")
     assert failed.status == "failed"
     assert json.loads(failed.error or "{}") == expected
+
+
+@pytest.mark.parametrize(
+    ("request_", "tool", "doc", "listened"),
+    [
+        (TaskRequest(), crm_tool(), server_doc(), False),  # a plain call: no task can come of it
+        (TaskRequest(era="2025-11-25"), crm_tool(), server_doc(), False),  # takes tasks, asked none
+        (TaskRequest(era="2025-11-25", requested=True), crm_tool(), server_doc(), True),  # asked one
+        (TaskRequest(), crm_tool(taskSupport="optional"), server_doc(), True),  # the tool declares tasks
+        (TaskRequest(), crm_tool(), {**server_doc(), "sync_window_s": 60}, True),  # a window to outlast
+    ],
+)
+async def test_only_a_call_that_can_become_a_task_has_its_progress_listened_to(
+    request_: TaskRequest, tool: Any, doc: dict[str, Any], listened: bool
+) -> None:
+    """Pay for what is used: the task machinery (and the progress listener that asks the upstream
+    for progress) is installed only where the call may become a task, the gateway's or its upstream's."""
+    config = parse_tenant_config(doc)
+    heard: list[bool] = []
+    ran = asyncio.Event()
+
+    async def call() -> dict[str, Any]:
+        relay = current_relay()
+        heard.append(relay is not None and relay.on_progress is not None)
+        ran.set()
+        return await quick_result()
+
+    token = task_request.set(request_)
+    try:
+        await service().run(OWNER, config, config.servers[0], tool, {}, call)
+    finally:
+        task_request.reset(token)
+    await asyncio.wait_for(ran.wait(), 5)  # a call that became a task runs on after its answer
+    assert heard == [listened]

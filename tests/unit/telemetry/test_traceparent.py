@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from foldgate.model.rpc_body import RpcBody
 from foldgate.telemetry.traceparent import TraceParent, incoming_traceparent, parse_traceparent
 
 TRACE = "4bf92f3577b34da6a3ce929d0e0e4736"
@@ -49,8 +50,9 @@ def test_a_new_trace_has_fresh_ids_and_is_not_sampled() -> None:
     assert not one.sampled
 
 
-def _body(meta: object) -> bytes:
-    return json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"_meta": meta}}).encode()
+def _body(meta: object) -> RpcBody:
+    message = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"_meta": meta}}
+    return RpcBody(json.dumps(message).encode())
 
 
 def test_meta_wins_over_the_header() -> None:
@@ -66,5 +68,5 @@ def test_the_header_serves_when_meta_has_none_or_a_malformed_one() -> None:
 
 @pytest.mark.parametrize("body", [b"\xff traceparent", b"[" * 100_000 + b'"traceparent"', b"traceparent"])
 def test_an_unreadable_body_falls_back_to_the_header(body: bytes) -> None:
-    assert incoming_traceparent(VALID, body) == parse_traceparent(VALID)
-    assert incoming_traceparent(None, body) is None
+    assert incoming_traceparent(VALID, RpcBody(body)) == parse_traceparent(VALID)
+    assert incoming_traceparent(None, RpcBody(body)) is None

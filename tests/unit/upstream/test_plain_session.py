@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import json
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -13,6 +14,7 @@ import httpx2
 import pytest
 
 from foldgate.errors import UpstreamError
+from foldgate.model.deadline import answering_by
 from foldgate.upstream import net_guard
 from foldgate.upstream.plain_session import (
     _LATER_FIELDS,
@@ -430,3 +432,43 @@ async def test_a_cancel_notice_that_fails_after_its_wait_leaves_no_unread_task_e
     gc.collect()
     assert not [r for r in caplog.records if "never retrieved" in r.getMessage()]
     await session.aclose()
+
+
+class _HeldStream(httpx2.AsyncByteStream):
+    """An event stream that sends its answer, then holds the end of its body until told."""
+
+    def __init__(self, event: bytes) -> None:
+        self.event = event
+        self.closed = False
+
+    async def __aiter__(self) -> Any:
+        yield self.event
+        await asyncio.Event().wait()  # the upstream's last bytes never come in this test
+
+    async def aclose(self) -> None:
+        self.closed = True
+
+
+@pytest.mark.parametrize("deadline", [False, True])
+async def test_an_answer_is_handed_on_before_its_response_is_closed_where_no_deadline_applies(
+    deadline: bool,
+) -> None:
+    """Locally the rest of an answered stream is read after the answer (closing drains it to return
+    the connection); under a request deadline (an MCP Lambda) before it, as the loop then freezes."""
+    up = Upstream()
+    streams: list[_HeldStream] = []
+
+    def held(msg: dict[str, Any], request: httpx2.Request) -> httpx2.Response:
+        answer = {"jsonrpc": "2.0", "id": msg["id"], "result": {"content": [], "isError": False}}
+        streams.append(_HeldStream(b"event: message\ndata: " + json.dumps(answer).encode() + b"\n\n"))
+        return httpx2.Response(200, headers={"content-type": "text/event-stream"}, stream=streams[-1])
+
+    up.answers["tools/call"] = held
+    session = up.session()
+    await session.open()
+    with answering_by(time.monotonic() + 30 if deadline else None):
+        result = await session.request("tools/call", {"name": "t", "arguments": {}})
+    assert result == {"content": [], "isError": False}
+    assert streams[0].closed is deadline
+    await asyncio.sleep(0)
+    assert streams[0].closed
