@@ -5,13 +5,16 @@ Tokens are fetched with the configured client secret (``client_secret_basic``) o
 (tenant, server, url, client id) until their refresh margin (the provider's rule); a config change of
 the url or the client is a new entry. A 401 from the upstream drops the token (:meth:`drop`). With
 ``dpop: true`` the request carries a DPoP proof and a bound token is presented with proofs. A refusal is
-:class:`~foldgate.errors.UpstreamAuthorizationError` naming the server's error code. Every outcome is
+:class:`~foldgate.errors.UpstreamAuthorizationError` naming the server's error code, and, as for
+``workload_jwt``, nothing is asked again until the server's ``auth:`` block changes or
+``REFUSED_BACKOFF_S`` passes (every call meanwhile gets the same error at once). Every outcome is
 recorded (``ctx.outcomes``: status and an ``upstream.grant`` audit event).
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import time
 from collections.abc import Callable
 
@@ -22,6 +25,7 @@ from foldgate.upstream.oauth.context import OAuthContext
 from foldgate.upstream.oauth.discovery import authorization_server_metadata
 from foldgate.upstream.oauth.http import checked_endpoint
 from foldgate.upstream.oauth.tokens import ClientAuth, TokenRefusedError, request_token
+from foldgate.upstream.oauth.workload import REFUSED_BACKOFF_S
 
 __all__ = ["MachineTokens", "discover_issuer_endpoint"]
 
@@ -34,10 +38,15 @@ _Key = tuple[str, str, str, str]
 class MachineTokens:
     """client_credentials tokens of one token provider (see the module docstring)."""
 
-    def __init__(self, ctx: OAuthContext, *, margin: Margin, lock: LockOf) -> None:
+    def __init__(
+        self, ctx: OAuthContext, *, margin: Margin, lock: LockOf, backoff_s: float = REFUSED_BACKOFF_S
+    ) -> None:
         self.ctx = ctx
         self.margin = margin
         self.lock = lock
+        self.backoff_s = backoff_s
+        # The last refusal per (tenant, server): the config it was for, the error raised, when.
+        self._refused: dict[tuple[str, str], tuple[str, UpstreamAuthorizationError, float]] = {}
         # Each with when it was received and when it expires (the margin scales with its lifetime).
         self._held: dict[_Key, tuple[str, float, float | None]] = {}
 
@@ -58,6 +67,10 @@ class MachineTokens:
                 presented, issued, expires = held
                 if expires is None or expires - self.margin(issued, expires) > time.time():
                     return presented
+            config = hashlib.sha256(f"{server.url}\n{auth.model_dump_json()}".encode()).hexdigest()
+            refused = self._refused.get((tenant, server.name))
+            if refused is not None and refused[0] == config and time.time() < refused[2] + self.backoff_s:
+                raise refused[1]
             issuer = auth.issuer
             token_url = auth.token_url
             if token_url is None:
@@ -87,13 +100,19 @@ class MachineTokens:
                 )
             except TokenRefusedError as exc:
                 outcomes.record(tenant, server.name, auth.kind, "refused", exc.error or "no_error_code")
-                raise UpstreamAuthorizationError(f"{server.name}: {exc.message}") from None
+                error = UpstreamAuthorizationError(
+                    f"{server.name}: {exc.message}; nothing is asked again until the server's auth: block "
+                    f"changes or {round(self.backoff_s)} s pass"
+                )
+                self._refused[(tenant, server.name)] = (config, error, time.time())
+                raise error from None
             except UpstreamError:
                 outcomes.record(tenant, server.name, auth.kind, "failed", "token_endpoint_unreachable")
                 raise
             now = time.time()
             expires = now + token.expires_in if token.expires_in else None
             presented = self.ctx.present(tenant, token.token_type, token.access_token)
+            self._refused.pop((tenant, server.name), None)
             self._held[key] = (presented, now, expires)
             outcomes.record(tenant, server.name, auth.kind, "obtained", expires_at=expires)
             return presented

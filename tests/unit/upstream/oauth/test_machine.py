@@ -69,3 +69,17 @@ async def test_a_401_drops_the_machine_token_once(ctx: OAuthContext) -> None:
         await provider.refused(server, caller, sent, 401, None)  # type: ignore[arg-type]
         assert await provider.authorization(server, caller) == "Bearer tok-2"  # type: ignore[arg-type]
     assert [f["grant_type"] for f in endpoint.forms] == ["client_credentials", "client_credentials"]
+
+
+async def test_a_refused_machine_grant_is_not_asked_again_until_the_config_changes(ctx: OAuthContext) -> None:
+    provider = TokenProvider(ctx)
+    caller = UpstreamCaller("acme")
+    with token_endpoint(refusing("invalid_client")) as endpoint:
+        for _ in range(3):
+            with pytest.raises(UpstreamAuthorizationError, match="invalid_client"):
+                await provider.authorization(machine(endpoint.url), caller)  # type: ignore[arg-type]
+        assert len(endpoint.requests) == 1
+        endpoint.answer = issuing("tok")
+        provider.machine.backoff_s = 0.0  # the back-off passed: one new request
+        assert await provider.authorization(machine(endpoint.url), caller) == "Bearer tok"  # type: ignore[arg-type]
+    assert len(endpoint.requests) == 2
