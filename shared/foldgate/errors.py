@@ -119,6 +119,14 @@ class UpstreamConsentError(UpstreamError):
     code = "upstream_needs_consent"
 
 
+class UpstreamAuthorizationError(UpstreamConsentError):
+    """An identity provider or an upstream's authorization server refused to issue a token for this
+    caller (``invalid_grant``, ``access_denied``, ...): the error names its answer; no link helps, an
+    administrator of the IdP or the authorization server decides. Never retried."""
+
+    code = "upstream_needs_authorization"
+
+
 class UpstreamInputError(UpstreamError):
     """The upstream asked for input during a call (elicitation, sampling) that nothing could carry to
     the client; it was refused at once."""

@@ -63,6 +63,7 @@ SCENARIOS_NEXT = [
     "auth/scope-retry-limit",
     "auth/offline-access-scope",
     "auth/offline-access-not-supported",
+    "auth/enterprise-managed-authorization",
 ]
 
 

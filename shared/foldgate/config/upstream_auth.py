@@ -8,7 +8,11 @@ A discriminated union on ``kind``:
 * ``client_credentials``: machine to machine, a client secret or a private key (``private_key_jwt``)
   read from a secret parameter, never written in the config;
 * ``per_user``: like ``oauth`` but each end user (the inbound principal's subject) connects their own
-  account; listing uses the shared connection when there is one, else the declared ``tools``.
+  account; listing uses the shared connection when there is one, else the declared ``tools``;
+* ``token_exchange``: RFC 8693 on-behalf-of at an authorization server the upstream trusts, the subject
+  token the calling person's inbound token (or one from a configured source);
+* ``id_jag``: Enterprise-Managed Authorization (SEP-990): the enterprise IdP exchanges the person's
+  identity for an ID-JAG, the upstream's authorization server that for an access token (RFC 7523).
 
 Every URL here is hostile input: https only, except ``http`` on loopback where the config source
 allows loopback (local files and tests; the cloud source does not).
@@ -23,14 +27,19 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validat
 
 from foldgate.config.declared_tools import MAX_DECLARED_TOOLS, DeclaredTool, check_declared
 from foldgate.config.oauth import _check_url
+from foldgate.config.token_source import TokenSource, TokenType
 
 __all__ = [
     "ClientCredentialsAuth",
     "CodeFlowAuth",
+    "ExchangeClient",
+    "IdJagAuth",
     "OAuthAuth",
     "PerUserAuth",
     "StaticAuth",
+    "TokenExchangeAuth",
     "UpstreamAuth",
+    "per_person",
 ]
 
 # A scope token is visible ASCII without spaces, quotes or backslashes (RFC 6749 section 3.3).
@@ -160,6 +169,163 @@ class ClientCredentialsAuth(_Strict):
         return self
 
 
+class ExchangeClient(_Strict):
+    """An authorization server foldgate exchanges tokens at, and how it authenticates there: a client
+    secret (``client_secret_basic``), a private key (``private_key_jwt``), or neither (``client_id`` in
+    the form, a public client)."""
+
+    token_url: str | None = Field(default=None, description="The token endpoint (or give issuer).")
+    issuer: str | None = Field(default=None, description="Find the token endpoint by discovery.")
+    client_id: str | None = Field(
+        default=None, min_length=1, max_length=500, description="foldgate's client id there."
+    )
+    client_secret_secret: str | None = Field(
+        default=None, pattern=_SECRET_NAME, description="Secret parameter holding the client secret."
+    )
+    private_key_secret: str | None = Field(
+        default=None, pattern=_SECRET_NAME, description="Secret parameter holding a PEM private key."
+    )
+
+    @field_validator("token_url", "issuer")
+    @classmethod
+    def _check_urls(cls, value: str | None, info: ValidationInfo) -> str | None:
+        return None if value is None else _check_url(value, str(info.field_name), info)
+
+    @model_validator(mode="after")
+    def _check_client(self) -> ExchangeClient:
+        if (self.token_url is None) == (self.issuer is None):
+            raise ValueError("needs exactly one of token_url and issuer")
+        if self.client_secret_secret and self.private_key_secret:
+            raise ValueError("give at most one of client_secret_secret and private_key_secret")
+        if (self.client_secret_secret or self.private_key_secret) and not self.client_id:
+            raise ValueError("a client secret or private key needs a client_id")
+        return self
+
+
+def _inbound_tools(
+    subject: TokenSource, listing: TokenSource | None, tools: list[DeclaredTool] | None
+) -> list[DeclaredTool] | None:
+    if listing is not None and listing.inbound:
+        raise ValueError("listing_subject_token cannot be inbound: the indexer has no inbound identity")
+    if tools is not None and not subject.inbound:
+        raise ValueError("tools are declared only for an inbound subject_token (else the indexer lists)")
+    return check_declared(tools)
+
+
+class TokenExchangeAuth(ExchangeClient):
+    """RFC 8693 on-behalf-of: the calling person's token (or one from a source) exchanged at an
+    authorization server the upstream trusts for an access token to the upstream."""
+
+    kind: Literal["token_exchange"] = "token_exchange"
+    subject_token: TokenSource = Field(
+        default_factory=lambda: TokenSource(inbound=True),
+        description="The subject token (default: the calling person's inbound token).",
+    )
+    actor_token: TokenSource | None = Field(
+        default=None, description="An actor token (RFC 8693 delegation): foldgate acting for the person."
+    )
+    audience: str | None = Field(default=None, max_length=500, description="An `audience` form field.")
+    resource: str | None = Field(
+        default=None,
+        description="RFC 8707 resource (default: the resource the upstream's protected resource "
+        "metadata names, else the server URL).",
+    )
+    scopes: list[str] | None = Field(default=None, max_length=50, description="Scopes to ask for.")
+    requested_token_type: TokenType = Field(default="access_token", description="The token type to ask for.")
+    listing_subject_token: TokenSource | None = Field(
+        default=None,
+        description="With an inbound subject: a subject token the indexer lists tools with.",
+    )
+    tools: list[DeclaredTool] | None = Field(
+        default=None,
+        max_length=MAX_DECLARED_TOOLS,
+        description="With an inbound subject and no listing_subject_token: the tools to publish.",
+    )
+
+    @field_validator("resource")
+    @classmethod
+    def _check_resource(cls, value: str | None, info: ValidationInfo) -> str | None:
+        return None if value is None else _check_url(value, "resource", info)
+
+    @field_validator("scopes")
+    @classmethod
+    def _check_scopes(cls, value: list[str] | None) -> list[str] | None:
+        return None if value is None else _scopes(value)
+
+    @model_validator(mode="after")
+    def _check_tokens(self) -> TokenExchangeAuth:
+        if self.actor_token is not None and self.actor_token.inbound:
+            raise ValueError("actor_token cannot be inbound: the actor is foldgate, not the caller")
+        _inbound_tools(self.subject_token, self.listing_subject_token, self.tools)
+        return self
+
+
+class IdJagAuth(_Strict):
+    """Enterprise-Managed Authorization (SEP-990): the enterprise IdP exchanges the person's identity
+    for an ID-JAG (RFC 8693), which the upstream's authorization server, found by discovery, exchanges
+    for an access token (RFC 7523 JWT bearer, ``client_secret_basic``). No dynamic registration."""
+
+    kind: Literal["id_jag"] = "id_jag"
+    idp: ExchangeClient = Field(description="The enterprise IdP: its token endpoint and foldgate's client.")
+    subject_token: TokenSource = Field(
+        default_factory=lambda: TokenSource(inbound=True),
+        description="The identity the IdP exchanges (default: the calling person's inbound token; "
+        "type id_token unless given).",
+    )
+    client_id: str = Field(
+        min_length=1,
+        max_length=500,
+        description="foldgate's client at the upstream's authorization server (the ID-JAG's client_id).",
+    )
+    client_secret_secret: str = Field(
+        pattern=_SECRET_NAME, description="Secret parameter holding that client's secret."
+    )
+    issuer: str | None = Field(
+        default=None,
+        description="Pin the upstream's authorization server: the ID-JAG and secret go only there.",
+    )
+    audience: str | None = Field(
+        default=None, max_length=500, description="The ID-JAG audience (default: the upstream AS issuer)."
+    )
+    resource: str | None = Field(
+        default=None, description="The ID-JAG resource (default: exactly the upstream's PRM resource)."
+    )
+    scopes: list[str] | None = Field(default=None, max_length=50, description="Scopes to ask for.")
+    listing_subject_token: TokenSource | None = Field(
+        default=None,
+        description="With an inbound subject: a subject token the indexer lists tools with.",
+    )
+    tools: list[DeclaredTool] | None = Field(
+        default=None,
+        max_length=MAX_DECLARED_TOOLS,
+        description="With an inbound subject and no listing_subject_token: the tools to publish.",
+    )
+
+    @field_validator("issuer", "resource")
+    @classmethod
+    def _check_urls(cls, value: str | None, info: ValidationInfo) -> str | None:
+        return None if value is None else _check_url(value, str(info.field_name), info)
+
+    @field_validator("scopes")
+    @classmethod
+    def _check_scopes(cls, value: list[str] | None) -> list[str] | None:
+        return None if value is None else _scopes(value)
+
+    @model_validator(mode="after")
+    def _check_tokens(self) -> IdJagAuth:
+        _inbound_tools(self.subject_token, self.listing_subject_token, self.tools)
+        return self
+
+
+def per_person(auth: object) -> bool:
+    """Whether ``auth`` gives each calling person their own credential (their subject's), not one
+    per tenant: ``per_user``, and the exchange kinds whose subject token is the inbound identity."""
+    if isinstance(auth, PerUserAuth):
+        return True
+    return isinstance(auth, TokenExchangeAuth | IdJagAuth) and auth.subject_token.inbound
+
+
 UpstreamAuth = Annotated[
-    StaticAuth | OAuthAuth | PerUserAuth | ClientCredentialsAuth, Field(discriminator="kind")
+    StaticAuth | OAuthAuth | PerUserAuth | ClientCredentialsAuth | TokenExchangeAuth | IdJagAuth,
+    Field(discriminator="kind"),
 ]

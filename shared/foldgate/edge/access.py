@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Protocol
 from starlette.requests import Request
 
 from foldgate.errors import AuthError, InsufficientScopeError, StoreError
+from foldgate.model.caller import presenting
 from foldgate.model.principal import Principal
 from foldgate.telemetry.tracing import span
 
@@ -110,6 +111,7 @@ class Access:
         401 whose challenge starts the MCP authorization flow, and an ``fgt_`` token needs the token
         authority.
         """
+        presenting(None)  # only a verified OAuth access token is an inbound identity to exchange
         if self.oauth is None or not self.oauth.accepts():
             return self.principal(request)
         # The OAuth half of the edge loads only where OAuth access tokens can be accepted.
@@ -120,6 +122,8 @@ class Access:
             self._limit_source(request)  # before a signature check or a JWKS fetch
             principal = await self.oauth.authenticate(credential, path)
             self._limit(principal)
+            # The token-exchange upstreams hand it to the person's IdP (model/caller.py).
+            presenting(credential)
             return principal
         if self.oauth.config(self.default_tenant) is None:
             return self.principal(request)

@@ -4,6 +4,11 @@ A context variable rather than an argument: the call path, the code surface, pro
 indexer all reach the upstream client through several layers that know nothing of credentials; the
 entry point of each (a request, an index job) sets it once, and asyncio copies it into every task it
 starts. Nothing set means no OAuth identity: an OAuth upstream then refuses rather than guessing.
+
+The edge also notes the raw inbound OAuth access token a request was authenticated with
+(:func:`presenting`): the token-exchange auth kinds hand it to the person's IdP as the subject token.
+:func:`calling_as` binds it to the caller only for a person's own subject (never the shared one), so a
+token is only ever exchanged for the person it identifies. It is never logged, compared or printed.
 """
 
 from __future__ import annotations
@@ -11,10 +16,10 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final
 
-__all__ = ["SHARED_SUBJECT", "UpstreamCaller", "calling_as", "current_caller"]
+__all__ = ["SHARED_SUBJECT", "UpstreamCaller", "calling_as", "current_caller", "presenting"]
 
 # The subject of the tenant's shared connection (the grant store's SHARED).
 SHARED_SUBJECT: Final = "*"
@@ -26,9 +31,19 @@ class UpstreamCaller:
 
     tenant: str
     subject: str = SHARED_SUBJECT
+    # The person's inbound OAuth access token of this request (token-exchange kinds); None for the
+    # shared subject, an agent token or no request. Out of repr and equality: it is a credential.
+    inbound_token: str | None = field(default=None, repr=False, compare=False)
 
 
 _CALLER: ContextVar[UpstreamCaller | None] = ContextVar("foldgate_upstream_caller", default=None)
+_INBOUND: ContextVar[str | None] = ContextVar("foldgate_inbound_token", default=None)
+
+
+def presenting(token: str | None) -> None:
+    """The running request was authenticated with inbound OAuth access ``token`` (None: with anything
+    else). Set by the edge for the rest of the request (each request runs in its own task context)."""
+    _INBOUND.set(token)
 
 
 def current_caller() -> UpstreamCaller | None:
@@ -39,7 +54,8 @@ def current_caller() -> UpstreamCaller | None:
 @contextlib.contextmanager
 def calling_as(tenant: str, subject: str = SHARED_SUBJECT) -> Iterator[UpstreamCaller]:
     """Within the block, upstream requests are made for ``tenant`` and ``subject``."""
-    caller = UpstreamCaller(tenant, subject)
+    inbound = _INBOUND.get() if subject != SHARED_SUBJECT else None
+    caller = UpstreamCaller(tenant, subject, inbound)
     token = _CALLER.set(caller)
     try:
         yield caller

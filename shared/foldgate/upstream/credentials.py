@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Protocol
 
 from foldgate.config.tenant import ServerConfig
-from foldgate.config.upstream_auth import PerUserAuth
+from foldgate.config.upstream_auth import per_person
 from foldgate.errors import UpstreamError
 from foldgate.model.caller import SHARED_SUBJECT, UpstreamCaller, current_caller
 from foldgate.upstream.pool import AuthRefusedError, auth_refusal
@@ -70,8 +70,9 @@ def credential_identity(server: ServerConfig) -> tuple[str, ...]:
     caller = current_caller()
     if server.auth.kind == "static" or caller is None:
         return ()
-    # per_user: the caller's own grant; every other kind is one credential per tenant.
-    subject = caller.subject if isinstance(server.auth, PerUserAuth) else SHARED_SUBJECT
+    # per_user and the exchange kinds with an inbound subject: the caller's own credential; every
+    # other kind is one credential per tenant.
+    subject = caller.subject if per_person(server.auth) else SHARED_SUBJECT
     return (server.auth.kind, caller.tenant, subject)
 
 

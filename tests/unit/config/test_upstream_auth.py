@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from foldgate.config.tenant import parse_tenant_config
+from foldgate.config.upstream_auth import per_person
 from foldgate.errors import ConfigError
 
 URL = "https://mcp.example.com/mcp"
@@ -91,3 +92,85 @@ def test_oauth_needs_an_http_upstream() -> None:
     doc = {"servers": [{"name": "up", "transport": "stdio", "command": ["x"], "auth": {"kind": "oauth"}}]}
     with pytest.raises(ConfigError, match="needs streamable_http"):
         parse_tenant_config(doc)
+
+
+IDP = {"token_url": "https://idp.example.com/token", "client_id": "fg-at-idp"}
+ID_JAG = {"kind": "id_jag", "idp": IDP, "client_id": "up-client", "client_secret_secret": "/fg/up"}
+
+
+def test_id_jag_defaults_to_the_inbound_identity_and_keeps_secrets_by_reference() -> None:
+    auth = parsed(server(ID_JAG))
+    assert (auth.kind, auth.subject_token.inbound, auth.client_secret_secret) == ("id_jag", True, "/fg/up")
+    assert auth.subject_token.type_urn("id_token") == "urn:ietf:params:oauth:token-type:id_token"
+    with pytest.raises(ConfigError, match="client_secret"):
+        parsed(server({**ID_JAG, "client_secret": "inline"}))  # never a secret in the config
+    with pytest.raises(ConfigError, match="client_secret_secret"):
+        parsed(server({k: v for k, v in ID_JAG.items() if k != "client_secret_secret"}))
+
+
+@pytest.mark.parametrize(
+    ("source", "why"),
+    [
+        ({}, "exactly one"),
+        ({"inbound": True, "secret": "/fg/t"}, "exactly one"),
+        ({"secret": "not a name!"}, "subject_token.secret"),
+        ({"command": [""]}, "non-empty"),
+        ({"file": "/tmp/t", "token": "x"}, "token"),
+    ],
+)
+def test_a_token_source_names_exactly_one_place(source: dict[str, Any], why: str) -> None:
+    with pytest.raises(ConfigError, match=why):
+        parsed(server({**ID_JAG, "subject_token": source}))
+
+
+def test_files_and_commands_are_refused_in_a_cloud_config() -> None:
+    for source in ({"file": "/etc/passwd"}, {"command": ["cat", "/etc/shadow"]}):
+        assert parsed(server({**ID_JAG, "subject_token": source})).subject_token.inbound is False
+        with pytest.raises(ConfigError, match="only allowed in local configs"):
+            parsed(server({**ID_JAG, "subject_token": source}), allow_loopback=False)
+
+
+def test_the_idp_needs_one_endpoint_and_at_most_one_credential() -> None:
+    with pytest.raises(ConfigError, match="exactly one of token_url and issuer"):
+        parsed(server({**ID_JAG, "idp": {"client_id": "x"}}))
+    with pytest.raises(ConfigError, match="at most one"):
+        parsed(server({**ID_JAG, "idp": {**IDP, "client_secret_secret": "/a", "private_key_secret": "/b"}}))
+    with pytest.raises(ConfigError, match="needs a client_id"):
+        parsed(server({**ID_JAG, "idp": {"token_url": IDP["token_url"], "client_secret_secret": "/a"}}))
+    with pytest.raises(ConfigError, match="https"):
+        parsed(server({**ID_JAG, "idp": {"token_url": "http://idp.example.com/token"}}))
+
+
+def test_declared_tools_and_the_listing_token_go_with_an_inbound_subject_only() -> None:
+    tools = [{"name": "read_file", "description": "Read."}]
+    assert [t.name for t in parsed(server({**ID_JAG, "tools": tools})).tools] == ["read_file"]
+    with pytest.raises(ConfigError, match="only for an inbound subject_token"):
+        parsed(server({**ID_JAG, "subject_token": {"secret": "/fg/t"}, "tools": tools}))
+    with pytest.raises(ConfigError, match="listing_subject_token cannot be inbound"):
+        parsed(server({**ID_JAG, "listing_subject_token": {"inbound": True}}))
+
+
+def test_token_exchange_parses_with_an_actor_that_is_never_the_caller() -> None:
+    block = {"kind": "token_exchange", "issuer": "https://as.example.com", "client_id": "fg",
+             "private_key_secret": "/fg/key", "actor_token": {"secret": "/fg/actor"},
+             "requested_token_type": "jwt", "scopes": ["files:read"]}  # fmt: skip
+    auth = parsed(server(block))
+    assert (auth.kind, auth.subject_token.inbound, auth.requested_token_type) == (
+        "token_exchange",
+        True,
+        "jwt",
+    )
+    with pytest.raises(ConfigError, match="actor_token cannot be inbound"):
+        parsed(server({**block, "actor_token": {"inbound": True}}))
+    with pytest.raises(ConfigError, match="requested_token_type"):
+        parsed(server({**block, "requested_token_type": "cookie"}))
+    assert (
+        parsed(server({"kind": "token_exchange", "token_url": "https://as.example.com/t"})).client_id is None
+    )
+
+
+def test_only_the_inbound_exchange_kinds_and_per_user_are_per_person() -> None:
+    assert per_person(parsed(server(ID_JAG)))
+    assert per_person(parsed(server({"kind": "per_user"})))
+    assert not per_person(parsed(server({**ID_JAG, "subject_token": {"secret": "/fg/t"}})))
+    assert not per_person(parsed(server({"kind": "oauth"})))

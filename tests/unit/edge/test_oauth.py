@@ -7,12 +7,16 @@ from __future__ import annotations
 from typing import Any
 
 import httpx2
+import pytest
+from starlette.requests import Request
 
 from foldgate.auth.authority import TokenAuthority
 from foldgate.auth.oauth.verifier import OAuthVerifier
 from foldgate.config.oauth import OAuthConfig
 from foldgate.edge.access import Access
+from foldgate.errors import AuthError
 from foldgate.model.agent_token import TokenHasher
+from foldgate.model.caller import calling_as, current_caller
 from foldgate.store.tokens.sqlite import SqliteTokenStore
 from tests.gateway_fixture import gateway_client
 from tests.unit.auth.oauth.issuer import ISSUER, RESOURCE, FakeIssuer
@@ -96,3 +100,28 @@ async def test_agent_tokens_keep_working_beside_oauth() -> None:
         assert "crm__delete_contact" in {t["name"] for t in r.json()["result"]["tools"]}
         assert (await _post(client, "/mcp/all", "fgt_" + "B" * 43)).status_code == 401
         assert (await _post(client, "/mcp/all", issuer.sign(aud=RESOURCE))).status_code == 200
+
+
+async def test_the_verified_access_token_is_the_inbound_identity_of_its_own_subject() -> None:
+    """The token-exchange upstreams hand the person's verified token to their IdP: it reaches the
+    caller of that person's subject, and a request with any other credential carries none."""
+    issuer = FakeIssuer()
+    access = _access(issuer)
+    token = issuer.sign(aud=RESOURCE)
+
+    def request(credential: str | None) -> Request:
+        headers = [(b"authorization", f"Bearer {credential}".encode())] if credential else []
+        return Request({"type": "http", "method": "POST", "path": "/mcp", "headers": headers,
+                        "client": ("127.0.0.1", 1), "query_string": b""})  # fmt: skip
+
+    principal = await access.resolve(request(token), "/mcp")
+    with calling_as(principal.tenant, principal.upstream_subject):
+        caller = current_caller()
+    assert caller is not None
+    assert (caller.subject, caller.inbound_token) == (principal.subject, token)
+    with pytest.raises(AuthError):
+        await access.resolve(request("fgt_" + "A" * 43), "/mcp")
+    with calling_as(principal.tenant, principal.upstream_subject):
+        after = current_caller()
+    assert after is not None
+    assert after.inbound_token is None

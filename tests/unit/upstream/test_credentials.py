@@ -77,3 +77,13 @@ async def test_an_oauth_sessions_identity_is_whose_grant_it_uses_never_the_token
     static = {"authorization": "Bearer static"}
     assert split_authorization(server(), static) is None
     assert static == {"authorization": "Bearer static"}
+
+
+def test_exchange_kinds_pool_per_person_with_an_inbound_subject_and_per_tenant_otherwise() -> None:
+    idp = {"token_url": "https://idp.example.com/token"}
+    inbound = server({"kind": "id_jag", "idp": idp, "client_id": "c", "client_secret_secret": "/s"})
+    configured = server({"kind": "token_exchange", "token_url": "https://as.example.com/token",
+                         "subject_token": {"secret": "/fg/t"}})  # fmt: skip
+    with calling_as("acme", "user-7"):
+        assert credential_identity(inbound) == ("id_jag", "acme", "user-7")
+        assert credential_identity(configured) == ("token_exchange", "acme", SHARED_SUBJECT)

@@ -40,7 +40,7 @@ class OAuthContext:
     public_url: str | None
     allow_private: bool
     renewal: RenewalPolicy = field(default_factory=RenewalPolicy)
-    _found: dict[str, tuple[float, Discovered]] = field(default_factory=dict)
+    _found: dict[tuple[str, bool], tuple[float, Discovered]] = field(default_factory=dict)
     _grants: dict[GrantKey, tuple[float, UpstreamGrant]] = field(default_factory=dict)
 
     def grant(self, tenant: str, server: str, subject: str, *, fresh: bool = False) -> UpstreamGrant | None:
@@ -73,11 +73,15 @@ class OAuthContext:
     async def discovered(self, server: ServerConfig, challenge: Challenge | None = None) -> Discovered:
         """The upstream's authorization setup (cached; a fresh challenge always discovers again)."""
         assert server.url is not None  # OAuth kinds require an HTTP upstream (config check)
-        hit = self._found.get(server.url)
+        # Only the code-flow kinds need PKCE advertised (id_jag uses the JWT-bearer grant): a result
+        # found without that check is never handed to a code flow.
+        code_flow = isinstance(server.auth, CodeFlowAuth)
+        key = (server.url, code_flow)
+        hit = self._found.get(key)
         if challenge is None and hit is not None and time.monotonic() - hit[0] < DISCOVERY_SECONDS:
             return hit[1]
-        found = await discover(server.url, challenge, allow_private=self.allow_private)
-        self._found[server.url] = (time.monotonic(), found)
+        found = await discover(server.url, challenge, allow_private=self.allow_private, code_flow=code_flow)
+        self._found[key] = (time.monotonic(), found)
         return found
 
     async def client(self, tenant: str, server: ServerConfig, found: Discovered) -> ClientRegistration:

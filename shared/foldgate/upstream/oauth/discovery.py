@@ -40,6 +40,7 @@ __all__ = [
     "challenge_of",
     "discover",
     "probe_challenge",
+    "protected_resource",
 ]
 
 log = logging.getLogger(__name__)
@@ -215,8 +216,12 @@ def _default_endpoints(origin: str) -> Any:
     )
 
 
-async def discover(server_url: str, challenge: Challenge | None = None, *, allow_private: bool) -> Discovered:
-    """The upstream's authorization setup, from its challenge (probed when not given)."""
+async def discover(
+    server_url: str, challenge: Challenge | None = None, *, allow_private: bool, code_flow: bool = True
+) -> Discovered:
+    """The upstream's authorization setup, from its challenge (probed when not given). ``code_flow``
+    False (the JWT-bearer grant of ``id_jag``): no browser flow follows, so PKCE need not be
+    advertised and no ``offline_access`` is added (no refresh token is asked for)."""
     # The SDK's scope selection loads with the first discovery.
     from mcp.client.auth.utils import get_client_metadata_scopes
 
@@ -242,15 +247,21 @@ async def discover(server_url: str, challenge: Challenge | None = None, *, allow
         value = getattr(metadata, name, None)
         if value is not None:
             checked_endpoint(str(value), name, allow_loopback=allow_private)
-    if not defaults and "S256" not in (metadata.code_challenge_methods_supported or ()):
+    if code_flow and not defaults and "S256" not in (metadata.code_challenge_methods_supported or ()):
         raise UpstreamError(
             "the authorization server does not advertise PKCE S256 (code_challenge_methods_supported): "
             "refused, as the MCP authorization spec requires"
         )
-    scope = get_client_metadata_scopes(
-        challenge.scope, prm, metadata, ["authorization_code", "refresh_token"]
-    )
+    grants = ["authorization_code", "refresh_token"] if code_flow else None
+    scope = get_client_metadata_scopes(challenge.scope, prm, metadata, grants)
     if prm is None:
         return Discovered(None, as_url, metadata, scope)
     # The resource the upstream names (already checked to cover this server) is the audience it checks.
     return Discovered(str(prm.resource), as_url, metadata, scope)
+
+
+async def protected_resource(server_url: str, challenge: Challenge, *, allow_private: bool) -> str | None:
+    """The resource the upstream's protected resource metadata names (checked to cover this server),
+    or None when it publishes none; no authorization server is looked up."""
+    prm = await _protected_resource(server_url, challenge, allow_private=allow_private)
+    return None if prm is None else str(prm.resource)

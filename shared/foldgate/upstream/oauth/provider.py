@@ -32,6 +32,8 @@ once more with a fresh token:
   allows, while the tool that needs more answers consent-needed; identical step-ups are bounded.
 * **client_credentials.** Tokens are fetched with the configured secret or private key and kept in
   memory per (tenant, server) until near expiry; a 401 drops the cached token.
+* **token_exchange, id_jag.** Exchanged per (tenant, server, subject) and kept in memory until near
+  expiry, by :class:`~foldgate.upstream.oauth.exchanged.ExchangedTokens` (same margin rule).
 
 Tokens never appear in a log line or an error message.
 """
@@ -46,7 +48,7 @@ from dataclasses import replace
 from typing import Final, NoReturn
 
 from foldgate.config.tenant import ServerConfig
-from foldgate.config.upstream_auth import ClientCredentialsAuth, PerUserAuth
+from foldgate.config.upstream_auth import ClientCredentialsAuth, IdJagAuth, TokenExchangeAuth, per_person
 from foldgate.errors import FoldgateError, UpstreamConsentError, UpstreamError
 from foldgate.model.caller import SHARED_SUBJECT, UpstreamCaller
 from foldgate.store.grants.base import ClientRegistration, UpstreamGrant
@@ -58,6 +60,7 @@ from foldgate.upstream.oauth.discovery import (
     authorization_server_metadata,
     challenge_of,
 )
+from foldgate.upstream.oauth.exchanged import ExchangedTokens
 from foldgate.upstream.oauth.http import checked_endpoint
 from foldgate.upstream.oauth.registration import client_auth
 from foldgate.upstream.oauth.renewal import FORGOTTEN_REASON, self_registered
@@ -168,11 +171,14 @@ class TokenProvider:
         # Each with when it was received and when it expires (the margin scales with its lifetime).
         self._machine: dict[tuple[str, str, str, str], tuple[str, float, float | None]] = {}
         self._step_ups = StepUps()
+        self.exchanged = ExchangedTokens(
+            ctx, lambda issued, expires: _margin(issued, expires, self.skew_s, self.margin_share)
+        )
         self.refreshes = 0  # refresh requests sent (observability and tests)
 
     def _subject(self, server: ServerConfig, caller: UpstreamCaller) -> str:
         # per_user: the caller's own grant; the indexer (shared subject) lists with the shared one.
-        return caller.subject if isinstance(server.auth, PerUserAuth) else SHARED_SUBJECT
+        return caller.subject if per_person(server.auth) else SHARED_SUBJECT
 
     def _lock(self, key: tuple[str, str, str]) -> asyncio.Lock:
         # A lock belongs to the loop it first waits on; a new loop (a test, asyncio.run) gets new ones.
@@ -199,6 +205,8 @@ class TokenProvider:
             raise UpstreamError(f"{server.name}: an OAuth upstream is called only on behalf of a tenant")
         if isinstance(auth, ClientCredentialsAuth):
             return await self._machine_token(server, auth, caller.tenant)
+        if isinstance(auth, TokenExchangeAuth | IdJagAuth):
+            return await self.exchanged.authorization(server, auth, caller)
         subject = self._subject(server, caller)
         key = (caller.tenant, server.name, subject)
         async with self._lock(key):
@@ -231,6 +239,9 @@ class TokenProvider:
             self._machine.pop((caller.tenant, server.name, server.url or "", auth.client_id), None)
             if status == 403:
                 raise UpstreamError(f"{server.name}: the upstream refused the client's scope (HTTP 403)")
+            return
+        if isinstance(auth, TokenExchangeAuth | IdJagAuth):
+            await self.exchanged.refused(server, auth, caller, sent, status, header)
             return
         subject = self._subject(server, caller)
         key = (caller.tenant, server.name, subject)

@@ -19,7 +19,7 @@ from foldgate.errors import UpstreamError
 from foldgate.store.grants.base import UpstreamGrant
 from foldgate.upstream.oauth.http import post_form
 
-__all__ = ["ClientAuth", "TokenRefusedError", "grant_from", "request_token", "revoke"]
+__all__ = ["ClientAuth", "TokenRefusedError", "grant_from", "request_answer", "request_token", "revoke"]
 
 
 class TokenRefusedError(UpstreamError):
@@ -155,3 +155,20 @@ async def revoke(
     body, headers = await _authenticate(client, {"token": token, "token_type_hint": hint}, issuer)
     answer = await post_form(url, body, allow_private=allow_private, headers=headers)
     return answer.status == 200
+
+
+async def request_answer(
+    token_url: str, form: dict[str, str], client: ClientAuth, *, issuer: str, allow_private: bool
+) -> dict[str, Any]:
+    """POST to the token endpoint and return its JSON answer as it is, for answers that are not an
+    access token (an RFC 8693 exchange issuing an ID-JAG: ``token_type`` ``N_A``); TokenRefusedError
+    when it refused."""
+    body, headers = await _authenticate(client, form, issuer)
+    answer = await post_form(token_url, body, allow_private=allow_private, headers=headers)
+    if answer.status != 200:
+        raise TokenRefusedError(
+            f"the authorization server refused the {form.get('grant_type', 'token')} request "
+            f"(HTTP {answer.status}{', ' + answer.error if answer.error else ''})",
+            error=answer.error,
+        )
+    return answer.body

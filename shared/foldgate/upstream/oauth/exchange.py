@@ -1,0 +1,176 @@
+"""RFC 8693 token exchange: the request both exchange kinds send, and the ``token_exchange`` kind.
+
+``token_exchange`` (on-behalf-of): at the authorization server the upstream trusts (``token_url``, or
+``issuer`` by RFC 8414 discovery), foldgate sends::
+
+    grant_type=urn:ietf:params:oauth:grant-type:token-exchange
+    subject_token=<the person's inbound access token, or the configured source's>
+    subject_token_type=urn:ietf:params:oauth:token-type:access_token   (or as configured)
+    requested_token_type=urn:ietf:params:oauth:token-type:access_token (or as configured)
+    resource=<the upstream's protected-resource-metadata resource, else its URL>
+    audience=..., scope=..., actor_token=..., actor_token_type=...     (when configured)
+
+authenticated as its configured client (``client_secret_basic`` or ``private_key_jwt``; with neither,
+``client_id`` in the form). The answer's access token is sent to the upstream as a bearer token.
+A refusal raises :class:`TokenRefusedError`; the caller turns it into the tool error.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Final
+
+from foldgate.config.tenant import ServerConfig
+from foldgate.config.token_source import TOKEN_TYPE_URNS
+from foldgate.config.upstream_auth import ExchangeClient, TokenExchangeAuth
+from foldgate.errors import UpstreamAuthorizationError, UpstreamError
+from foldgate.model.caller import UpstreamCaller
+from foldgate.upstream.oauth.context import DISCOVERY_SECONDS, OAuthContext
+from foldgate.upstream.oauth.discovery import (
+    Challenge,
+    authorization_server_metadata,
+    probe_challenge,
+    protected_resource,
+)
+from foldgate.upstream.oauth.http import checked_endpoint
+from foldgate.upstream.oauth.sources import read_token
+from foldgate.upstream.oauth.tokens import ClientAuth, TokenRefusedError, request_token
+
+__all__ = [
+    "TOKEN_EXCHANGE_GRANT",
+    "Exchanged",
+    "ResourceCache",
+    "client_of",
+    "endpoint_of",
+    "exchange_form",
+    "on_behalf_of",
+    "refusal",
+]
+
+TOKEN_EXCHANGE_GRANT: Final = "urn:ietf:params:oauth:grant-type:token-exchange"
+
+Exchanged = tuple[str, int | None]
+"""An access token and its lifetime in seconds (None: the server did not say)."""
+
+
+def exchange_form(
+    subject_token: str,
+    subject_token_type: str,
+    *,
+    requested_token_type: str | None = None,
+    audience: str | None = None,
+    resource: str | None = None,
+    scope: str | None = None,
+    actor: tuple[str, str] | None = None,
+) -> dict[str, str]:
+    """The RFC 8693 section 2.1 form; ``actor``: (actor token, its type)."""
+    form = {
+        "grant_type": TOKEN_EXCHANGE_GRANT,
+        "subject_token": subject_token,
+        "subject_token_type": subject_token_type,
+    }
+    optional = {
+        "requested_token_type": requested_token_type,
+        "audience": audience,
+        "resource": resource,
+        "scope": scope,
+    }
+    form.update({name: value for name, value in optional.items() if value})
+    if actor is not None:
+        form["actor_token"], form["actor_token_type"] = actor
+    return form
+
+
+def refusal(server: str, who: str, what: str, exc: TokenRefusedError) -> UpstreamError:
+    """The tool error for a refused exchange: with an RFC 6749 error code (``invalid_grant``,
+    ``access_denied``, ...) a decision only the IdP's or the authorization server's administrator can
+    change (``upstream_needs_authorization``, never retried); without one, a plain upstream failure."""
+    if exc.error is None:
+        return UpstreamError(f"{server}: {who} failed {what} ({exc.message})")
+    return UpstreamAuthorizationError(
+        f"{server}: {who} refused {what} ({exc.error}): access to this upstream is decided there; "
+        "retrying or reconnecting will not change it",
+        refused_by=who,
+        error=exc.error,
+    )
+
+
+async def client_of(ctx: OAuthContext, client: ExchangeClient) -> ClientAuth:
+    """How foldgate authenticates at an exchange server: its secret (``client_secret_basic``), its
+    private key (``private_key_jwt``), or none (``client_id`` in the form, when one is configured)."""
+    if client.client_secret_secret:
+        assert client.client_id is not None  # the config requires it with a secret
+        secret = await ctx.read_secret(client.client_secret_secret)
+        return ClientAuth(client.client_id, "client_secret_basic", secret)
+    if client.private_key_secret:
+        assert client.client_id is not None  # the config requires it with a key
+        pem = await ctx.read_secret(client.private_key_secret)
+        return ClientAuth(client.client_id, "private_key_jwt", private_key=pem)
+    return ClientAuth(client.client_id or "", "none")
+
+
+async def endpoint_of(ctx: OAuthContext, client: ExchangeClient, server: ServerConfig) -> tuple[str, str]:
+    """(token endpoint, issuer) of an exchange server: the configured URL, or RFC 8414 discovery of
+    the configured issuer (its metadata must name that issuer)."""
+    if client.token_url is not None:
+        return client.token_url, client.token_url
+    assert client.issuer is not None  # the config requires token_url or issuer
+    assert server.url is not None  # OAuth kinds require an HTTP upstream
+    metadata = await authorization_server_metadata(client.issuer, server.url, allow_private=ctx.allow_private)
+    url = checked_endpoint(str(metadata.token_endpoint), "token_endpoint", allow_loopback=ctx.allow_private)
+    return url, client.issuer
+
+
+class ResourceCache:
+    """The resource each upstream's protected resource metadata names (None: it publishes none), kept
+    for ``DISCOVERY_SECONDS`` per URL."""
+
+    def __init__(self) -> None:
+        self._found: dict[str, tuple[float, str | None]] = {}
+
+    async def resource(self, ctx: OAuthContext, server: ServerConfig) -> str:
+        """The upstream's RFC 8707 resource: its PRM's, else its URL."""
+        assert server.url is not None  # OAuth kinds require an HTTP upstream
+        hit = self._found.get(server.url)
+        if hit is None or time.monotonic() - hit[0] >= DISCOVERY_SECONDS:
+            challenge = await probe_challenge(server.url, allow_private=ctx.allow_private) or Challenge()
+            named = await protected_resource(server.url, challenge, allow_private=ctx.allow_private)
+            hit = self._found[server.url] = (time.monotonic(), named)
+        return hit[1] or server.url
+
+
+async def on_behalf_of(
+    ctx: OAuthContext,
+    server: ServerConfig,
+    auth: TokenExchangeAuth,
+    caller: UpstreamCaller,
+    resources: ResourceCache,
+    *,
+    listing: bool,
+) -> Exchanged:
+    """An access token to ``server`` for ``caller``: the subject token (``listing``: the listing one)
+    exchanged at the configured authorization server."""
+    source = auth.listing_subject_token if listing and auth.listing_subject_token else auth.subject_token
+    subject = await read_token(source, caller, ctx.read_secret, server=server.name)
+    actor = None
+    if auth.actor_token is not None:
+        actor_token = await read_token(auth.actor_token, caller, ctx.read_secret, server=server.name)
+        actor = (actor_token, auth.actor_token.type_urn("access_token"))
+    token_url, issuer = await endpoint_of(ctx, auth, server)
+    form = exchange_form(
+        subject,
+        source.type_urn("access_token"),
+        requested_token_type=TOKEN_TYPE_URNS[auth.requested_token_type],
+        audience=auth.audience,
+        resource=auth.resource or await resources.resource(ctx, server),
+        scope=" ".join(auth.scopes) if auth.scopes else None,
+        actor=actor,
+    )
+    client = await client_of(ctx, auth)
+    try:
+        token = await request_token(token_url, form, client, issuer=issuer, allow_private=ctx.allow_private)
+    except TokenRefusedError as exc:
+        raise refusal(server.name, "the authorization server", "the token exchange", exc) from None
+    if not token.access_token:
+        raise UpstreamError(f"{server.name}: the authorization server issued an empty token")
+    return token.access_token, token.expires_in

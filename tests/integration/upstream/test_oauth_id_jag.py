@@ -1,0 +1,250 @@
+"""The ``id_jag`` kind (SEP-990) against a loopback IdP and upstream authorization server that verify
+what they are sent (tests.upstreams.enterprise).
+
+Pins: the exact form of both requests (RFC 8693 at the IdP: id_token subject, id-jag requested, the
+upstream AS's issuer as audience, exactly the PRM's resource; RFC 7523 at the AS with
+``client_secret_basic``, the client id and secret URL-encoded); no dynamic registration although the
+AS offers it; a token per person, cached until its margin before expiry, never another person's; a
+refusal is one ``upstream_needs_authorization`` error naming the IdP's or the AS's answer; a 401
+drops the token and the next attempt exchanges again; an ID-JAG for another client is never sent; the
+AS pin; listing without a person; the inbound token and the ID-JAG appear in no log line or error.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+from collections.abc import Iterator
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+from urllib.parse import quote
+
+import pytest
+
+from foldgate.config.tenant import ServerConfig, parse_tenant_config
+from foldgate.errors import UpstreamAuthorizationError, UpstreamConsentError, UpstreamError
+from foldgate.model.caller import SHARED_SUBJECT, UpstreamCaller
+from foldgate.store.grants.sqlite import SqliteGrantStore
+from foldgate.upstream.declared import declared_listing
+from foldgate.upstream.oauth import exchanged
+from foldgate.upstream.oauth.provider import TokenProvider
+from tests.upstream_oauth import grant_store, oauth_context
+from tests.upstreams.enterprise import (
+    CLIENT_ID,
+    CLIENT_SECRET,
+    ID_JAG_TYPE,
+    ID_TOKEN_TYPE,
+    JWT_BEARER,
+    Enterprise,
+    enterprise,
+)
+
+TENANT = "acme"
+SECRETS = {"/fg/upstream-client": CLIENT_SECRET}
+
+
+@pytest.fixture
+def ent() -> Iterator[Enterprise]:
+    with enterprise() as running:
+        yield running
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[SqliteGrantStore]:
+    with grant_store(tmp_path) as grants:
+        yield grants
+
+
+def server_config(ent: Enterprise, **auth: Any) -> ServerConfig:
+    block = {"kind": "id_jag", "idp": {"token_url": ent.base + "/idp/token", "client_id": "foldgate-at-idp"},
+             "client_id": CLIENT_ID, "client_secret_secret": "/fg/upstream-client", **auth}  # fmt: skip
+    return parse_tenant_config({"servers": [{"name": "files", "url": ent.url, "auth": block}]}).servers[0]
+
+
+def person(ent: Enterprise, name: str) -> UpstreamCaller:
+    return UpstreamCaller(TENANT, f"oauth:{name}", ent.id_token(name))
+
+
+def provider(store: SqliteGrantStore, secrets: dict[str, str] = SECRETS) -> TokenProvider:
+    return TokenProvider(oauth_context(store, secrets))
+
+
+async def test_the_idp_and_the_authorization_server_get_exactly_the_sep_990_requests(
+    ent: Enterprise, store: SqliteGrantStore
+) -> None:
+    alice = person(ent, "alice")
+    assert await provider(store).authorization(server_config(ent), alice) == "Bearer at-alice-2"
+    assert ent.posted("/idp/token") == [
+        {
+            "grant_type": "urn:ietf:params:oauth:grant-type:token-exchange",
+            "requested_token_type": ID_JAG_TYPE,
+            "audience": ent.issuer,
+            "resource": ent.url,
+            "scope": "files:read",
+            "subject_token": alice.inbound_token,
+            "subject_token_type": ID_TOKEN_TYPE,
+            "client_id": "foldgate-at-idp",
+        }
+    ]
+    [(_path, form, basic)] = [post for post in ent.posts if post[0] == "/as/token"]
+    assert set(form) == {"grant_type", "assertion", "resource", "scope"}
+    assert (form["grant_type"], form["resource"], form["scope"]) == (JWT_BEARER, ent.url, "files:read")
+    # client_secret_basic, each part URL-encoded first (RFC 6749 section 2.3.1): the secret has ':' and '/'.
+    pair = f"{quote(CLIENT_ID, safe='')}:{quote(CLIENT_SECRET, safe='')}"
+    assert basic == "Basic " + base64.b64encode(pair.encode()).decode()
+    # Dynamic registration is offered and never used; nothing else was posted.
+    assert [p for p, _, _ in ent.posts] == ["/idp/token", "/as/token"]
+
+
+async def test_each_person_gets_their_own_token_cached_and_never_another_ones(
+    ent: Enterprise, store: SqliteGrantStore
+) -> None:
+    tokens = provider(store)
+    server = server_config(ent)
+    alice, bob = person(ent, "alice"), person(ent, "bob")
+    first = await tokens.authorization(server, alice)
+    assert await tokens.authorization(server, bob) != first
+    assert (await tokens.authorization(server, bob)).startswith("Bearer at-bob-")
+    assert await tokens.authorization(server, alice) == first  # held: no exchange
+    assert len(ent.posted("/as/token")) == 2
+    # A subject without an inbound identity (an agent token's) and no token held never gets anyone's.
+    with pytest.raises(UpstreamAuthorizationError, match="inbound OAuth identity"):
+        await tokens.authorization(server, UpstreamCaller(TENANT, "fgt-token-id"))
+    assert len(ent.posted("/idp/token")) == 2
+
+
+async def test_a_token_is_exchanged_again_once_its_margin_before_expiry_is_reached(
+    ent: Enterprise, store: SqliteGrantStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ent.expires_in = 40  # margin: a quarter of the lifetime, 10 s
+    tokens = provider(store)
+    server, alice = server_config(ent), person(ent, "alice")
+    clock = SimpleNamespace(now=1.0e9)
+    monkeypatch.setattr(exchanged, "time", SimpleNamespace(time=lambda: clock.now))
+    first = await tokens.authorization(server, alice)
+    clock.now += 29
+    assert await tokens.authorization(server, alice) == first
+    clock.now += 2  # 31 s: within 10 s of expiry
+    assert await tokens.authorization(server, alice) != first
+    assert len(ent.posted("/idp/token")) == 2
+
+
+async def test_a_refusal_by_the_idp_is_one_clear_error_and_no_retry(
+    ent: Enterprise, store: SqliteGrantStore
+) -> None:
+    ent.denied.add("mallory")
+    tokens, server = provider(store), server_config(ent)
+    with pytest.raises(
+        UpstreamAuthorizationError, match=r"the enterprise IdP refused.*access_denied"
+    ) as caught:
+        await tokens.authorization(server, person(ent, "mallory"))
+    assert caught.value.code == "upstream_needs_authorization"
+    assert isinstance(caught.value, UpstreamConsentError)  # the indexer's declared-tools fallback
+    assert [p for p, _, _ in ent.posts] == ["/idp/token"]  # once; the AS never saw anything
+
+
+async def test_a_refusal_by_the_upstream_authorization_server_names_it(
+    ent: Enterprise, store: SqliteGrantStore
+) -> None:
+    ent.as_error = "invalid_grant"
+    with pytest.raises(
+        UpstreamAuthorizationError, match=r"upstream's authorization server refused.*invalid_grant"
+    ):
+        await provider(store).authorization(server_config(ent), person(ent, "alice"))
+    assert [p for p, _, _ in ent.posts] == ["/idp/token", "/as/token"]
+
+
+async def test_a_401_drops_the_token_and_the_next_attempt_exchanges_again(
+    ent: Enterprise, store: SqliteGrantStore
+) -> None:
+    tokens, server, alice = provider(store), server_config(ent), person(ent, "alice")
+    refused = await tokens.authorization(server, alice)
+    await tokens.refused(server, alice, refused, 401, None)
+    fresh = await tokens.authorization(server, alice)
+    assert fresh != refused
+    # A late 401 for the old token leaves the fresh one alone.
+    await tokens.refused(server, alice, refused, 401, None)
+    assert await tokens.authorization(server, alice) == fresh
+    with pytest.raises(UpstreamError, match="HTTP 403"):
+        await tokens.refused(server, alice, fresh, 403, 'Bearer error="insufficient_scope", scope="x"')
+    assert len(ent.posted("/idp/token")) == 2
+
+
+async def test_an_id_jag_for_another_client_is_never_sent(ent: Enterprise, store: SqliteGrantStore) -> None:
+    ent.jag_client_id = "someone-else"
+    with pytest.raises(UpstreamAuthorizationError, match=r"'someone-else'.*map that client"):
+        await provider(store).authorization(server_config(ent), person(ent, "alice"))
+    assert ent.posted("/as/token") == []
+
+
+async def test_an_upstream_naming_another_authorization_server_than_the_pin_gets_nothing(
+    ent: Enterprise, store: SqliteGrantStore
+) -> None:
+    server = server_config(ent, issuer="https://as.example.com")
+    with pytest.raises(UpstreamError, match="not the configured issuer"):
+        await provider(store).authorization(server, person(ent, "alice"))
+    assert ent.posts == []
+
+
+async def test_the_indexer_lists_with_the_listing_subject_token_or_the_declared_tools(
+    ent: Enterprise, store: SqliteGrantStore
+) -> None:
+    indexer = UpstreamCaller(TENANT, SHARED_SUBJECT)
+    declared = server_config(ent, tools=[{"name": "read_file", "description": "Read a file."}])
+    with pytest.raises(UpstreamConsentError, match="declare its tools"):
+        await provider(store).authorization(declared, indexer)
+    listing = declared_listing(declared)
+    assert listing is not None
+    assert [t["name"] for t in listing.tools] == ["read_file"]
+    assert ent.posts == []
+    listed = server_config(ent, listing_subject_token={"secret": "/fg/lister"})
+    secrets = {**SECRETS, "/fg/lister": ent.id_token("indexer-bot")}
+    assert (await provider(store, secrets).authorization(listed, indexer)).startswith(
+        "Bearer at-indexer-bot-"
+    )
+
+
+async def test_a_configured_subject_token_is_the_tenants_one_identity(
+    ent: Enterprise, store: SqliteGrantStore
+) -> None:
+    server = server_config(ent, subject_token={"secret": "/fg/id-token", "type": "id_token"})
+    tokens = provider(store, {**SECRETS, "/fg/id-token": ent.id_token("service")})
+    first = await tokens.authorization(server, UpstreamCaller(TENANT, "oauth:alice"))
+    assert first.startswith("Bearer at-service-")
+    assert await tokens.authorization(server, UpstreamCaller(TENANT, SHARED_SUBJECT)) == first
+
+
+async def test_neither_the_inbound_token_nor_the_id_jag_reaches_a_log_line_or_an_error(
+    ent: Enterprise, store: SqliteGrantStore, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    tokens, server = provider(store), server_config(ent)
+    alice = person(ent, "alice")
+    granted = await tokens.authorization(server, alice)
+    [assertion] = [form["assertion"] for form in ent.posted("/as/token")]
+    messages = [str(exc) for exc in await _errors(ent, tokens, server)]
+    canaries = [alice.inbound_token or "", assertion, granted.removeprefix("Bearer ")]
+    assert all(canary not in caplog.text for canary in canaries)
+    assert all(canary not in message for canary in canaries for message in messages)
+    assert alice.inbound_token not in repr(alice)
+
+
+async def _errors(ent: Enterprise, tokens: TokenProvider, server: ServerConfig) -> list[Exception]:
+    """The errors of a refused IdP step, a refused AS step and a client mismatch, for alice."""
+    found: list[Exception] = []
+    for setup in ("denied", "as_error", "client"):
+        ent.denied, ent.as_error, ent.jag_client_id = set(), None, CLIENT_ID
+        if setup == "denied":
+            ent.denied = {"alice"}
+        elif setup == "as_error":
+            ent.as_error = "invalid_grant"
+        else:
+            ent.jag_client_id = "other"
+        tokens.exchanged = exchanged.ExchangedTokens(tokens.ctx, lambda issued, expires: 60.0)
+        try:
+            await tokens.authorization(server, person(ent, "alice"))
+        except UpstreamError as exc:
+            found.append(exc)
+    assert len(found) == 3
+    return found
