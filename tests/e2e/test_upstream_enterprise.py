@@ -1,0 +1,188 @@
+"""End to end: `foldgate serve` in front of the enterprise real parts (tests/e2e/enterprise_idp/: an IdP
+issuing ID-JAGs with a per-user policy, an authlib authorization server, an MCP SDK resource server),
+people signed in at the IdP calling through the official MCP client with the IdP's access token.
+
+Pins: ``id_jag``: alice's call reaches the server as alice, with no dynamic registration although the AS
+offers it; bob's is one ``upstream_needs_authorization`` tool error naming the IdP's ``access_denied``
+and nothing reaches the server for him; revoking alice at the IdP takes effect at the next refresh of
+her short-lived token (not before), restoring her works again. ``token_exchange``: alice reaches the
+server on her own behalf with foldgate as the actor. No token, assertion or client secret appears in
+foldgate's log.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Iterator
+from contextlib import ExitStack
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+
+from foldgate.dev.procs import free_port
+from tests.e2e.enterprise_idp.parts import (
+    IDP_CLIENT,
+    IDP_SECRET,
+    OBO_CLIENT,
+    OBO_SECRET,
+    XAA_CLIENT,
+    XAA_SECRET,
+    Parts,
+    enterprise_parts,
+)
+from tests.procs import foldgate_serve
+
+pytestmark = pytest.mark.e2e
+
+TOKEN_TTL = 6  # the AS's access tokens: foldgate refreshes a quarter of the lifetime before expiry
+SCOPE = "foldgate:read foldgate:write foldgate:destructive"
+WHOAMI = {"name": "whoami", "description": "Who the access token was issued to.",
+          "annotations": {"readOnlyHint": True}}  # fmt: skip
+JWT = re.compile(r"eyJ[\w-]{5,}\.eyJ[\w-]{5,}\.[\w-]{10,}")
+
+
+@dataclass
+class Setup:
+    base: str
+    parts: Parts
+    log: Path
+    operator: dict[str, str]
+
+
+def write_secrets(folder: Path, secrets: dict[str, str]) -> None:
+    """foldgate serve's local secrets: one file per name beside its SQLite store."""
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    for name, value in secrets.items():
+        (folder / name).write_text(value)
+
+
+@pytest.fixture(scope="module")
+def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
+    tmp = tmp_path_factory.mktemp("enterprise-gateway")
+    port = free_port()
+    gateway = f"http://127.0.0.1:{port}"
+    with ExitStack() as stack:
+        parts = stack.enter_context(enterprise_parts(tmp / "parts", gateway=gateway, token_ttl=TOKEN_TTL))
+        write_secrets(tmp / "secrets", {"idp-client": IDP_SECRET, "xaa-client": XAA_SECRET,
+                                        "obo-client": OBO_SECRET})  # fmt: skip
+        idp = {
+            "token_url": parts.idp + "/token",
+            "client_id": IDP_CLIENT,
+            "client_secret_secret": "idp-client",
+        }
+        xaa = {"kind": "id_jag", "idp": idp, "client_id": XAA_CLIENT, "client_secret_secret": "xaa-client",
+               # The caller's identity is the IdP access token they signed in to foldgate with.
+               "subject_token": {"inbound": True, "type": "access_token"}, "tools": [WHOAMI]}  # fmt: skip
+        obo = {"kind": "token_exchange", "token_url": parts.authorization_server + "/token",
+               "client_id": OBO_CLIENT, "client_secret_secret": "obo-client", "tools": [WHOAMI]}  # fmt: skip
+        config = {"direct_tool_response_mode": "full",
+                  "servers": [{"name": "xaa", "url": parts.mcp, "auth": xaa},
+                              {"name": "obo", "url": parts.mcp, "auth": obo}]}  # fmt: skip
+        base = stack.enter_context(
+            foldgate_serve(config, tmp, "--oauth-issuer", parts.idp, "--interval", "600", port=port)
+        )
+        operator = {"authorization": f"Bearer {(tmp / 'operator.key').read_text().strip()}"}
+        yield Setup(base, parts, tmp / "serve.log", operator)
+
+
+async def call(setup: Setup, user: str, tool: str, arguments: dict[str, Any] | None = None) -> Any:
+    """``user`` signs in at the IdP (an access token for foldgate) and calls ``tool`` through foldgate."""
+    token = setup.parts.login(user, scope=SCOPE)["access_token"]
+    http = create_mcp_http_client(headers={"authorization": f"Bearer {token}"})
+    async with Client(streamable_http_client(setup.base + "/mcp/all", http_client=http)) as client:
+        return await client.call_tool(tool, arguments or {})
+
+
+def text_of(result: Any) -> str:
+    return str(result.content[0].text)
+
+
+def whoami_of(result: Any) -> dict[str, Any]:
+    assert not result.is_error, text_of(result)
+    who: dict[str, Any] = json.loads(text_of(result))
+    return who
+
+
+async def test_id_jag_alice_reaches_the_server_as_herself_without_registration(setup: Setup) -> None:
+    who = whoami_of(await call(setup, "alice", "xaa__whoami"))
+    assert who["subject"] == "alice"
+    assert who["client"] == XAA_CLIENT
+    issued = [e for e in setup.parts.idp_log() if e.get("subject") == "alice" and e["outcome"] == "issued"]
+    assert issued
+    assert issued[-1]["resource"] == setup.parts.mcp
+    assert issued[-1]["audience"] == setup.parts.authorization_server
+    grants = [e["grant"] for e in setup.parts.as_log()]
+    assert "id_jag" in grants
+    assert "registration" not in grants  # offered by the AS, never needed for these grants
+
+
+async def test_id_jag_bob_is_refused_by_the_idp_policy_with_one_clear_error(setup: Setup) -> None:
+    served = len(setup.parts.rs_log()["calls"])
+    asked = len([e for e in setup.parts.idp_log() if e.get("subject") == "bob"])
+    result = await call(setup, "bob", "xaa__whoami")
+    assert result.is_error
+    text = text_of(result)
+    assert "upstream_needs_authorization" in text
+    assert "access_denied" in text
+    assert "IdP" in text
+    assert len(setup.parts.rs_log()["calls"]) == served  # nothing reached the server for bob
+    refusals = [e for e in setup.parts.idp_log() if e.get("subject") == "bob"]
+    assert len(refusals) == asked + 1  # asked once: a policy refusal is not retried
+    assert refusals[-1]["error"] == "access_denied"
+
+
+async def test_id_jag_revocation_at_the_idp_takes_effect_at_the_next_refresh(setup: Setup) -> None:
+    # A fresh token for alice first (her earlier one may be near its refresh margin).
+    time.sleep(TOKEN_TTL)
+    first = time.monotonic()
+    assert whoami_of(await call(setup, "alice", "xaa__whoami"))["subject"] == "alice"
+    setup.parts.revoke("alice")
+    try:
+        held = await call(setup, "alice", "xaa__whoami")
+        if time.monotonic() - first < TOKEN_TTL * 0.75 - 0.5:
+            # Still within her token's use: revocation at the IdP does not reach a token already issued.
+            assert whoami_of(held)["subject"] == "alice"
+        time.sleep(max(0.0, first + TOKEN_TTL * 0.75 + 0.5 - time.monotonic()))
+        refused = await call(setup, "alice", "xaa__whoami")
+        assert refused.is_error
+        assert "upstream_needs_authorization" in text_of(refused)
+        assert "invalid_grant" in text_of(refused)
+        last = [e for e in setup.parts.idp_log() if e.get("subject") == "alice"][-1]
+        assert (last["outcome"], last["error"]) == ("refused", "invalid_grant")
+    finally:
+        setup.parts.restore("alice")
+    assert whoami_of(await call(setup, "alice", "xaa__whoami"))["subject"] == "alice"
+
+
+async def test_token_exchange_reaches_the_server_on_alices_behalf(setup: Setup) -> None:
+    who = whoami_of(await call(setup, "alice", "obo__whoami"))
+    assert who["subject"] == "alice"
+    assert who["client"] == OBO_CLIENT
+    assert who["act"] == {"sub": OBO_CLIENT}
+    bob = whoami_of(await call(setup, "bob", "obo__whoami"))  # the AS trusts the IdP's word for bob
+    assert bob["subject"] == "bob"
+
+
+def test_no_token_assertion_or_secret_reaches_foldgates_log_status_or_events(setup: Setup) -> None:
+    assert [e for e in setup.parts.idp_log() if e["outcome"] == "issued"]  # ID-JAGs were minted above
+    pages = [setup.log.read_text()]
+    for path in ("/api/v1/status", "/api/v1/activity"):
+        answer = httpx2.get(
+            setup.base + path, params={"tenant": "default"}, headers=setup.operator, timeout=30
+        )
+        assert answer.status_code == 200, answer.text
+        pages.append(answer.text)
+    assert "xaa" in pages[2]  # the calls above are among the events searched
+    for text in pages:
+        leaked = JWT.findall(text)
+        assert leaked == [], leaked[:1]
+        for secret in (IDP_SECRET, XAA_SECRET, OBO_SECRET):
+            assert secret not in text
