@@ -150,6 +150,10 @@ def auth_states(oauth: OAuthContext | None, gateway: Gateway, tenant: str) -> di
         if server.auth.kind == "client_credentials":
             states[server.name] = {"kind": "client_credentials", "state": "machine"}
             continue
+        if server.auth.kind in ("token_exchange", "id_jag"):
+            # Tokens obtained per call by exchange, never stored: nothing to connect.
+            states[server.name] = {"kind": server.auth.kind, "state": "exchange"}
+            continue
         mine = [g for g in summaries if g.server == server.name]
         shared = next((g for g in mine if g.subject == SHARED_SUBJECT), None)
         state = "not_connected" if shared is None else shared.state

@@ -4,10 +4,11 @@ an error code is ``upstream_needs_authorization`` naming it, no code a plain ups
 from __future__ import annotations
 
 import jwt
+from mcp.shared.auth import JWT_BEARER_GRANT_TYPE
 
 from foldgate.errors import UpstreamAuthorizationError, UpstreamError
 from foldgate.upstream.oauth.exchange import TOKEN_EXCHANGE_GRANT, exchange_form, refusal
-from foldgate.upstream.oauth.id_jag import claims_of
+from foldgate.upstream.oauth.id_jag import JWT_BEARER_GRANT, claims_of
 from foldgate.upstream.oauth.tokens import TokenRefusedError
 
 
@@ -40,3 +41,7 @@ def test_claims_are_read_unverified_and_garbage_is_no_claims() -> None:
     assert claims_of(token) == {"client_id": "c", "exp": 1}
     assert claims_of("not.a.jwt") == {}
     assert claims_of("opaque") == {}
+
+
+def test_the_jwt_bearer_grant_is_the_sdks() -> None:
+    assert JWT_BEARER_GRANT == JWT_BEARER_GRANT_TYPE
