@@ -7,6 +7,7 @@ authorization endpoint approves at once and redirects with the code, which is re
 instead of a browser following it), the code exchange, then ``tools/list`` and one ``tools/call``
 through foldgate's upstream client with the grant (connecting again once when the call needs consent:
 the upstream moved to another authorization server). Exit status 0 when all of that worked.
+``--dpop`` configures the server with ``dpop: true`` (RFC 9449 sender-constrained tokens).
 
 Scenarios whose context (``MCP_CONFORMANCE_CONTEXT``) hands over an enterprise IdP and a pre-signed ID
 token (``auth/enterprise-managed-authorization``) run the ``id_jag`` kind instead: no consent, the ID
@@ -51,15 +52,14 @@ async def consent_once(ctx: OAuthContext, server: ServerConfig) -> None:
     await finish_consent(ctx, query["state"], query["code"], query.get("iss"), lambda t, n: server)
 
 
-async def connect_and_call(url: str, tmp: Path) -> None:
+async def connect_and_call(url: str, tmp: Path, *, dpop: bool = False) -> None:
     """Connect to the OAuth upstream at ``url`` as foldgate does, then list its tools and call one.
 
     A request answered "needs consent" (the upstream moved to another authorization server) is what an
     operator sees in the status page: they connect again, once, and the call is made again.
     """
-    server = parse_tenant_config(
-        {"servers": [{"name": "conformance", "url": url, "auth": {"kind": "oauth"}}]}
-    ).servers[0]
+    auth = {"kind": "oauth", "dpop": True} if dpop else {"kind": "oauth"}
+    server = parse_tenant_config({"servers": [{"name": "conformance", "url": url, "auth": auth}]}).servers[0]
     with grant_store(tmp) as store:
         ctx = oauth_context(store)
         await consent_once(ctx, server)
@@ -113,7 +113,7 @@ def main() -> None:
         if "idp_id_token" in context:
             asyncio.run(id_jag_call(sys.argv[-1], Path(tmp), context))
         else:
-            asyncio.run(connect_and_call(sys.argv[-1], Path(tmp)))
+            asyncio.run(connect_and_call(sys.argv[-1], Path(tmp), dpop="--dpop" in sys.argv[1:-1]))
 
 
 if __name__ == "__main__":

@@ -14,7 +14,10 @@ response parameter is compared exactly (accepted when right, absent where not ad
 missing though advertised, wrong, unexpected or a trailing-slash variant, so no code exchange follows);
 metadata naming another issuer is refused; an upstream whose protected resource metadata moves to
 another authorization server is discovered again on the 401, foldgate registers there (never
-presenting the first server's client) and the operator's second connect works.
+presenting the first server's client) and the operator's second connect works. With ``dpop: true``
+(RFC 9449): a valid proof on the token request and on every MCP request, the token presented with the
+DPoP scheme, and the authorization server's and the MCP server's ``use_dpop_nonce`` answered once with
+their nonce.
 """
 
 from __future__ import annotations
@@ -64,7 +67,11 @@ SCENARIOS_NEXT = [
     "auth/offline-access-scope",
     "auth/offline-access-not-supported",
     "auth/enterprise-managed-authorization",
+    "auth/dpop",
+    "auth/dpop-nonce",
 ]
+# The wrapper's options per scenario: what the operator would configure for that upstream.
+OPTIONS = {"auth/dpop": ["--dpop"], "auth/dpop-nonce": ["--dpop"]}
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS)
@@ -80,6 +87,7 @@ def test_client_auth_scenario_on_the_next_suite(node22: Path, scenario: str) -> 
     if not CONFORMANCE_NEXT_CLI.exists():
         pytest.skip("the suite's 0.2 pre-release is not installed: run `make conformance-deps`")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "shared"), str(REPO)])}
-    result = run_client_scenario(node22, [sys.executable, str(CLIENT)], scenario, env, CONFORMANCE_NEXT_CLI)
+    command = [sys.executable, str(CLIENT), *OPTIONS.get(scenario, [])]
+    result = run_client_scenario(node22, command, scenario, env, CONFORMANCE_NEXT_CLI)
     assert result.checks, f"{scenario}: the suite recorded no checks"
     assert result.passed, f"{scenario}: {result.failures}"

@@ -32,6 +32,7 @@ from foldgate.config.token_source import TokenSource, TokenType
 __all__ = [
     "ClientCredentialsAuth",
     "CodeFlowAuth",
+    "DPoPOption",
     "ExchangeClient",
     "IdJagAuth",
     "OAuthAuth",
@@ -59,13 +60,25 @@ def _scopes(value: list[str]) -> list[str]:
     return value
 
 
+class DPoPOption(_Strict):
+    """What every OAuth kind shares: sender-constrained tokens (RFC 9449 DPoP) on request."""
+
+    dpop: bool = Field(
+        default=False,
+        description="Ask for DPoP-bound tokens (RFC 9449): every token request and every request to the "
+        "upstream carries a proof signed with the tenant's DPoP key (ES256, made once, stored sealed "
+        "with the grants), and a token the authorization server issues as DPoP is sent with the DPoP "
+        "scheme. Server nonces are honoured.",
+    )
+
+
 class StaticAuth(_Strict):
     """Today's behaviour: the server's ``headers`` and ``headers_secret``, nothing else."""
 
     kind: Literal["static"] = "static"
 
 
-class CodeFlowAuth(_Strict):
+class CodeFlowAuth(DPoPOption):
     """What the authorization-code kinds share: scopes and how foldgate registers as a client."""
 
     scopes: list[str] | None = Field(
@@ -133,7 +146,7 @@ class PerUserAuth(CodeFlowAuth):
         return check_declared(value)
 
 
-class ClientCredentialsAuth(_Strict):
+class ClientCredentialsAuth(DPoPOption):
     """Machine to machine (RFC 6749 section 4.4): no person involved, credentials from a secret."""
 
     kind: Literal["client_credentials"] = "client_credentials"

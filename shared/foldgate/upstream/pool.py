@@ -55,6 +55,7 @@ from foldgate.errors import UpstreamBusyError, UpstreamError
 from foldgate.upstream.changes import ChangeListener, change_handler, listen_for_changes
 from foldgate.upstream.net_guard import guarded_http_client
 from foldgate.upstream.plain_session import CredentialsRefusedError, PlainSession
+from foldgate.upstream.proof_bound import ProofBound
 from foldgate.upstream.wire import keep_alive
 
 __all__ = [
@@ -95,14 +96,19 @@ def auth_refusal(name: str, exc: BaseException) -> AuthRefusedError | None:
 
 
 def _current_authorization(pooled: PooledSession) -> Any:
-    """An httpx2 auth that sets the session's current Authorization on every request it sends."""
+    """An httpx2 auth that sets the session's current Authorization on every request it sends (and,
+    for a sender-constrained token, a proof made for that request: ``proof_bound``)."""
     # httpx2 loads with the first pooled session, not at init.
     import httpx2
 
     class _Current(httpx2.Auth):
         def auth_flow(self, request: httpx2.Request) -> Generator[httpx2.Request, httpx2.Response, None]:
-            if pooled.authorization is not None:
-                request.headers["authorization"] = pooled.authorization
+            current = pooled.authorization
+            if isinstance(current, ProofBound):
+                yield from current.flow(request)
+                return
+            if current is not None:
+                request.headers["authorization"] = current
             yield request
 
     return _Current()

@@ -174,3 +174,21 @@ def test_only_the_inbound_exchange_kinds_and_per_user_are_per_person() -> None:
     assert per_person(parsed(server({"kind": "per_user"})))
     assert not per_person(parsed(server({**ID_JAG, "subject_token": {"secret": "/fg/t"}})))
     assert not per_person(parsed(server({"kind": "oauth"})))
+
+
+@pytest.mark.parametrize(
+    "auth",
+    [
+        {"kind": "oauth"},
+        {"kind": "per_user"},
+        {"kind": "client_credentials", "token_url": URL, "client_id": "m", "client_secret_secret": "s"},
+    ],
+)
+def test_dpop_is_an_option_of_every_oauth_kind_and_off_by_default(auth: dict[str, Any]) -> None:
+    assert parsed(server(auth)).dpop is False
+    assert parsed(server({**auth, "dpop": True})).dpop is True
+
+
+def test_dpop_is_refused_on_static_auth() -> None:
+    with pytest.raises(ConfigError, match="dpop"):
+        parsed(server({"kind": "static", "dpop": True}))

@@ -21,6 +21,10 @@ Several warm instances may refresh the same grant at once. A refresh server that
 tokens invalidates the old one on first use, so the writer that lost the race must not overwrite the
 winner's rotated token with its own (now useless) one: :meth:`GrantStore.put_grant` is a conditional
 write on ``version`` and the loser re-reads.
+
+A tenant's own private keys (its DPoP key, RFC 9449) live here too, sealed like the tokens they bind:
+:meth:`GrantStore.add_key` writes only where none is stored, so instances racing to make the first
+key end up sharing one.
 """
 
 from __future__ import annotations
@@ -205,6 +209,15 @@ class GrantStore(ABC):
         succeeds only while its ``client_id`` is still stored and no other claim younger than
         ``lease_s`` holds, so of several instances exactly one registers again. Stamps
         ``claimed_at`` with the store's clock."""
+
+    @abstractmethod
+    def get_key(self, tenant: str, name: str) -> str | None:
+        """The tenant's private key ``name`` (PEM), opened; None when none is stored."""
+
+    @abstractmethod
+    def add_key(self, tenant: str, name: str, pem: str) -> bool:
+        """Store the key ``name`` only where none is stored (a conditional write); False when another
+        writer stored one first (the caller reads it back with :meth:`get_key` and uses that one)."""
 
     @abstractmethod
     def put_pending(self, pending: PendingConsent) -> None:

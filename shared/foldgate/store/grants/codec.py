@@ -36,10 +36,12 @@ __all__ = [
     "link_key",
     "open_client",
     "open_grant",
+    "open_key",
     "open_pending",
     "pending_key",
     "seal_client",
     "seal_grant",
+    "seal_key",
     "seal_pending",
     "stamped",
 ]
@@ -54,6 +56,10 @@ def grant_context(tenant: str, server: str, subject: str) -> str:
 
 def _client_context(tenant: str, server: str, issuer: str) -> str:
     return json.dumps(["client", tenant, server, issuer])
+
+
+def _key_context(tenant: str, name: str) -> str:
+    return json.dumps(["key", tenant, name])
 
 
 def link_key(nonce: str) -> str:
@@ -210,6 +216,16 @@ def open_client(
         registered_at=_opt_float(doc, "registered_at") or 0.0,
         claimed_at=claimed_at,
     )
+
+
+def seal_key(cipher: GrantCipher, tenant: str, name: str, pem: str) -> bytes:
+    """A tenant's private key (PEM), sealed under its own row's context."""
+    return _seal(cipher, {"pem": pem}, _key_context(tenant, name))
+
+
+def open_key(cipher: GrantCipher, sealed: bytes, *, tenant: str, name: str) -> str:
+    """The PEM :func:`seal_key` sealed for (tenant, name)."""
+    return _str(_open(cipher, sealed, _key_context(tenant, name)), "pem")
 
 
 def _purpose(value: object) -> PendingPurpose:

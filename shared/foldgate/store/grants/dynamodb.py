@@ -4,6 +4,8 @@
   ``state``, ``token_expires_at``, ``scope``, ``updated_at``, ``tenant``, ``server``, ``subject``;
 - client: ``pk = UPGRANT#{tenant}``, ``sk = CLIENT#{server}#{issuer}``; ``sealed`` (B), ``client_id``
   and ``claimed_at`` (the re-registration's conditional writes; PutItems, the roles' only write);
+- tenant key: ``pk = UPGRANT#{tenant}``, ``sk = KEY#{name}``; ``sealed`` (B): its DPoP key, put once
+  under ``attribute_not_exists(pk)`` (instances racing to make the first one share the winner's);
 - pending consent: ``pk = UPPENDING#{sha256(state)}``, ``sk = PENDING``; ``sealed`` (B) and the
   table's TTL attribute ``expires_at``;
 - used connect link: ``pk = UPPENDING#{sha256("link" 0x1f nonce)}``, ``sk = USEDLINK``; only the TTL
@@ -42,10 +44,12 @@ from foldgate.store.grants.codec import (
     link_key,
     open_client,
     open_grant,
+    open_key,
     open_pending,
     pending_key,
     seal_client,
     seal_grant,
+    seal_key,
     seal_pending,
     stamped,
 )
@@ -299,6 +303,38 @@ class DynamoGrantStore(GrantStore):
             ),
             ExpressionAttributeValues={":id": {"S": client.client_id}, ":stale": _num(now - lease_s)},
         )
+
+    def _key_key(self, tenant: str, name: str) -> dict[str, Any]:
+        return {
+            "pk": {"S": f"{GRANT_PREFIX}{_checked('tenant', tenant)}"},
+            "sk": {"S": f"KEY#{_checked('key name', name)}"},
+        }
+
+    def get_key(self, tenant: str, name: str) -> str | None:
+        """One consistent GetItem of the sealed key (one stored a moment ago elsewhere shows)."""
+        try:
+            resp = self.client.get_item(
+                TableName=self.table_name, Key=self._key_key(tenant, name), ConsistentRead=True
+            )
+        except self._errors as exc:
+            raise StoreError(f"cannot read the {name} key of {tenant}: {_describe(exc)}") from exc
+        item = resp.get("Item")
+        if item is None:
+            return None
+        return open_key(self._cipher, bytes(_attr(item, "sealed", "B")), tenant=tenant, name=name)
+
+    def add_key(self, tenant: str, name: str, pem: str) -> bool:
+        """One PutItem under ``attribute_not_exists(pk)``: of any number of instances, one key wins."""
+        item = {**self._key_key(tenant, name), "sealed": {"B": seal_key(self._cipher, tenant, name, pem)}}
+        try:
+            self.client.put_item(
+                TableName=self.table_name, Item=item, ConditionExpression="attribute_not_exists(pk)"
+            )
+        except self._errors as exc:
+            if _code(exc) == "ConditionalCheckFailedException":
+                return False
+            raise StoreError(f"cannot store the {name} key of {tenant}: {_describe(exc)}") from exc
+        return True
 
     def put_pending(self, pending: PendingConsent) -> None:
         """One conditional PutItem (ConflictError if the state is taken), with the TTL attribute."""

@@ -3,8 +3,9 @@
 Three tables beside the catalog's: ``upstream_grants`` (one row per tenant, server and subject: the
 sealed document plus the clear columns listing needs), ``upstream_clients`` (sealed registrations,
 with the clear ``client_id`` and ``claimed_at`` their conditional writes test) and
-``upstream_pending`` (sealed consents in flight, addressed by the digest of their ``state``), and
-``upstream_used_links`` (the digests of used connect-link nonces, until the link expires). The
+``upstream_pending`` (sealed consents in flight, addressed by the digest of their ``state``),
+``upstream_used_links`` (the digests of used connect-link nonces, until the link expires) and
+``upstream_keys`` (a tenant's sealed private keys: its DPoP key). The
 conditional writes and the single-use take are single SQL statements, so they hold between processes
 sharing the file, not just between threads.
 """
@@ -32,10 +33,12 @@ from foldgate.store.grants.codec import (
     link_key,
     open_client,
     open_grant,
+    open_key,
     open_pending,
     pending_key,
     seal_client,
     seal_grant,
+    seal_key,
     seal_pending,
     stamped,
 )
@@ -53,6 +56,8 @@ CREATE TABLE IF NOT EXISTS upstream_clients (
 CREATE TABLE IF NOT EXISTS upstream_pending (
     key TEXT PRIMARY KEY, expires_at REAL NOT NULL, sealed BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS upstream_used_links (key TEXT PRIMARY KEY, expires_at REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS upstream_keys (
+    tenant TEXT NOT NULL, name TEXT NOT NULL, sealed BLOB NOT NULL, PRIMARY KEY (tenant, name));
 """
 
 # Columns added after the first release: a file made before gets them on open (NULL in old rows).
@@ -247,6 +252,24 @@ class SqliteGrantStore(GrantStore):
             f"WHERE tenant = ? AND server = ? AND issuer = ? AND {_SAME_CLIENT} "
             "AND (claimed_at IS NULL OR claimed_at <= ?)",
             (now, client.tenant, client.server, client.issuer, client.client_id, now - lease_s),
+        )
+        return count == 1
+
+    def get_key(self, tenant: str, name: str) -> str | None:
+        """The sealed key, opened; None when none is stored."""
+        rows, _ = self._run(
+            f"read the {name} key of {tenant}",
+            "SELECT sealed FROM upstream_keys WHERE tenant = ? AND name = ?",
+            (tenant, name),
+        )
+        return open_key(self._cipher, _blob(rows[0][0]), tenant=tenant, name=name) if rows else None
+
+    def add_key(self, tenant: str, name: str, pem: str) -> bool:
+        """One INSERT that does nothing when a key is stored (processes sharing the file agree)."""
+        _, count = self._run(
+            f"store the {name} key of {tenant}",
+            "INSERT INTO upstream_keys (tenant, name, sealed) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+            (tenant, name, seal_key(self._cipher, tenant, name, pem)),
         )
         return count == 1
 

@@ -114,6 +114,9 @@ async def start_consent(
         query["resource"] = found.resource
     if scope:
         query["scope"] = scope
+    prover = ctx.dpop(tenant, server)
+    if prover is not None:  # RFC 9449 section 10: the code is bound to the key that will redeem it
+        query["dpop_jkt"] = prover.thumbprint
     return f"{endpoint}{'&' if '?' in endpoint else '?'}{urlencode(query)}"
 
 
@@ -195,8 +198,9 @@ async def finish_consent(
         form["resource"] = pending.resource
     try:
         token = await request_token(
-            token_url, form, client_auth(client), issuer=found.issuer, allow_private=ctx.allow_private
-        )
+            token_url, form, client_auth(client), issuer=found.issuer, allow_private=ctx.allow_private,
+            dpop=ctx.dpop(pending.tenant, server),
+        )  # fmt: skip
     except TokenRefusedError as exc:
         if exc.error != "invalid_client":
             raise

@@ -18,6 +18,8 @@ from foldgate.config.upstream_auth import ClientCredentialsAuth, CodeFlowAuth
 from foldgate.errors import ConfigError
 from foldgate.store.grants.base import ClientRegistration, GrantStore, UpstreamGrant
 from foldgate.upstream.oauth.discovery import Challenge, Discovered, discover
+from foldgate.upstream.oauth.dpop import DPoPProver
+from foldgate.upstream.oauth.dpop_keys import DPoPAuthorization, DPoPKeys
 from foldgate.upstream.oauth.registration import CALLBACK_PATH, SecretReader, client_for, register
 from foldgate.upstream.oauth.renewal import RenewalPolicy, forget
 
@@ -42,6 +44,24 @@ class OAuthContext:
     renewal: RenewalPolicy = field(default_factory=RenewalPolicy)
     _found: dict[tuple[str, bool], tuple[float, Discovered]] = field(default_factory=dict)
     _grants: dict[GrantKey, tuple[float, UpstreamGrant]] = field(default_factory=dict)
+    _dpop: DPoPKeys | None = None
+
+    def dpop(self, tenant: str, server: ServerConfig) -> DPoPProver | None:
+        """The tenant's DPoP prover when ``server`` asks for DPoP-bound tokens (``dpop: true``)."""
+        return self.prover(tenant) if getattr(server.auth, "dpop", False) else None
+
+    def prover(self, tenant: str) -> DPoPProver:
+        """The tenant's DPoP prover (its key shared by every instance: ``dpop_keys``)."""
+        if self._dpop is None:
+            self._dpop = DPoPKeys(self.store)
+        return self._dpop.prover(tenant)
+
+    def present(self, tenant: str, token_type: str | None, token: str) -> str:
+        """The Authorization value for ``token``: ``DPoP`` with a proof per request when it was issued
+        as a DPoP token (bound to the tenant's key, whatever the config says now), else ``Bearer``."""
+        if (token_type or "").lower() == "dpop":
+            return DPoPAuthorization(token, self.prover(tenant))
+        return f"Bearer {token}"
 
     def grant(self, tenant: str, server: str, subject: str, *, fresh: bool = False) -> UpstreamGrant | None:
         """The stored grant, from this instance's short memo unless ``fresh`` (or it is too old)."""

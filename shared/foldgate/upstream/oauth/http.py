@@ -24,13 +24,15 @@ TIMEOUT_S: Final = 10.0
 
 
 class AuthServerAnswer:
-    """An authorization server's answer: status and the JSON object it sent (empty when none)."""
+    """An authorization server's answer: status, the JSON object it sent (empty when none) and the
+    ``DPoP-Nonce`` it handed out (RFC 9449 section 8), if any."""
 
-    __slots__ = ("body", "status")
+    __slots__ = ("body", "dpop_nonce", "status")
 
-    def __init__(self, status: int, body: dict[str, Any]) -> None:
+    def __init__(self, status: int, body: dict[str, Any], dpop_nonce: str | None = None) -> None:
         self.status = status
         self.body = body
+        self.dpop_nonce = dpop_nonce
 
     @property
     def error(self) -> str | None:
@@ -78,6 +80,7 @@ async def _post(
                 if len(body) > MAX_BODY_BYTES:
                     raise UpstreamError(f"authorization server answer exceeds {MAX_BODY_BYTES} bytes")
             status = response.status_code
+            nonce = response.headers.get("dpop-nonce")
     except FoldgateError:
         raise
     except httpx2.HTTPError as exc:
@@ -86,7 +89,7 @@ async def _post(
         doc = json.loads(bytes(body)) if body.strip() else {}
     except ValueError:
         doc = {}
-    return AuthServerAnswer(status, doc if isinstance(doc, dict) else {})
+    return AuthServerAnswer(status, doc if isinstance(doc, dict) else {}, nonce)
 
 
 async def post_form(

@@ -60,6 +60,7 @@ from foldgate.upstream.oauth.discovery import (
     authorization_server_metadata,
     challenge_of,
 )
+from foldgate.upstream.oauth.dpop import NONCE_ERROR
 from foldgate.upstream.oauth.exchanged import ExchangedTokens
 from foldgate.upstream.oauth.http import checked_endpoint
 from foldgate.upstream.oauth.registration import client_auth
@@ -167,8 +168,8 @@ class TokenProvider:
         self.link = link
         self._loop: asyncio.AbstractEventLoop | None = None
         self._locks: dict[tuple[str, str, str], asyncio.Lock] = {}
-        # client_credentials tokens by (tenant, server, url, client id): a config change is a new entry.
-        # Each with when it was received and when it expires (the margin scales with its lifetime).
+        # client_credentials tokens as presented, by (tenant, server, url, client id): a config change is
+        # a new entry. Each with when it was received and when it expires (the margin scales with it).
         self._machine: dict[tuple[str, str, str, str], tuple[str, float, float | None]] = {}
         self._step_ups = StepUps()
         self.exchanged = ExchangedTokens(
@@ -219,7 +220,7 @@ class TokenProvider:
             margin = refresh_margin(grant, self.skew_s, self.margin_share)
             if grant.expires_at is not None and grant.expires_at - margin <= time.time():
                 grant = await self._refresh(server, grant)
-            return f"Bearer {grant.access_token}"
+            return self.ctx.present(caller.tenant, grant.token_type, grant.access_token)
 
     async def refused(
         self,
@@ -235,6 +236,8 @@ class TokenProvider:
         if auth.kind == "static" or caller is None:
             raise UpstreamError(f"{server.name}: the upstream refused the credentials (HTTP {status})")
         challenge = challenge_of(header)
+        if challenge.error == NONCE_ERROR:  # answered once with its nonce already: not an expired token
+            raise UpstreamError(f"{server.name}: the upstream refused the DPoP proof's nonce again")
         if isinstance(auth, ClientCredentialsAuth):
             self._machine.pop((caller.tenant, server.name, server.url or "", auth.client_id), None)
             if status == 403:
@@ -252,7 +255,7 @@ class TokenProvider:
             if grant.state == "needs_consent":
                 # Marked by a request that held the lock before (or another instance): never refreshed.
                 raise self._consent_error(*key, grant.reason or NEEDS_CONSENT_REASON)
-            if sent is not None and f"Bearer {grant.access_token}" != sent:
+            if sent is not None and sent.partition(" ")[2] != grant.access_token:
                 return  # another request (or instance) already replaced the refused token
             if status == 403 and challenge.error == "insufficient_scope":
                 # The challenge's scope, else what the upstream's metadata lists (the spec's order).
@@ -349,8 +352,9 @@ class TokenProvider:
         self.refreshes += 1
         try:
             token = await request_token(
-                token_url, form, client, issuer=found.issuer, allow_private=self.ctx.allow_private
-            )
+                token_url, form, client, issuer=found.issuer, allow_private=self.ctx.allow_private,
+                dpop=self.ctx.dpop(grant.tenant, server),
+            )  # fmt: skip
         except TokenRefusedError as exc:
             if exc.error not in ("invalid_grant", "unauthorized_client", "invalid_client"):
                 raise UpstreamError(f"{server.name}: {exc.message}") from None
@@ -403,12 +407,12 @@ class TokenProvider:
         async with self._lock((tenant, server.name, "\x00machine")):
             held = self._machine.get(key)
             if held is not None:
-                token, issued, expires = held
+                presented, issued, expires = held
                 if (
                     expires is None
                     or expires - _margin(issued, expires, self.skew_s, self.margin_share) > time.time()
                 ):
-                    return f"Bearer {token}"
+                    return presented
             issuer = auth.issuer
             token_url = auth.token_url
             if token_url is None:
@@ -427,12 +431,14 @@ class TokenProvider:
             if auth.audience:
                 form["audience"] = auth.audience
             token = await request_token(
-                token_url, form, client, issuer=issuer or token_url, allow_private=self.ctx.allow_private
-            )
+                token_url, form, client, issuer=issuer or token_url, allow_private=self.ctx.allow_private,
+                dpop=self.ctx.dpop(tenant, server),
+            )  # fmt: skip
             now = time.time()
             expires = now + token.expires_in if token.expires_in else None
-            self._machine[key] = (token.access_token, now, expires)
-            return f"Bearer {token.access_token}"
+            presented = self.ctx.present(tenant, token.token_type, token.access_token)
+            self._machine[key] = (presented, now, expires)
+            return presented
 
 
 async def discover_issuer_endpoint(issuer: str, server: ServerConfig, *, allow_private: bool) -> str:

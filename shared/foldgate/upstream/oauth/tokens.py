@@ -5,6 +5,11 @@ Client authentication follows the registration: ``none`` (public client, PKCE), 
 ``SignedJWTParameters``). Token answers are parsed with the SDK's ``OAuthToken`` model. A refusal keeps
 only the RFC 6749 ``error`` code: ``invalid_grant`` on a refresh means the grant is gone (revoked,
 expired, or a rotated token used twice) and the caller must ask for consent, never retry.
+
+With a DPoP prover (``dpop: true``, :mod:`foldgate.upstream.oauth.dpop`) every request carries a
+proof; a 400 ``use_dpop_nonce`` with a ``DPoP-Nonce`` is sent once more with that nonce (and a fresh
+proof and client assertion). A token issued as ``DPoP`` keeps that type (the SDK's model knows only
+Bearer), so it is presented with the DPoP scheme.
 """
 
 from __future__ import annotations
@@ -17,7 +22,8 @@ from urllib.parse import quote
 
 from foldgate.errors import UpstreamError
 from foldgate.store.grants.base import UpstreamGrant
-from foldgate.upstream.oauth.http import post_form
+from foldgate.upstream.oauth.dpop import NONCE_ERROR, DPoPProver
+from foldgate.upstream.oauth.http import AuthServerAnswer, post_form
 
 __all__ = ["ClientAuth", "TokenRefusedError", "grant_from", "request_answer", "request_token", "revoke"]
 
@@ -86,26 +92,63 @@ async def _authenticate(
     return form, headers
 
 
+async def _post_token(
+    token_url: str,
+    form: dict[str, str],
+    client: ClientAuth,
+    *,
+    issuer: str,
+    allow_private: bool,
+    dpop: DPoPProver | None,
+) -> AuthServerAnswer:
+    """The token request, with a DPoP proof when ``dpop``; a nonce challenge is answered once."""
+    sent: str | None = None
+    for _ in range(2):
+        body, headers = await _authenticate(client, form, issuer)  # a fresh assertion for a retry
+        if dpop is not None:
+            sent = dpop.nonce("as", token_url)
+            headers["dpop"] = dpop.proof("POST", token_url, nonce=sent)
+        answer = await post_form(token_url, body, allow_private=allow_private, headers=headers)
+        if dpop is None:
+            return answer
+        fresh = dpop.note_nonce("as", token_url, answer.dpop_nonce)
+        if not (answer.status == 400 and answer.error == NONCE_ERROR and fresh and fresh != sent):
+            return answer
+    return answer
+
+
 async def request_token(
-    token_url: str, form: dict[str, str], client: ClientAuth, *, issuer: str, allow_private: bool
+    token_url: str,
+    form: dict[str, str],
+    client: ClientAuth,
+    *,
+    issuer: str,
+    allow_private: bool,
+    dpop: DPoPProver | None = None,
 ) -> Any:
-    """POST to the token endpoint; the SDK's ``OAuthToken``, or TokenRefusedError / UpstreamError."""
+    """POST to the token endpoint; the SDK's ``OAuthToken``, or TokenRefusedError / UpstreamError.
+    ``dpop``: prove possession of the tenant's key (the token comes back bound to it)."""
     # The SDK's token model loads with the first token request.
     from mcp.shared.auth import OAuthToken
     from pydantic import ValidationError
 
-    body, headers = await _authenticate(client, form, issuer)
-    answer = await post_form(token_url, body, allow_private=allow_private, headers=headers)
+    answer = await _post_token(token_url, form, client, issuer=issuer, allow_private=allow_private, dpop=dpop)
     if answer.status != 200:
         raise TokenRefusedError(
             f"the authorization server refused the {form.get('grant_type', 'token')} request "
             f"(HTTP {answer.status}{', ' + answer.error if answer.error else ''})",
             error=answer.error,
         )
+    kind = answer.body.get("token_type")
+    bound = isinstance(kind, str) and kind.lower() == "dpop"
+    if bound and dpop is None:
+        raise UpstreamError("the authorization server issued a DPoP token to a request without a proof")
     try:
-        return OAuthToken.model_validate(answer.body)
+        token = OAuthToken.model_validate({**answer.body, "token_type": "Bearer"} if bound else answer.body)
     except ValidationError:
         raise UpstreamError("the authorization server's token answer is malformed") from None
+    # The SDK's model admits Bearer only: a DPoP-bound token keeps its own type (a copy, unvalidated).
+    return token.model_copy(update={"token_type": "DPoP"}) if bound else token
 
 
 def grant_from(

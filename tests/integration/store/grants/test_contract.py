@@ -355,3 +355,21 @@ def test_a_used_link_is_remembered_until_its_expiry(store: GrantStore, clock: Cl
     assert store.use_link("short", clock.now + 60)
     clock.now += 59
     assert not store.use_link("short", clock.now + 60)
+
+
+def test_a_tenant_key_is_stored_once_sealed_and_read_back_by_every_instance(make_store: MakeStore) -> None:
+    first, second = make_store(), make_store()
+    assert first.get_key("acme", "dpop") is None
+    assert first.add_key("acme", "dpop", "-----BEGIN PRIVATE KEY-----\nfirst\n")
+    assert not second.add_key("acme", "dpop", "-----BEGIN PRIVATE KEY-----\nsecond\n")  # never overwritten
+    assert second.get_key("acme", "dpop") == "-----BEGIN PRIVATE KEY-----\nfirst\n"
+    assert second.get_key("other", "dpop") is None  # per tenant
+    assert second.list_grants("acme") == []  # a key is not a grant
+
+
+def test_of_many_instances_making_the_first_key_at_once_exactly_one_stores_it(make_store: MakeStore) -> None:
+    stores = [make_store() for _ in range(6)]
+    with ThreadPoolExecutor(len(stores)) as pool:
+        won = list(pool.map(lambda i: stores[i].add_key("acme", "dpop", f"pem-{i}"), range(len(stores))))
+    assert won.count(True) == 1
+    assert {s.get_key("acme", "dpop") for s in stores} == {f"pem-{won.index(True)}"}

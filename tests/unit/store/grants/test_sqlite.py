@@ -180,3 +180,19 @@ def test_a_file_from_before_re_registration_gets_the_new_columns_and_its_rows_st
     again.close()
     assert renewed is not None
     assert renewed.client_id == "cid-2"
+
+
+def test_a_tenant_key_is_sealed_and_bound_to_its_tenant(store: SqliteGrantStore, db: Path) -> None:
+    pem = "-----BEGIN PRIVATE KEY-----\nDPOP_KEY_MATERIAL_0123456789\n-----END PRIVATE KEY-----\n"
+    assert store.add_key("acme", "dpop", pem)
+    assert store.add_key("other", "dpop", "other-pem")
+    raw = b"".join(p.read_bytes() for p in db.parent.iterdir() if p.name.startswith(db.name))
+    assert b"DPOP_KEY_MATERIAL" not in raw
+    with sqlite3.connect(db) as conn:  # acme's sealed key copied onto another tenant does not open
+        conn.execute(
+            "UPDATE upstream_keys SET sealed = (SELECT sealed FROM upstream_keys WHERE tenant = 'acme') "
+            "WHERE tenant = 'other'"
+        )
+    with pytest.raises(StoreError):
+        store.get_key("other", "dpop")
+    assert store.get_key("acme", "dpop") == pem
