@@ -120,9 +120,12 @@ class UpstreamConsentError(UpstreamError):
 
 
 class UpstreamAuthorizationError(UpstreamConsentError):
-    """An identity provider or an upstream's authorization server refused to issue a token for this
-    caller (``invalid_grant``, ``access_denied``, ...): the error names its answer; no link helps, an
-    administrator of the IdP or the authorization server decides. Never retried."""
+    """An identity provider or an upstream's authorization server refused to issue a token: a machine
+    grant (client credentials, workload identity, token exchange) or a person's (``id_jag``,
+    ``token_exchange``). The message names its answer (``invalid_grant``, ``access_denied``,
+    ``invalid_scope``, ...). No person's consent or link helps: an administrator of the IdP or the
+    authorization server, or the operator's configuration, decides; nothing is asked again meanwhile
+    (never retried, no loop)."""
 
     code = "upstream_needs_authorization"
 

@@ -13,6 +13,11 @@ Scenarios whose context (``MCP_CONFORMANCE_CONTEXT``) hands over an enterprise I
 token (``auth/enterprise-managed-authorization``) run the ``id_jag`` kind instead: no consent, the ID
 token handed over as-is from a secret, the IdP and the upstream's client pre-registered.
 
+Scenarios that hand the client a context (``MCP_CONFORMANCE_CONTEXT``, JSON) configure a machine kind
+instead of the code flow: ``auth/wif-jwt-bearer`` gives a workload JWT (``valid_jwt``) and a
+``client_id``, which become a ``workload_jwt`` server whose assertion is that JWT in a file, as a
+platform mounts one (no consent: the JWT-bearer grant at the first request).
+
 Run with ``PYTHONPATH=<worktree>/shared:<worktree>`` (the suite passes its environment on).
 """
 
@@ -106,12 +111,32 @@ async def id_jag_call(url: str, tmp: Path, context: dict[str, str]) -> None:
             await client.aclose()
 
 
+async def workload_call(url: str, tmp: Path, context: dict[str, str]) -> None:
+    """``auth/wif-jwt-bearer``: a ``workload_jwt`` server with the suite's valid JWT in a file; list
+    and call (the grant is made at the first request, and never retried if refused)."""
+    jwt = tmp / "workload.jwt"
+    jwt.write_text(context["valid_jwt"], encoding="utf-8")
+    auth = {"kind": "workload_jwt", "assertion": {"source": "file", "path": str(jwt)}}
+    if context.get("client_id"):
+        auth["client_id"] = context["client_id"]
+    server = parse_tenant_config({"servers": [{"name": "conformance", "url": url, "auth": auth}]}).servers[0]
+    with grant_store(tmp) as store:
+        client = UpstreamClient(allow_private=True, auth=TokenProvider(oauth_context(store)))
+        try:
+            with calling_as(TENANT):
+                await list_and_call(client, server)
+        finally:
+            await client.aclose()
+
+
 def main() -> None:
     """Entry point: the server URL is the last argument."""
     context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
     with tempfile.TemporaryDirectory(prefix="foldgate-oauth-client-") as tmp:
         if "idp_id_token" in context:
             asyncio.run(id_jag_call(sys.argv[-1], Path(tmp), context))
+        elif context.get("name") == "auth/wif-jwt-bearer":
+            asyncio.run(workload_call(sys.argv[-1], Path(tmp), context))
         else:
             asyncio.run(connect_and_call(sys.argv[-1], Path(tmp), dpop="--dpop" in sys.argv[1:-1]))
 

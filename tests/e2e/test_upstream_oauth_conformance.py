@@ -14,10 +14,11 @@ response parameter is compared exactly (accepted when right, absent where not ad
 missing though advertised, wrong, unexpected or a trailing-slash variant, so no code exchange follows);
 metadata naming another issuer is refused; an upstream whose protected resource metadata moves to
 another authorization server is discovered again on the 401, foldgate registers there (never
-presenting the first server's client) and the operator's second connect works. With ``dpop: true``
-(RFC 9449): a valid proof on the token request and on every MCP request, the token presented with the
-DPoP scheme, and the authorization server's and the MCP server's ``use_dpop_nonce`` answered once with
-their nonce.
+presenting the first server's client) and the operator's second connect works; a ``workload_jwt``
+server presents the suite's workload JWT with the RFC 7523 JWT-bearer grant (client auth ``none``).
+With ``dpop: true`` (RFC 9449): a valid proof on the token request and on every MCP request, the token
+presented with the DPoP scheme, and the authorization server's and the MCP server's ``use_dpop_nonce``
+answered once with their nonce.
 """
 
 from __future__ import annotations
@@ -69,6 +70,8 @@ SCENARIOS_NEXT = [
     "auth/enterprise-managed-authorization",
     "auth/dpop",
     "auth/dpop-nonce",
+    # SEP-1933 workload identity: the JWT-bearer grant with the suite's workload JWT, no consent.
+    "auth/wif-jwt-bearer",
 ]
 # The wrapper's options per scenario: what the operator would configure for that upstream.
 OPTIONS = {"auth/dpop": ["--dpop"], "auth/dpop-nonce": ["--dpop"]}

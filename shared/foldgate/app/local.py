@@ -188,6 +188,8 @@ def build_local(
     # One recorder for the process: closed (what is buffered written) when the app shuts down.
     activity = open_activity_store(settings)
     recorder = open_activity(settings, configs, store=activity)
+    if oauth is not None:
+        oauth.outcomes.recorder = recorder  # machine grants obtained or refused: audit events
     operator = optional_secret(settings, "operator")
     reindex = local_reindexer(indexer, configs, published=gateway.invalidate)
     # One budget of wrong operator keys for the admin API and the console's sign-in: one key.
@@ -211,7 +213,7 @@ def build_local(
             reindex=reindex,
             tokens=access.authority,
             connector=console_connector(gateway, oauth) if oauth is not None else None,
-            auth_states=lambda tenant: auth_states(oauth, gateway, tenant),
+            auth_states=lambda tenant: auth_states(oauth, gateway, tenant, activity),
             config_file=str(configs.path) if isinstance(configs, FileConfigSource) else None,
             operator_key_at=operator_key_location(settings),
             login_limit=operator_limit,

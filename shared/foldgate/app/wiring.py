@@ -493,6 +493,8 @@ def build_mcp_app(
     activity = open_activity_store(settings)
     recorder = open_activity(settings, configs, store=activity)
     oauth = open_upstream_oauth(settings, memory)
+    if oauth is not None:
+        oauth.outcomes.recorder = recorder  # machine grants obtained or refused: audit events
     results = open_results(settings)
     # Kept with the other task wiring (wiring_tasks.py); loaded by the serving apps only.
     from foldgate.app.wiring_tasks import open_tasks
@@ -551,7 +553,7 @@ def build_mcp_app(
                     reindex=reindex,
                     tokens=access.authority,
                     connector=console_connector(gateway, oauth) if oauth is not None else None,
-                    auth_states=lambda tenant: auth_states(oauth, gateway, tenant),
+                    auth_states=lambda tenant: auth_states(oauth, gateway, tenant, activity),
                     operator_key_at=operator_key_location(settings),
                     login_limit=operator_limit,
                     signouts=open_signouts(settings),

@@ -58,6 +58,16 @@ def parse_cloud_config(doc: dict[str, Any], base: str, *, allow_private: bool = 
         # have foldgate send the stack's or another tenant's secret to its authorization server).
         names = {f: getattr(s.auth, f, None) for f in ("client_secret_secret", "private_key_secret")}
         resolved = {f: own_secret(v, f"server {s.name!r}: auth.{f}", base) for f, v in names.items() if v}
+        assertion = getattr(s.auth, "assertion", None)
+        if assertion is not None and assertion.source in ("file", "command"):
+            raise ConfigError(
+                f"invalid tenant config in {base}: server {s.name!r}: assertion source "
+                f"{assertion.source!r} reads the gateway's own disk or runs its programs and is available "
+                "only in local mode; use aws_sts or secret"
+            )
+        if assertion is not None and assertion.source == "secret":
+            named = own_secret(assertion.name, f"server {s.name!r}: auth.assertion.name", base)
+            resolved["assertion"] = assertion.model_copy(update={"name": named})
         if resolved:
             s = s.model_copy(update={"auth": s.auth.model_copy(update=resolved)})
         servers.append(s)

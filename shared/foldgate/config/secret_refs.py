@@ -156,6 +156,9 @@ def referenced_secrets(config: TenantConfig) -> dict[str, str]:
             value = getattr(server.auth, name, None)
             if value:
                 refs.setdefault(value, f"servers[{i}].auth.{name}")
+        assertion = getattr(server.auth, "assertion", None)
+        if getattr(assertion, "source", None) == "secret":
+            refs.setdefault(assertion.name, f"servers[{i}].auth.assertion.name")  # type: ignore[union-attr]
     return refs
 
 

@@ -108,7 +108,7 @@ class ServerConfig(Strict):
     auth: UpstreamAuth = Field(
         default_factory=StaticAuth,
         description="How foldgate authenticates to the upstream: static (headers), oauth, "
-        "client_credentials or per_user.",
+        "client_credentials, per_user or workload_jwt.",
     )
     enabled: bool = True
     quarantined: bool = Field(default=False, description="Hide every tool of this server from agents.")

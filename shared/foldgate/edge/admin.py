@@ -239,8 +239,8 @@ def admin_router(
                 }
                 for name, s in catalog.servers.items()
             },
-            # OAuth upstreams: connection state and expiry, never a token.
-            "auth": auth_states(oauth, gateway, tenant),
+            # OAuth upstreams: connection state and expiry, a machine grant's latest outcome; no token.
+            "auth": auth_states(oauth, gateway, tenant, activity),
             # This instance's cache budget (every tenant's, not this one's): bytes, hit rate, evictions.
             "instance_cache": gateway.memory_stats(),
         }

@@ -31,11 +31,13 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 from foldgate.config.oauth import OAuthConfig
 from foldgate.config.tenant import ServerConfig
 from foldgate.edge.admin_docs import responses
+from foldgate.edge.grant_status import MACHINE_KINDS, machine_state
 from foldgate.edge.operator_audit import audit, browser_actor, operator_actor
 from foldgate.edge.user_connect import add_user_connect_routes, browser_cookie, end_refused_flow
 from foldgate.errors import AuthError, ConfigError, FoldgateError, NotFoundError
 from foldgate.model.caller import SHARED_SUBJECT
 from foldgate.serve.gateway import Gateway
+from foldgate.store.activity.base import ActivityStore
 from foldgate.upstream.oauth.connect_links import browser_hash
 from foldgate.upstream.oauth.consent import disconnect, finish_consent, start_consent
 from foldgate.upstream.oauth.context import OAuthContext
@@ -135,8 +137,11 @@ def add_connect_routes(
         return {"tenant": tenant, "server": name, **outcome}
 
 
-def auth_states(oauth: OAuthContext | None, gateway: Gateway, tenant: str) -> dict[str, dict[str, Any]]:
-    """Each OAuth server's connection state for the status route: never a token."""
+def auth_states(
+    oauth: OAuthContext | None, gateway: Gateway, tenant: str, activity: ActivityStore | None = None
+) -> dict[str, dict[str, Any]]:
+    """Each OAuth server's connection state for the status route: never a token. A machine grant's
+    latest outcome is this process's, else the newest in ``activity`` (see ``grant_status``)."""
     try:
         servers = [s for s in gateway.config(tenant).servers if s.auth.kind != "static"]
     except FoldgateError:
@@ -147,8 +152,8 @@ def auth_states(oauth: OAuthContext | None, gateway: Gateway, tenant: str) -> di
     now = time.time()
     states: dict[str, dict[str, Any]] = {}
     for server in servers:
-        if server.auth.kind == "client_credentials":
-            states[server.name] = {"kind": "client_credentials", "state": "machine"}
+        if server.auth.kind in MACHINE_KINDS:
+            states[server.name] = machine_state(oauth, activity, tenant, server)
             continue
         if server.auth.kind in ("token_exchange", "id_jag"):
             # Tokens obtained per call by exchange, never stored: nothing to connect.

@@ -59,6 +59,8 @@ AuditAction = Literal[
     "token.revoke",
     "upstream.connect",
     "upstream.disconnect",
+    # A machine grant (client_credentials, workload_jwt, token exchange) obtained or refused.
+    "upstream.grant",
     "config.save",
     "index.reindex",
     "tool.try",

@@ -81,6 +81,7 @@ _OUTCOME_OF_CODE: Final[dict[str, Outcome]] = {
     "tool_pending_approval": "held",
     "tool_changed": "held",
     "upstream_needs_consent": "needs_consent",
+    "upstream_needs_authorization": "needs_consent",
     "upstream_timeout": "upstream_timeout",
     # The server's max_concurrency was full for its whole queue timeout: foldgate's own limit.
     "upstream_busy": "rate_limited",

@@ -200,3 +200,36 @@ def test_an_auth_secret_resolves_under_the_tenants_own_secrets_only(
                                     "auth": {**auth, field: f"{prefix}/secrets/operator-key"}})  # fmt: skip
     with pytest.raises(ConfigError, match=f"'gh': auth.{field} must name a parameter under"):
         SsmConfigSource(prefix).get("acme")
+
+
+def test_a_workload_assertion_secret_resolves_under_the_tenants_own_secrets_only(
+    ssm: Any, prefix: str
+) -> None:
+    base = f"{prefix}/tenants/acme"
+    put(ssm, f"{base}/config", {})
+    auth: dict[str, Any] = {"kind": "workload_jwt", "assertion": {"source": "secret", "name": "wif-jwt"}}
+    put(ssm, f"{base}/servers/gh", {"url": "https://gh.example/mcp", "auth": auth})
+    server = SsmConfigSource(prefix).get("acme").server("gh")
+    assert server is not None
+    assert server.auth.assertion.name == f"{base}/secrets/wif-jwt"  # type: ignore[union-attr]
+    # The stack's token key must never be presented to a tenant's authorization server as an assertion.
+    stolen = {
+        "kind": "workload_jwt",
+        "assertion": {"source": "secret", "name": f"{prefix}/secrets/token-hmac-key"},
+    }
+    put(ssm, f"{base}/servers/gh", {"url": "https://gh.example/mcp", "auth": stolen})
+    with pytest.raises(ConfigError, match="'gh': auth.assertion.name must name a parameter under"):
+        SsmConfigSource(prefix).get("acme")
+
+
+@pytest.mark.parametrize("assertion", [{"source": "file", "path": "/proc/self/environ"},
+                                       {"source": "command", "argv": ["/bin/sh", "-c", "env"]}])  # fmt: skip
+def test_a_cloud_tenant_cannot_read_the_gateways_disk_or_run_its_programs(
+    ssm: Any, prefix: str, assertion: dict[str, Any]
+) -> None:
+    base = f"{prefix}/tenants/acme"
+    put(ssm, f"{base}/config", {})
+    put(ssm, f"{base}/servers/gh", {"url": "https://gh.example/mcp",
+                                    "auth": {"kind": "workload_jwt", "assertion": assertion}})  # fmt: skip
+    with pytest.raises(ConfigError, match="only allowed in a local config|only in local mode"):
+        SsmConfigSource(prefix).get("acme")

@@ -20,6 +20,7 @@ from foldgate.store.grants.base import ClientRegistration, GrantStore, UpstreamG
 from foldgate.upstream.oauth.discovery import Challenge, Discovered, discover
 from foldgate.upstream.oauth.dpop import DPoPProver
 from foldgate.upstream.oauth.dpop_keys import DPoPAuthorization, DPoPKeys
+from foldgate.upstream.oauth.outcomes import GrantOutcomes
 from foldgate.upstream.oauth.registration import CALLBACK_PATH, SecretReader, client_for, register
 from foldgate.upstream.oauth.renewal import RenewalPolicy, forget
 
@@ -42,6 +43,8 @@ class OAuthContext:
     public_url: str | None
     allow_private: bool
     renewal: RenewalPolicy = field(default_factory=RenewalPolicy)
+    # The machine grants' latest outcomes (status) and their audit events (set its recorder).
+    outcomes: GrantOutcomes = field(default_factory=GrantOutcomes)
     _found: dict[tuple[str, bool], tuple[float, Discovered]] = field(default_factory=dict)
     _grants: dict[GrantKey, tuple[float, UpstreamGrant]] = field(default_factory=dict)
     _dpop: DPoPKeys | None = None

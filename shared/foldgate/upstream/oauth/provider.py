@@ -34,6 +34,10 @@ once more with a fresh token:
   memory per (tenant, server) until near expiry; a 401 drops the cached token.
 * **token_exchange, id_jag.** Exchanged per (tenant, server, subject) and kept in memory until near
   expiry, by :class:`~foldgate.upstream.oauth.exchanged.ExchangedTokens` (same margin rule).
+  memory per (tenant, server) until near expiry; a 401 drops the cached token. A refusal is an
+  :class:`UpstreamAuthorizationError` naming the server's error code.
+* **workload_jwt.** The JWT-bearer grant, in :mod:`foldgate.upstream.oauth.workload` (no retry after a
+  refusal). Every machine grant's outcome is recorded (``outcomes``: status and audit).
 
 Tokens never appear in a log line or an error message.
 """
@@ -48,10 +52,17 @@ from dataclasses import replace
 from typing import Final, NoReturn
 
 from foldgate.config.tenant import ServerConfig
-from foldgate.config.upstream_auth import ClientCredentialsAuth, IdJagAuth, TokenExchangeAuth, per_person
-from foldgate.errors import FoldgateError, UpstreamConsentError, UpstreamError
+from foldgate.config.upstream_auth import (
+    ClientCredentialsAuth,
+    IdJagAuth,
+    TokenExchangeAuth,
+    WorkloadJwtAuth,
+    per_person,
+)
+from foldgate.errors import FoldgateError, UpstreamAuthorizationError, UpstreamConsentError, UpstreamError
 from foldgate.model.caller import SHARED_SUBJECT, UpstreamCaller
 from foldgate.store.grants.base import ClientRegistration, UpstreamGrant
+from foldgate.upstream.oauth.assertions import AssertionReader
 from foldgate.upstream.oauth.connect_links import LINK_SECONDS, sign_connect_link
 from foldgate.upstream.oauth.context import OAuthContext
 from foldgate.upstream.oauth.discovery import (
@@ -67,6 +78,7 @@ from foldgate.upstream.oauth.registration import client_auth
 from foldgate.upstream.oauth.renewal import FORGOTTEN_REASON, self_registered
 from foldgate.upstream.oauth.step_up import StepUps
 from foldgate.upstream.oauth.tokens import ClientAuth, TokenRefusedError, grant_from, request_token
+from foldgate.upstream.oauth.workload import WorkloadGrants
 
 __all__ = [
     "ConnectHint",
@@ -158,6 +170,7 @@ class TokenProvider:
         margin_share: float = MARGIN_SHARE,
         hint: ConnectHint | None = None,
         link: ConnectLink | None = None,
+        assertions: AssertionReader | None = None,
     ) -> None:
         self.ctx = ctx
         self.skew_s = skew_s
@@ -174,6 +187,9 @@ class TokenProvider:
         self._step_ups = StepUps()
         self.exchanged = ExchangedTokens(
             ctx, lambda issued, expires: _margin(issued, expires, self.skew_s, self.margin_share)
+        )
+        self.workload = WorkloadGrants(
+            ctx, margin=self._machine_margin, lock=self._lock, assertions=assertions
         )
         self.refreshes = 0  # refresh requests sent (observability and tests)
 
@@ -208,6 +224,8 @@ class TokenProvider:
             return await self._machine_token(server, auth, caller.tenant)
         if isinstance(auth, TokenExchangeAuth | IdJagAuth):
             return await self.exchanged.authorization(server, auth, caller)
+        if isinstance(auth, WorkloadJwtAuth):
+            return await self.workload.authorization(server, auth, caller.tenant)
         subject = self._subject(server, caller)
         key = (caller.tenant, server.name, subject)
         async with self._lock(key):
@@ -238,8 +256,11 @@ class TokenProvider:
         challenge = challenge_of(header)
         if challenge.error == NONCE_ERROR:  # answered once with its nonce already: not an expired token
             raise UpstreamError(f"{server.name}: the upstream refused the DPoP proof's nonce again")
-        if isinstance(auth, ClientCredentialsAuth):
-            self._machine.pop((caller.tenant, server.name, server.url or "", auth.client_id), None)
+        if isinstance(auth, ClientCredentialsAuth | WorkloadJwtAuth):
+            if isinstance(auth, WorkloadJwtAuth):
+                self.workload.drop(caller.tenant, server.name)
+            else:
+                self._machine.pop((caller.tenant, server.name, server.url or "", auth.client_id), None)
             if status == 403:
                 raise UpstreamError(f"{server.name}: the upstream refused the client's scope (HTTP 403)")
             return
@@ -402,6 +423,9 @@ class TokenProvider:
         except FoldgateError as exc:
             log.warning("%s/%s: not registered again yet: %s", refused.tenant, server.name, exc.message)
 
+    def _machine_margin(self, issued: float, expires: float | None) -> float:
+        return _margin(issued, expires, self.skew_s, self.margin_share)
+
     async def _machine_token(self, server: ServerConfig, auth: ClientCredentialsAuth, tenant: str) -> str:
         key = (tenant, server.name, server.url or "", auth.client_id)
         async with self._lock((tenant, server.name, "\x00machine")):
@@ -430,14 +454,23 @@ class TokenProvider:
                 form["scope"] = " ".join(auth.scopes)
             if auth.audience:
                 form["audience"] = auth.audience
-            token = await request_token(
-                token_url, form, client, issuer=issuer or token_url, allow_private=self.ctx.allow_private,
-                dpop=self.ctx.dpop(tenant, server),
-            )  # fmt: skip
+            outcomes = self.ctx.outcomes
+            try:
+                token = await request_token(
+                    token_url, form, client, issuer=issuer or token_url,
+                    allow_private=self.ctx.allow_private, dpop=self.ctx.dpop(tenant, server),
+                )  # fmt: skip
+            except TokenRefusedError as exc:
+                outcomes.record(tenant, server.name, auth.kind, "refused", exc.error or "no_error_code")
+                raise UpstreamAuthorizationError(f"{server.name}: {exc.message}") from None
+            except UpstreamError:
+                outcomes.record(tenant, server.name, auth.kind, "failed", "token_endpoint_unreachable")
+                raise
             now = time.time()
             expires = now + token.expires_in if token.expires_in else None
             presented = self.ctx.present(tenant, token.token_type, token.access_token)
             self._machine[key] = (presented, now, expires)
+            outcomes.record(tenant, server.name, auth.kind, "obtained", expires_at=expires)
             return presented
 
 
