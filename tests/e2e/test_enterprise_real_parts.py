@@ -37,6 +37,8 @@ from tests.e2e.enterprise_idp.common import (
 from tests.e2e.enterprise_idp.parts import (
     IDP_CLIENT,
     IDP_SECRET,
+    M2M_CLIENT,
+    M2M_SECRET,
     OBO_CLIENT,
     OBO_SECRET,
     WORKLOAD,
@@ -287,6 +289,19 @@ def test_the_as_exchanges_a_users_gateway_token_on_their_behalf(parts: Parts) ->
     elsewhere = parts.login("alice", audience="https://elsewhere.example")["access_token"]
     assert as_token(parts, {**form, "subject_token": elsewhere}, auth=(OBO_CLIENT, OBO_SECRET)).json()[
         "error"] == "invalid_grant"  # fmt: skip
+
+
+def test_the_as_serves_the_gateways_machine_client_bound_by_dpop(parts: Parts) -> None:
+    key = new_key("machine")
+    proof = make_proof(key, "POST", parts.authorization_server + "/token")
+    form = {"grant_type": "client_credentials", "resource": parts.mcp}
+    granted = as_token(parts, form, auth=(M2M_CLIENT, M2M_SECRET), proof=proof)
+    assert granted.status_code == 200, granted.text
+    assert granted.json()["token_type"] == "DPoP"
+    who = result_of(Mcp(parts.mcp, dpop(granted.json()["access_token"], key)).whoami())
+    assert (who["subject"], who["bound"]) == (M2M_CLIENT, True)
+    assert as_token(parts, form, auth=(M2M_CLIENT, "wrong")).status_code == 401
+    assert as_token(parts, form, auth=(XAA_CLIENT, XAA_SECRET)).json()["error"] == "unauthorized_client"
 
 
 def test_dpop_binds_the_token_and_the_server_refuses_it_without_a_fresh_proof(parts: Parts) -> None:

@@ -6,14 +6,19 @@ Pins: ``id_jag``: alice's call reaches the server as alice, with no dynamic regi
 offers it; bob's is one ``upstream_needs_authorization`` tool error naming the IdP's ``access_denied``
 and nothing reaches the server for him; revoking alice at the IdP takes effect at the next refresh of
 her short-lived token (not before), restoring her works again. ``token_exchange``: alice reaches the
-server on her own behalf with foldgate as the actor. No token, assertion or client secret appears in
-foldgate's log.
+server on her own behalf with foldgate as the actor. ``workload_jwt``: the workload's JWT (from an
+identity agent's command) gets a token with no client secret; a workload the AS refuses is asked once,
+and neither a reindex nor a call asks again; status shows each grant's kind and outcome. ``dpop: true``:
+the token is DPoP-bound, every request carries a proof, and the token replayed as Bearer, without a
+proof or with a proof already used is refused 401 by the server. No token, assertion or client secret
+appears in foldgate's log, status or events.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import sys
 import time
 from collections.abc import Iterator
 from contextlib import ExitStack
@@ -31,8 +36,11 @@ from foldgate.dev.procs import free_port
 from tests.e2e.enterprise_idp.parts import (
     IDP_CLIENT,
     IDP_SECRET,
+    M2M_CLIENT,
+    M2M_SECRET,
     OBO_CLIENT,
     OBO_SECRET,
+    WORKLOAD,
     XAA_CLIENT,
     XAA_SECRET,
     Parts,
@@ -46,6 +54,12 @@ TOKEN_TTL = 6  # the AS's access tokens: foldgate refreshes a quarter of the lif
 SCOPE = "foldgate:read foldgate:write foldgate:destructive"
 WHOAMI = {"name": "whoami", "description": "Who the access token was issued to.",
           "annotations": {"readOnlyHint": True}}  # fmt: skip
+# A workload identity agent's CLI: prints a fresh workload JWT from the IdP's workload issuer.
+AGENT = ("import json, sys, urllib.request as u; "
+         "body = json.dumps({'sub': sys.argv[2], 'audience': sys.argv[3]}).encode(); "
+         "r = u.urlopen(u.Request(sys.argv[1], body, {'content-type': 'application/json'}), timeout=10); "
+         "print(json.load(r)['token'])")  # fmt: skip
+STRANGER = "spiffe://example.org/stranger"
 JWT = re.compile(r"eyJ[\w-]{5,}\.eyJ[\w-]{5,}\.[\w-]{10,}")
 
 
@@ -72,7 +86,8 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
     with ExitStack() as stack:
         parts = stack.enter_context(enterprise_parts(tmp / "parts", gateway=gateway, token_ttl=TOKEN_TTL))
         write_secrets(tmp / "secrets", {"idp-client": IDP_SECRET, "xaa-client": XAA_SECRET,
-                                        "obo-client": OBO_SECRET})  # fmt: skip
+                                        "obo-client": OBO_SECRET, "m2m-client": M2M_SECRET})  # fmt: skip
+        (tmp / "stranger.jwt").write_text(parts.workload_token(STRANGER))
         idp = {
             "token_url": parts.idp + "/token",
             "client_id": IDP_CLIENT,
@@ -83,9 +98,27 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
                "subject_token": {"inbound": True, "type": "access_token"}, "tools": [WHOAMI]}  # fmt: skip
         obo = {"kind": "token_exchange", "token_url": parts.authorization_server + "/token",
                "client_id": OBO_CLIENT, "client_secret_secret": "obo-client", "tools": [WHOAMI]}  # fmt: skip
+        agent = [
+            sys.executable,
+            "-c",
+            AGENT,
+            parts.idp + "/test/workload",
+            WORKLOAD,
+            parts.authorization_server,
+        ]
+        workload = {"kind": "workload_jwt", "assertion": {"source": "command", "argv": agent}}
+        stranger = {
+            "kind": "workload_jwt",
+            "assertion": {"source": "file", "path": str(tmp / "stranger.jwt")},
+        }
+        m2m = {"kind": "client_credentials", "token_url": parts.authorization_server + "/token",
+               "client_id": M2M_CLIENT, "client_secret_secret": "m2m-client", "dpop": True}  # fmt: skip
         config = {"direct_tool_response_mode": "full",
                   "servers": [{"name": "xaa", "url": parts.mcp, "auth": xaa},
-                              {"name": "obo", "url": parts.mcp, "auth": obo}]}  # fmt: skip
+                              {"name": "obo", "url": parts.mcp, "auth": obo},
+                              {"name": "wl", "url": parts.mcp, "auth": workload},
+                              {"name": "wlx", "url": parts.mcp, "auth": stranger},
+                              {"name": "m2m", "url": parts.mcp, "auth": m2m}]}  # fmt: skip
         base = stack.enter_context(
             foldgate_serve(config, tmp, "--oauth-issuer", parts.idp, "--interval", "600", port=port)
         )
@@ -171,6 +204,65 @@ async def test_token_exchange_reaches_the_server_on_alices_behalf(setup: Setup) 
     assert bob["subject"] == "bob"
 
 
+def status_of(setup: Setup, server: str) -> dict[str, Any]:
+    answer = httpx2.get(setup.base + "/api/v1/status", params={"tenant": "default"}, headers=setup.operator,
+                        timeout=30)  # fmt: skip
+    assert answer.status_code == 200, answer.text
+    state: dict[str, Any] = answer.json()["auth"][server]
+    return state
+
+
+async def test_workload_jwt_reaches_the_server_as_the_workload_with_no_client_secret(setup: Setup) -> None:
+    who = whoami_of(await call(setup, "alice", "wl__whoami"))
+    assert who["subject"] == WORKLOAD
+    issued = [e for e in setup.parts.as_log() if e.get("grant") == "workload_jwt"]
+    assert issued
+    assert {e["auth_method"] for e in issued} == {"none"}
+    state = status_of(setup, "wl")
+    assert (state["kind"], state["state"]) == ("workload_jwt", "obtained")
+
+
+async def test_a_refused_workload_is_asked_once_and_its_refusal_is_in_the_status(setup: Setup) -> None:
+    def asked() -> int:
+        return sum(STRANGER in str(e.get("error_description")) for e in setup.parts.as_log())
+
+    assert asked() == 1  # the indexer's first listing
+    reindexed = httpx2.post(setup.base + "/api/v1/reindex", json={"tenant": "default"},
+                            headers=setup.operator, timeout=60)  # fmt: skip
+    assert reindexed.status_code == 202, reindexed.text
+    result = await call(setup, "alice", "wlx__whoami")
+    assert result.is_error
+    assert asked() == 1  # neither the reindex nor the call asked again: the refusal is final
+    state = status_of(setup, "wlx")
+    assert (state["kind"], state["state"]) == ("workload_jwt", "refused")
+    assert state["last_grant"]["error"] == "invalid_grant"
+
+
+async def test_dpop_bound_tokens_are_refused_when_replayed_without_their_proof(setup: Setup) -> None:
+    who = whoami_of(await call(setup, "alice", "m2m__whoami"))
+    assert (who["subject"], who["bound"]) == (M2M_CLIENT, True)
+    machine = [e for e in setup.parts.as_log() if e.get("grant") == "client_credentials"]
+    assert machine
+    assert all(e["dpop"] for e in machine)
+    presented = [s for s in setup.parts.rs_seen() if (s["authorization"] or "").startswith("DPoP ")]
+    assert presented
+    assert all(s["dpop"] for s in presented)  # a proof on every request foldgate made with it
+    token = str(presented[-1]["authorization"]).split(" ", 1)[1]
+    proof = str(presented[-1]["dpop"])
+    served = len(setup.parts.rs_log()["calls"])
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+    headers = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+    for stolen, error in (
+        ({"authorization": f"Bearer {token}"}, "invalid_token"),
+        ({"authorization": f"DPoP {token}"}, "invalid_dpop_proof"),
+        ({"authorization": f"DPoP {token}", "dpop": proof}, "invalid_dpop_proof"),  # the proof, replayed
+    ):
+        answer = httpx2.post(setup.parts.mcp, content=body, headers={**headers, **stolen}, timeout=10)
+        assert answer.status_code == 401, answer.text
+        assert f'error="{error}"' in answer.headers["www-authenticate"]
+    assert len(setup.parts.rs_log()["calls"]) == served
+
+
 def test_no_token_assertion_or_secret_reaches_foldgates_log_status_or_events(setup: Setup) -> None:
     assert [e for e in setup.parts.idp_log() if e["outcome"] == "issued"]  # ID-JAGs were minted above
     pages = [setup.log.read_text()]
@@ -184,5 +276,5 @@ def test_no_token_assertion_or_secret_reaches_foldgates_log_status_or_events(set
     for text in pages:
         leaked = JWT.findall(text)
         assert leaked == [], leaked[:1]
-        for secret in (IDP_SECRET, XAA_SECRET, OBO_SECRET):
+        for secret in (IDP_SECRET, XAA_SECRET, OBO_SECRET, M2M_SECRET):
             assert secret not in text

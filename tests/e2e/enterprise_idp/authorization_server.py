@@ -13,6 +13,7 @@ share it, by the assertion's ``typ``):
   of the workloads the issuer's client may act as.
 * **Token exchange** (RFC 8693, on a ``BaseGrant``): on behalf of the user of a subject access token
   the trusted IdP issued to the exchanging client's audience; the access token carries ``act``.
+* **Client credentials** (authlib's ``ClientCredentialsGrant``): the gateway's machine client.
 
 Access tokens are RFC 9068 JWTs (``typ at+jwt``) for the MCP server (``aud``), ``token_ttl`` seconds
 long, no refresh tokens. With a valid DPoP proof on the token request (RFC 9449 section 5) the token is
@@ -36,6 +37,7 @@ from authlib.oauth2 import AuthorizationServer
 from authlib.oauth2.drafts.id_jag import IDJAGGrant
 from authlib.oauth2.rfc6749 import (
     BaseGrant,
+    ClientCredentialsGrant,
     ClientMixin,
     InvalidGrantError,
     InvalidRequestError,
@@ -170,7 +172,8 @@ class IssueMixin:
     def create_token_response(self) -> tuple[int, dict[str, Any], list[tuple[str, str]]]:
         request = self.request
         now = int(time.time())
-        user = request.user
+        # A client_credentials token is about the client itself.
+        user = request.user or Principal(request.client.get_client_id(), ISSUER)
         claims: dict[str, Any] = {"iss": ISSUER, "sub": user.sub, "aud": request.resource,
                                   "client_id": request.client.get_client_id(), "iat": now,
                                   "exp": now + TOKEN_TTL, "jti": secrets.token_urlsafe(16)}  # fmt: skip
@@ -255,6 +258,14 @@ class WorkloadGrant(IssueMixin, JWTBearerGrant):  # type: ignore[misc]
         return True
 
 
+class MachineGrant(IssueMixin, ClientCredentialsGrant):  # type: ignore[misc]
+    """RFC 6749 section 4.4, for the gateway's machine client (``client_secret_basic``)."""
+
+    def validate_token_request(self) -> None:
+        self.request.resource = _target(self.request)
+        super().validate_token_request()
+
+
 class TokenExchangeGrant(IssueMixin, BaseGrant, TokenEndpointMixin):  # type: ignore[misc]
     """RFC 8693 on-behalf-of: the subject token is an access token the trusted IdP issued for the
     exchanging client's own audience (the gateway); the new token names the client in ``act``."""
@@ -289,7 +300,8 @@ class TokenExchangeGrant(IssueMixin, BaseGrant, TokenEndpointMixin):  # type: ig
 
 
 GRANT_NAMES = {(JWT_BEARER, "IdJagGrant"): "id_jag", (JWT_BEARER, "WorkloadGrant"): "workload_jwt",
-               (TOKEN_EXCHANGE, "TokenExchangeGrant"): "token_exchange"}  # fmt: skip
+               (TOKEN_EXCHANGE, "TokenExchangeGrant"): "token_exchange",
+               ("client_credentials", "MachineGrant"): "client_credentials"}  # fmt: skip
 
 
 class Server(AuthorizationServer):  # type: ignore[misc]
@@ -313,6 +325,7 @@ SERVER = Server(scopes_supported=SCOPES)
 SERVER.register_grant(IdJagGrant)
 SERVER.register_grant(WorkloadGrant)
 SERVER.register_grant(TokenExchangeGrant)
+SERVER.register_grant(MachineGrant)
 
 
 def _nonce_headers() -> dict[str, str]:
@@ -350,7 +363,7 @@ def metadata(_: Request) -> JSONResponse:
         "authorization_endpoint": ISSUER + "/authorize",
         "registration_endpoint": ISSUER + "/register",
         "response_types_supported": ["code"],
-        "grant_types_supported": [JWT_BEARER, TOKEN_EXCHANGE],
+        "grant_types_supported": [JWT_BEARER, TOKEN_EXCHANGE, "client_credentials"],
         "token_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post", "none"],
         "scopes_supported": SCOPES,
         "dpop_signing_alg_values_supported": list(DPOP_ALGS),

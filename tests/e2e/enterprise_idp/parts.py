@@ -9,7 +9,7 @@ Who is registered where (what an administrator would set up):
   the MCP server.
 * at the AS: ``XAA_CLIENT`` (``client_secret_basic``, JWT-bearer: ID-JAGs), ``OBO_CLIENT``
   (``client_secret_basic``, token exchange of tokens issued for ``gateway``) and a workload client for
-  the IdP's workload issuer, which may act as ``WORKLOAD``.
+  the IdP's workload issuer, which may act as ``WORKLOAD``; and ``M2M_CLIENT`` (client credentials).
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ REPO = Path(__file__).resolve().parents[3]
 IDP_CLIENT, IDP_SECRET = "foldgate-at-idp", "idp-secret-for-foldgate"
 XAA_CLIENT, XAA_SECRET = "foldgate-xaa", "as-secret-for-xaa"
 OBO_CLIENT, OBO_SECRET = "foldgate-obo", "as-secret-for-obo"
+M2M_CLIENT, M2M_SECRET = "foldgate-m2m", "as-secret-for-m2m"
 WORKLOAD = "spiffe://example.org/foldgate"
 USERS = ("alice", "bob")
 
@@ -111,6 +112,14 @@ class Parts:
         data: list[dict[str, Any]] = httpx2.get(self.authorization_server + "/test/log", timeout=10).json()
         return data
 
+    def rs_seen(self) -> list[dict[str, str | None]]:
+        """What the MCP server was presented, request by request: the Authorization and DPoP headers
+        (a test replays them, as a thief who copied them off the wire would)."""
+        seen: list[dict[str, str | None]] = httpx2.get(
+            self.mcp.removesuffix("/mcp") + "/_seen", timeout=10
+        ).json()
+        return seen
+
     def rs_log(self) -> dict[str, list[dict[str, Any]]]:
         data: dict[str, list[dict[str, Any]]] = httpx2.get(
             self.mcp.removesuffix("/mcp") + "/_log", timeout=10
@@ -148,6 +157,8 @@ def enterprise_parts(
                 {"client_id": OBO_CLIENT, "secret": OBO_SECRET, "auth_method": "client_secret_basic",
                  "grant_types": ["urn:ietf:params:oauth:grant-type:token-exchange"],
                  "subject_audiences": [gateway]},
+                {"client_id": M2M_CLIENT, "secret": M2M_SECRET, "auth_method": "client_secret_basic",
+                 "grant_types": ["client_credentials"]},
                 {"client_id": "workloads", "secret": None, "auth_method": "none",
                  "grant_types": ["urn:ietf:params:oauth:grant-type:jwt-bearer"],
                  "workload_issuer": idp + "/workload", "workloads": [WORKLOAD]},

@@ -12,7 +12,8 @@ replayed proof or another key's, it is refused 401 with a ``DPoP`` challenge nam
 Unbound tokens are accepted as ``Bearer``.
 
 Tools: ``whoami`` answers the token's subject, client, ``act`` and how it was presented; ``echo``.
-``GET /_log`` lists every request to /mcp (HTTP and JSON-RPC method, scheme, outcome) and every tool call.
+``GET /_log`` lists every request to /mcp (HTTP and JSON-RPC method, scheme, outcome) and every tool call;
+``GET /_seen`` the Authorization and DPoP headers presented (a test replays them as a thief would).
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ DPOP = DpopVerifier(require_nonce=bool(CONFIG.get("dpop_nonce", False)))
 # The key a DPoP proof on this request proved (set by the front before the SDK verifies the token).
 PROVEN: contextvars.ContextVar[str | None] = contextvars.ContextVar("proven", default=None)
 LOG: list[dict[str, Any]] = []
+SEEN: list[dict[str, str | None]] = []  # the credentials presented (a test part: a test replays them)
 CALLS: list[dict[str, Any]] = []
 
 
@@ -136,6 +138,9 @@ def front(app: App) -> App:
         if scope["path"] == "/_log":
             await _json(send, 200, {"requests": LOG, "calls": CALLS})
             return
+        if scope["path"] == "/_seen":
+            await _json(send, 200, SEEN)
+            return
         if not scope["path"].startswith("/mcp"):
             await app(scope, receive, send)
             return
@@ -152,6 +157,7 @@ def front(app: App) -> App:
         entry: dict[str, Any] = {"http": scope["method"], "rpc": _rpc(body), "scheme": scheme or None,
                                  "proof": "dpop" in headers}  # fmt: skip
         LOG.append(entry)
+        SEEN.append({"authorization": authorization or None, "dpop": headers.get("dpop")})
         PROVEN.set(None)
         try:
             claims = unverified(token)[1] if token else {}
