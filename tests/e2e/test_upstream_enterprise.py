@@ -288,7 +288,7 @@ def test_status_and_audit_name_the_exchange_kinds_last_grant(setup: Setup) -> No
     for server in ("xaa", "obo"):
         assert status_of(setup, server)["last_grant"] is not None  # alice's (and bob's) grants above
     events = httpx2.get(setup.base + "/api/v1/activity", params={"tenant": "default", "kind": "audit"},
-                        headers=setup.operator, timeout=30).json()["records"]  # fmt: skip
+                        headers=setup.operator, timeout=30).json()["events"]  # fmt: skip
     assert {e["target"] for e in events if e.get("action") == "upstream.grant"} >= {"xaa", "obo"}
 
 
