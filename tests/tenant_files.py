@@ -41,7 +41,16 @@ def demo_config(folder: Path) -> Path:
     return folder / "foldgate.yaml"
 
 
+def _local_only(server: dict[str, Any]) -> bool:
+    """A stdio server, or one whose auth reads a token from a file or a command."""
+    auth = server.get("auth") or {}
+    sources = [auth.get(k) for k in ("subject_token", "actor_token", "listing_subject_token")]
+    reads = any(isinstance(src, dict) and {"file", "command"} & set(src) for src in sources)
+    return server.get("transport") == "stdio" or reads
+
+
 def cloud_part(doc: dict[str, Any]) -> dict[str, Any]:
-    """The document without its stdio servers (local only: the cloud runs no program)."""
-    servers = [s for s in doc.get("servers") or [] if s.get("transport") != "stdio"]
+    """The document without its local-only servers (the cloud runs no program and reads no file of
+    the host's: stdio servers, token sources from a file or a command)."""
+    servers = [s for s in doc.get("servers") or [] if not _local_only(s)]
     return {**doc, "servers": servers}

@@ -7,9 +7,12 @@ the upstream's MCP endpoint, on one origin, each recording what it was sent.
   otherwise (plain on-behalf-of) it issues ``obo-<sub>-<n>`` access tokens. People in ``denied`` get
   ``access_denied``.
 * ``/as/token``: RFC 7523 JWT bearer: ``client_secret_basic`` required, the ID-JAG verified (signature,
-  ``aud`` this issuer, ``client_id`` the authenticated client, ``resource`` the PRM's); issues
-  ``at-<sub>-<n>``. Its metadata advertises dynamic registration (``/as/register``), which must never
-  be used, and no PKCE (the JWT-bearer grant has no browser step).
+  ``aud`` this issuer, ``client_id`` the authenticated client, ``resource`` one of ``resources``);
+  issues ``at-<sub>-<n>``, or with ``signed`` an ES256 JWT access token for the ID-JAG's resource (its
+  keys at ``/as/jwks``: what demo/oauth/protected_mcp.py verifies), valid ``jwt_lifetime`` seconds
+  whatever ``expires_in`` it announces. Its metadata advertises dynamic registration
+  (``/as/register``), which must never be used, and neither PKCE nor an authorization endpoint (the
+  JWT-bearer grant has no browser step); nor does the IdP's.
 * ``/mcp``: 401 with the PRM challenge; the PRM names ``<base>/mcp`` and ``<base>/as``.
 
 Every POST is recorded as (path, form, Authorization header) in ``posts``.
@@ -29,6 +32,8 @@ from typing import Any
 from urllib.parse import parse_qsl, unquote
 
 import jwt
+from cryptography.hazmat.primitives.asymmetric import ec
+from jwt.algorithms import ECAlgorithm
 
 ID_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:id_token"
 ACCESS_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:access_token"
@@ -49,6 +54,9 @@ class Enterprise:
         self.expires_in: int | None = 3600
         self.jag_client_id = CLIENT_ID  # the client the IdP maps the upstream's audience to
         self.as_error: str | None = None  # refuse every JWT-bearer request with this
+        self.signed = False  # issue ES256 JWT access tokens (see the module docstring)
+        self.jwt_lifetime = 3600
+        self._key = ec.generate_private_key(ec.SECP256R1())
         self._serial = itertools.count(1)
         owner = self
 
@@ -85,24 +93,25 @@ class Enterprise:
         self.base = f"http://127.0.0.1:{self.server.server_address[1]}"
         self.url = self.base + "/mcp"
         self.issuer = self.base + "/as"
+        self.resources = {self.url}  # what an ID-JAG may be for
 
     def documents(self) -> dict[str, Any]:
         """The metadata documents served on GET."""
+        jwk = json.loads(ECAlgorithm.to_jwk(self._key.public_key()))
         return {
+            "/as/jwks": {"keys": [{**jwk, "kid": "as-1", "use": "sig", "alg": "ES256"}]},
             "/.well-known/oauth-protected-resource/mcp": {
                 "resource": self.url, "authorization_servers": [self.issuer],
                 "scopes_supported": ["files:read"],
             },
             "/.well-known/oauth-authorization-server/as": {
                 "issuer": self.issuer, "token_endpoint": self.issuer + "/token",
-                "authorization_endpoint": self.issuer + "/authorize",
                 "registration_endpoint": self.issuer + "/register", "response_types_supported": ["code"],
                 "grant_types_supported": [JWT_BEARER],
                 "token_endpoint_auth_methods_supported": ["client_secret_basic"],
             },
             "/.well-known/oauth-authorization-server/idp": {
                 "issuer": self.base + "/idp", "token_endpoint": self.base + "/idp/token",
-                "authorization_endpoint": self.base + "/idp/authorize",
                 "response_types_supported": ["code"], "grant_types_supported": [EXCHANGE],
             },
         }  # fmt: skip
@@ -133,14 +142,16 @@ class Enterprise:
             return self._jwt_bearer(form, authorization)
         return 400, {"error": "unsupported_grant_type"}
 
+    def subject_of(self, token: str) -> str:
+        """Whom a subject token names, verified (PyJWTError when it does not verify); a test may
+        replace it to trust another sign-in issuer."""
+        return str(jwt.decode(token, IDP_KEY, algorithms=["HS256"], audience="foldgate")["sub"])
+
     def _idp(self, form: dict[str, str]) -> tuple[int, dict[str, Any]]:
         try:
-            subject = jwt.decode(
-                form.get("subject_token", ""), IDP_KEY, algorithms=["HS256"], audience="foldgate"
-            )
+            sub = self.subject_of(form.get("subject_token", ""))
         except jwt.PyJWTError:
             return 400, {"error": "invalid_grant", "error_description": "bad subject token"}
-        sub = subject["sub"]
         if sub in self.denied:
             return 400, {"error": "access_denied", "error_description": f"policy denies {sub}"}
         if form.get("requested_token_type") != ID_JAG_TYPE:
@@ -180,9 +191,22 @@ class Enterprise:
             )
         except jwt.PyJWTError:
             return 400, {"error": "invalid_grant"}
-        if claims.get("client_id") != CLIENT_ID or claims.get("resource") != self.url:
+        if claims.get("client_id") != CLIENT_ID or claims.get("resource") not in self.resources:
             return 400, {"error": "invalid_grant"}
         token = f"at-{claims['sub']}-{next(self._serial)}"
+        if self.signed:
+            now = int(time.time())
+            access = {
+                "iss": self.issuer,
+                "aud": claims["resource"],
+                "sub": claims["sub"],
+                "client_id": CLIENT_ID,
+                "scope": form.get("scope", ""),
+                "iat": now,
+                "exp": now + self.jwt_lifetime,
+                "jti": token,
+            }
+            token = jwt.encode(access, self._key, algorithm="ES256", headers={"kid": "as-1"})
         return 200, {"access_token": token, "token_type": "Bearer", **self._lifetime()}
 
     def _lifetime(self) -> dict[str, int]:

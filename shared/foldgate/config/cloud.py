@@ -14,10 +14,12 @@ import re
 import threading
 from abc import abstractmethod
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from foldgate.config.source import ConfigSource
 from foldgate.config.tenant import TenantConfig, parse_tenant_config
+from foldgate.config.upstream_auth import with_secrets
 from foldgate.errors import ConfigError, NotFoundError
 from foldgate.model.lru import MemoryBudget
 
@@ -56,8 +58,8 @@ def parse_cloud_config(doc: dict[str, Any], base: str, *, allow_private: bool = 
             s = s.model_copy(update={"headers_secret": named})
         # The auth: block's client secret and private key obey the same rule (a tenant must never
         # have foldgate send the stack's or another tenant's secret to its authorization server).
-        names = {f: getattr(s.auth, f, None) for f in ("client_secret_secret", "private_key_secret")}
-        resolved = {f: own_secret(v, f"server {s.name!r}: auth.{f}", base) for f, v in names.items() if v}
+        # The same for the IdP's and the token sources' secrets of the exchange kinds, and for a
+        # workload assertion kept in a secret; a workload assertion never comes from the gateway's disk.
         assertion = getattr(s.auth, "assertion", None)
         if assertion is not None and assertion.source in ("file", "command"):
             raise ConfigError(
@@ -65,13 +67,15 @@ def parse_cloud_config(doc: dict[str, Any], base: str, *, allow_private: bool = 
                 f"{assertion.source!r} reads the gateway's own disk or runs its programs and is available "
                 "only in local mode; use aws_sts or secret"
             )
-        if assertion is not None and assertion.source == "secret":
-            named = own_secret(assertion.name, f"server {s.name!r}: auth.assertion.name", base)
-            resolved["assertion"] = assertion.model_copy(update={"name": named})
-        if resolved:
-            s = s.model_copy(update={"auth": s.auth.model_copy(update=resolved)})
+        auth = with_secrets(s.auth, partial(_own_auth_secret, f"server {s.name!r}: auth.", base))
+        if auth is not s.auth:
+            s = s.model_copy(update={"auth": auth})
         servers.append(s)
     return config.model_copy(update={"servers": servers})
+
+
+def _own_auth_secret(what: str, base: str, path: str, secret: str) -> str:
+    return own_secret(secret, what + path, base)
 
 
 def own_secret(secret: str, what: str, base: str) -> str:

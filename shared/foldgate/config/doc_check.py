@@ -15,6 +15,7 @@ from pydantic import ValidationError
 
 from foldgate.config.cloud import own_secret, parse_cloud_config
 from foldgate.config.tenant import TenantConfig
+from foldgate.config.upstream_auth import auth_secrets
 from foldgate.errors import ConfigError
 
 __all__ = ["field_path", "validate_document"]
@@ -62,12 +63,7 @@ def _cloud_problems(config: TenantConfig, base: str) -> list[str]:
                 "use streamable_http"
             )
         named = {"headers_secret": server.headers_secret}
-        named.update(
-            {
-                f"auth.{f}": getattr(server.auth, f, None)
-                for f in ("client_secret_secret", "private_key_secret")
-            }
-        )
+        named.update({f"auth.{path}": value for path, value in auth_secrets(server.auth).items()})
         for field, value in named.items():
             if not value:
                 continue

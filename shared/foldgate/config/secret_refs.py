@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from foldgate.config.doc_check import field_path
 from foldgate.config.tenant import TenantConfig
+from foldgate.config.upstream_auth import auth_secrets
 from foldgate.errors import ConfigError
 
 __all__ = [
@@ -152,13 +153,8 @@ def referenced_secrets(config: TenantConfig) -> dict[str, str]:
     for i, server in enumerate(config.servers):
         if server.headers_secret:
             refs.setdefault(server.headers_secret, f"servers[{i}].headers_secret")
-        for name in ("client_secret_secret", "private_key_secret"):
-            value = getattr(server.auth, name, None)
-            if value:
-                refs.setdefault(value, f"servers[{i}].auth.{name}")
-        assertion = getattr(server.auth, "assertion", None)
-        if getattr(assertion, "source", None) == "secret":
-            refs.setdefault(assertion.name, f"servers[{i}].auth.assertion.name")  # type: ignore[union-attr]
+        for path, value in auth_secrets(server.auth).items():
+            refs.setdefault(value, f"servers[{i}].auth.{path}")
     return refs
 
 

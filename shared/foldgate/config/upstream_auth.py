@@ -24,7 +24,8 @@ allows loopback (local files and tests; the cloud source does not).
 from __future__ import annotations
 
 import re
-from typing import Annotated, Literal
+from collections.abc import Callable
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
@@ -45,7 +46,9 @@ __all__ = [
     "TokenExchangeAuth",
     "UpstreamAuth",
     "WorkloadJwtAuth",
+    "auth_secrets",
     "per_person",
+    "with_secrets",
 ]
 
 # A scope token is visible ASCII without spaces, quotes or backslashes (RFC 6749 section 3.3).
@@ -403,6 +406,51 @@ def per_person(auth: object) -> bool:
     if isinstance(auth, PerUserAuth):
         return True
     return isinstance(auth, TokenExchangeAuth | IdJagAuth) and auth.subject_token.inbound
+
+
+_CLIENT_SECRETS = ("client_secret_secret", "private_key_secret")
+_TOKEN_SOURCES = ("subject_token", "actor_token", "listing_subject_token")
+_Auth = TypeVar("_Auth", bound=BaseModel)
+
+
+def auth_secrets(auth: BaseModel) -> dict[str, str]:
+    """Every secret name an ``auth:`` block refers to, by its path below ``auth``
+    (``client_secret_secret``, ``idp.private_key_secret``, ``subject_token.secret``,
+    ``assertion.name``, ...)."""
+    found: dict[str, str] = {}
+    blocks: list[tuple[str, Any]] = [("", auth), ("idp.", getattr(auth, "idp", None))]
+    for prefix, block in blocks:
+        for name in _CLIENT_SECRETS:
+            value = getattr(block, name, None)
+            if isinstance(value, str) and value:
+                found[prefix + name] = value
+    for name in _TOKEN_SOURCES:
+        source = getattr(auth, name, None)
+        if isinstance(source, TokenSource) and source.secret:
+            found[f"{name}.secret"] = source.secret
+    # A workload_jwt assertion kept in a secret parameter.
+    assertion = getattr(auth, "assertion", None)
+    if getattr(assertion, "source", None) == "secret" and isinstance(getattr(assertion, "name", None), str):
+        found["assertion.name"] = assertion.name  # type: ignore[union-attr]
+    return found
+
+
+def with_secrets(auth: _Auth, resolve: Callable[[str, str], str]) -> _Auth:
+    """``auth`` with every secret name ``resolve(path, name)`` gives (see :func:`auth_secrets`)."""
+    names = auth_secrets(auth)
+    if not names:
+        return auth
+    update: dict[str, Any] = {}
+    nested: dict[str, dict[str, Any]] = {}
+    for path, name in names.items():
+        head, _, field = path.partition(".")
+        if field:
+            nested.setdefault(head, {})[field] = resolve(path, name)
+        else:
+            update[head] = resolve(path, name)
+    for head, fields in nested.items():
+        update[head] = getattr(auth, head).model_copy(update=fields)
+    return auth.model_copy(update=update)
 
 
 UpstreamAuth = Annotated[

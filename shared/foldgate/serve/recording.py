@@ -31,6 +31,7 @@ from typing import Any, Final
 from foldgate.config.tenant import TenantConfig
 from foldgate.errors import (
     FoldgateError,
+    UpstreamAuthorizationError,
     UpstreamBusyError,
     UpstreamConsentError,
     UpstreamDeadlineError,
@@ -81,7 +82,8 @@ _OUTCOME_OF_CODE: Final[dict[str, Outcome]] = {
     "tool_pending_approval": "held",
     "tool_changed": "held",
     "upstream_needs_consent": "needs_consent",
-    "upstream_needs_authorization": "needs_consent",
+    # The IdP or the upstream's authorization server refused this person a token: its policy.
+    "upstream_needs_authorization": "denied",
     "upstream_timeout": "upstream_timeout",
     # The server's max_concurrency was full for its whole queue timeout: foldgate's own limit.
     "upstream_busy": "rate_limited",
@@ -102,6 +104,8 @@ def outcome_of_error(exc: BaseException) -> Outcome:
         return "deadline"
     if isinstance(exc, UpstreamTimeoutError):
         return "upstream_timeout"
+    if isinstance(exc, UpstreamAuthorizationError):
+        return "denied"
     if isinstance(exc, UpstreamConsentError):
         return "needs_consent"
     if isinstance(exc, UpstreamBusyError):

@@ -233,3 +233,48 @@ def test_a_cloud_tenant_cannot_read_the_gateways_disk_or_run_its_programs(
                                     "auth": {"kind": "workload_jwt", "assertion": assertion}})  # fmt: skip
     with pytest.raises(ConfigError, match="only allowed in a local config|only in local mode"):
         SsmConfigSource(prefix).get("acme")
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["idp.client_secret_secret", "idp.private_key_secret", "subject_token.secret", "client_secret_secret"],
+)
+def test_every_secret_of_an_exchange_kind_resolves_under_the_tenants_own_secrets_only(
+    ssm: Any, prefix: str, path: str
+) -> None:
+    """id_jag names secrets in nested blocks too (the IdP's client, the subject token): each one is the
+    tenant's own, so a tenant can never have foldgate hand the stack's secret to its IdP."""
+    base = f"{prefix}/tenants/acme"
+    put(ssm, f"{base}/config", {})
+    head, _, field = path.rpartition(".")
+
+    def auth(value: str) -> dict[str, Any]:
+        idp = {"token_url": "https://idp.example/token", "client_id": "fg"}
+        block: dict[str, Any] = {
+            "kind": "id_jag",
+            "idp": idp,
+            "client_id": "up",
+            "client_secret_secret": "up-secret",
+        }
+        if head == "idp":
+            block["idp"] = {**block["idp"], field: value}
+        elif head:
+            block[head] = {field: value}
+        else:
+            block[field] = value
+        return block
+
+    put(ssm, f"{base}/servers/gh", {"url": "https://gh.example/mcp", "auth": auth("own-name")})
+    server = SsmConfigSource(prefix).get("acme").server("gh")
+    assert server is not None
+    resolved = server.auth
+    for part in path.split("."):
+        resolved = getattr(resolved, part)
+    assert resolved == f"{base}/secrets/own-name"
+    put(
+        ssm,
+        f"{base}/servers/gh",
+        {"url": "https://gh.example/mcp", "auth": auth(f"{prefix}/secrets/operator-key")},
+    )
+    with pytest.raises(ConfigError, match=f"'gh': auth.{path} must name a parameter under"):
+        SsmConfigSource(prefix).get("acme")

@@ -8,11 +8,16 @@ AS offers it; a token per person, cached until its margin before expiry, never a
 refusal is one ``upstream_needs_authorization`` error naming the IdP's or the AS's answer; a 401
 drops the token and the next attempt exchanges again; an ID-JAG for another client is never sent; the
 AS pin; listing without a person; the inbound token and the ID-JAG appear in no log line or error.
+Through the real upstream client to the MCP SDK's resource server (demo/oauth/protected_mcp.py): each
+person's call runs upstream as that person, and a token the upstream refuses (expired early) is
+dropped and the call sent once more with a freshly exchanged one.
 """
 
 from __future__ import annotations
 
+import asyncio
 import base64
+import json
 import logging
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,12 +29,13 @@ import pytest
 
 from foldgate.config.tenant import ServerConfig, parse_tenant_config
 from foldgate.errors import UpstreamAuthorizationError, UpstreamConsentError, UpstreamError
-from foldgate.model.caller import SHARED_SUBJECT, UpstreamCaller
+from foldgate.model.caller import SHARED_SUBJECT, UpstreamCaller, calling_as, presenting
 from foldgate.store.grants.sqlite import SqliteGrantStore
+from foldgate.upstream.client import UpstreamClient
 from foldgate.upstream.declared import declared_listing
 from foldgate.upstream.oauth import exchanged
 from foldgate.upstream.oauth.provider import TokenProvider
-from tests.upstream_oauth import grant_store, oauth_context
+from tests.upstream_oauth import grant_store, oauth_context, protected_server
 from tests.upstreams.enterprise import (
     CLIENT_ID,
     CLIENT_SECRET,
@@ -107,7 +113,7 @@ async def test_each_person_gets_their_own_token_cached_and_never_another_ones(
     assert await tokens.authorization(server, bob) != first
     assert (await tokens.authorization(server, bob)).startswith("Bearer at-bob-")
     assert await tokens.authorization(server, alice) == first  # held: no exchange
-    assert len(ent.posted("/as/token")) == 2
+    assert len(ent.posted("/as/token")) == tokens.exchanged.exchanges == 2
     # A subject without an inbound identity (an agent token's) and no token held never gets anyone's.
     with pytest.raises(UpstreamAuthorizationError, match="inbound OAuth identity"):
         await tokens.authorization(server, UpstreamCaller(TENANT, "fgt-token-id"))
@@ -248,3 +254,41 @@ async def _errors(ent: Enterprise, tokens: TokenProvider, server: ServerConfig) 
             found.append(exc)
     assert len(found) == 3
     return found
+
+
+async def test_through_the_upstream_client_each_person_calls_as_themselves_and_a_refused_token_is_replaced(
+    ent: Enterprise, store: SqliteGrantStore, tmp_path: Path
+) -> None:
+    ent.signed = True
+    with protected_server(tmp_path, ent.issuer) as (url, calls):
+        ent.resources.add(url)
+        server = parse_tenant_config({"servers": [{"name": "files", "url": url, "auth": {
+            "kind": "id_jag", "idp": {"token_url": ent.base + "/idp/token"}, "client_id": CLIENT_ID,
+            "client_secret_secret": "/fg/upstream-client"}}]}).servers[0]  # fmt: skip
+        client = UpstreamClient(allow_private=True, auth=provider(store))
+
+        async def whoami(name: str) -> str:
+            presenting(ent.id_token(name))  # as the edge does for a request it verified
+            with calling_as(TENANT, f"oauth:{name}"):
+                result = await client.call_tool(server, "whoami", {})
+            assert not result.get("isError"), result
+            return str(json.loads(result["content"][0]["text"])["subject"])
+
+        try:
+            assert [await whoami("alice"), await whoami("bob"), await whoami("alice")] == [
+                "alice",
+                "bob",
+                "alice",
+            ]
+            assert len(ent.posted("/as/token")) == 2  # alice's token was held
+            # The AS announces an hour but the token dies in a second (revoked, a clock): the upstream's
+            # 401 drops it, and the call goes once more with a fresh exchange.
+            ent.jwt_lifetime = 1
+            assert await whoami("carol") == "carol"
+            await asyncio.sleep(2.2)
+            assert await whoami("carol") == "carol"
+            assert len(ent.posted("/as/token")) == 4
+        finally:
+            await client.aclose()
+        ran = [json.loads(line)["subject"] for line in calls.read_text().splitlines()]
+        assert ran == ["alice", "bob", "alice", "carol", "carol"]

@@ -7,7 +7,12 @@ import asyncio
 
 import pytest
 
-from foldgate.errors import InvalidRequestError, ToolChangedError, UpstreamDeadlineError
+from foldgate.errors import (
+    InvalidRequestError,
+    ToolChangedError,
+    UpstreamAuthorizationError,
+    UpstreamDeadlineError,
+)
 from foldgate.model.activity import ActivityRecord
 from foldgate.serve.recording import (
     Observation,
@@ -76,6 +81,11 @@ def test_the_first_layer_to_say_how_it_ended_wins_and_gateway_results_are_classi
     assert plain.outcome == "internal_error"  # only the call path may say tool_error
     assert outcome_of_error(UpstreamDeadlineError("late")) == "deadline"
     assert outcome_of_error(KeyError("x")) == "internal_error"
+    # The IdP refused this person a token (id_jag, token_exchange): its policy, a denial.
+    refused = Observation(ListRecorder(), "t", "mcp")
+    refused.answered(error_result(UpstreamAuthorizationError("files: the enterprise IdP refused")))
+    assert (refused.outcome, refused.detail) == ("denied", "upstream_needs_authorization")
+    assert outcome_of_error(UpstreamAuthorizationError("x")) == "denied"
 
 
 def test_names_and_details_from_callers_are_cut_short() -> None:

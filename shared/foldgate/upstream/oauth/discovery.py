@@ -151,15 +151,23 @@ async def _protected_resource(server_url: str, challenge: Challenge, *, allow_pr
     return None
 
 
-async def authorization_server_metadata(as_url: str, server_url: str, *, allow_private: bool) -> Any:
-    """The SDK's ``OAuthMetadata`` of ``as_url`` (RFC 8414, then OIDC); its issuer must be ``as_url``."""
-    metadata = await _metadata_at(as_url, server_url, legacy=False, allow_private=allow_private)
+async def authorization_server_metadata(
+    as_url: str, server_url: str, *, allow_private: bool, code_flow: bool = True
+) -> Any:
+    """The SDK's ``OAuthMetadata`` of ``as_url`` (RFC 8414, then OIDC); its issuer must be ``as_url``.
+    ``code_flow`` False: a server without an ``authorization_endpoint`` is fine (RFC 8414 section 2
+    requires one only where a grant uses it; a token-exchange or JWT-bearer server may have none)."""
+    metadata = await _metadata_at(
+        as_url, server_url, legacy=False, allow_private=allow_private, code_flow=code_flow
+    )
     if metadata is None:
         raise UpstreamError(f"no authorization server metadata found for {as_url[:200]}")
     return metadata
 
 
-async def _metadata_at(as_url: str, server_url: str, *, legacy: bool, allow_private: bool) -> Any:
+async def _metadata_at(
+    as_url: str, server_url: str, *, legacy: bool, allow_private: bool, code_flow: bool = True
+) -> Any:
     """``as_url``'s metadata, or None when none is published; ``legacy``: only the 2025-03-26 spec's
     one location, RFC 8414 at the origin (``as_url``), whose issuer may be any URL on that origin (that
     spec's servers name e.g. ``<origin>/oauth``; the document the MCP server's own origin serves cannot
@@ -175,6 +183,11 @@ async def _metadata_at(as_url: str, server_url: str, *, legacy: bool, allow_priv
         doc = await get_json(url, allow_private=allow_private)
         if doc is None:
             continue
+        token_url = doc.get("token_endpoint")
+        if not code_flow and "authorization_endpoint" not in doc and isinstance(token_url, str):
+            # The SDK's model requires the field; no browser is ever sent to it without a code flow
+            # (results found this way are cached apart from the code flow's, see OAuthContext).
+            doc = {**doc, "authorization_endpoint": token_url}
         try:
             metadata = OAuthMetadata.model_validate(doc)
         except ValidationError:
@@ -232,7 +245,9 @@ async def discover(
     if prm is not None:
         named = str(prm.authorization_servers[0])
         as_url = _bare(checked_endpoint(named, "authorization server", allow_loopback=allow_private))
-        metadata = await authorization_server_metadata(as_url, server_url, allow_private=allow_private)
+        metadata = await authorization_server_metadata(
+            as_url, server_url, allow_private=allow_private, code_flow=code_flow
+        )
     else:
         # The 2025-03-26 spec: the authorization server is the MCP server's origin.
         origin = checked_endpoint(_origin(server_url), "authorization server", allow_loopback=allow_private)

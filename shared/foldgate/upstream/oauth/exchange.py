@@ -116,7 +116,9 @@ async def endpoint_of(ctx: OAuthContext, client: ExchangeClient, server: ServerC
         return client.token_url, client.token_url
     assert client.issuer is not None  # the config requires token_url or issuer
     assert server.url is not None  # OAuth kinds require an HTTP upstream
-    metadata = await authorization_server_metadata(client.issuer, server.url, allow_private=ctx.allow_private)
+    metadata = await authorization_server_metadata(
+        client.issuer, server.url, allow_private=ctx.allow_private, code_flow=False
+    )
     url = checked_endpoint(str(metadata.token_endpoint), "token_endpoint", allow_loopback=ctx.allow_private)
     return url, client.issuer
 
