@@ -29,13 +29,14 @@ import os
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import httpx2
 from tests.upstream_oauth import REDIRECT, grant_store, oauth_context
 
 from foldgate.config.tenant import ServerConfig, parse_tenant_config
-from foldgate.errors import UpstreamConsentError
+from foldgate.errors import UpstreamAuthorizationError, UpstreamConsentError
 from foldgate.model.caller import SHARED_SUBJECT, calling_as
 from foldgate.upstream.client import UpstreamClient
 from foldgate.upstream.oauth.consent import finish_consent, start_consent
@@ -111,20 +112,37 @@ async def id_jag_call(url: str, tmp: Path, context: dict[str, str]) -> None:
             await client.aclose()
 
 
-async def workload_call(url: str, tmp: Path, context: dict[str, str]) -> None:
+async def workload_call(url: str, tmp: Path, context: dict[str, Any]) -> None:
     """``auth/wif-jwt-bearer``: a ``workload_jwt`` server with the suite's valid JWT in a file; list
-    and call (the grant is made at the first request, and never retried if refused)."""
+    and call (the grant is made at the first request, and never retried if refused).
+
+    ``FOLDGATE_WIF_REFUSAL`` (the refusal tests) picks what the suite's authorization server refuses:
+    ``wrong_audience`` or ``expired`` (its other JWTs), or a scope it refuses (``wif.rejected``,
+    ``wif.trigger-unauthorized``). Then every request must end in ``upstream_needs_authorization``
+    naming the refusal, the first and the second (which must send no token request at all)."""
+    refusal = os.environ.get("FOLDGATE_WIF_REFUSAL", "")
     jwt = tmp / "workload.jwt"
-    jwt.write_text(context["valid_jwt"], encoding="utf-8")
-    auth = {"kind": "workload_jwt", "assertion": {"source": "file", "path": str(jwt)}}
+    jwt.write_text(context.get(f"{refusal}_jwt") or context["valid_jwt"], encoding="utf-8")
+    auth: dict[str, Any] = {"kind": "workload_jwt", "assertion": {"source": "file", "path": str(jwt)}}
     if context.get("client_id"):
         auth["client_id"] = context["client_id"]
+    if refusal.startswith("wif."):
+        auth["scopes"] = [refusal]
     server = parse_tenant_config({"servers": [{"name": "conformance", "url": url, "auth": auth}]}).servers[0]
     with grant_store(tmp) as store:
         client = UpstreamClient(allow_private=True, auth=TokenProvider(oauth_context(store)))
         try:
             with calling_as(TENANT):
-                await list_and_call(client, server)
+                if not refusal:
+                    await list_and_call(client, server)
+                    return
+                for attempt in ("first", "second"):
+                    try:
+                        await client.list_tools(server)
+                    except UpstreamAuthorizationError as exc:
+                        print(f"{attempt}: {exc.code}: {exc.message}")
+                    else:
+                        raise SystemExit(f"the {attempt} request was not refused")
         finally:
             await client.aclose()
 

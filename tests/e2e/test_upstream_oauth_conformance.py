@@ -94,3 +94,30 @@ def test_client_auth_scenario_on_the_next_suite(node22: Path, scenario: str) -> 
     result = run_client_scenario(node22, command, scenario, env, CONFORMANCE_NEXT_CLI)
     assert result.checks, f"{scenario}: the suite recorded no checks"
     assert result.passed, f"{scenario}: {result.failures}"
+
+
+# What the suite's authorization server refuses, and the check it records for that refusal.
+WIF_REFUSALS = {
+    "wrong_audience": "wif-assertion-audience",
+    "expired": "wif-assertion-expired",
+    "wif.rejected": "wif-assertion-verified",  # a valid JWT, a scope refused: invalid_scope
+    "wif.trigger-unauthorized": "wif-assertion-verified",  # unauthorized_client
+}
+
+
+@pytest.mark.parametrize("refusal", list(WIF_REFUSALS))
+def test_a_refused_workload_grant_is_never_asked_again(node22: Path, refusal: str) -> None:
+    """SEP-1933: a refused JWT-bearer grant is surfaced and followed by no token request of any kind
+    (the suite flags a retry as ``wif-no-retry``, another grant as ``wif-grant-fallback``); the client
+    sends two requests, both answered ``upstream_needs_authorization``."""
+    if not CONFORMANCE_NEXT_CLI.exists():
+        pytest.skip("the suite's 0.2 pre-release is not installed: run `make conformance-deps`")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "shared"), str(REPO)]),
+           "FOLDGATE_WIF_REFUSAL": refusal}  # fmt: skip
+    result = run_client_scenario(
+        node22, [sys.executable, str(CLIENT)], "auth/wif-jwt-bearer", env, CONFORMANCE_NEXT_CLI
+    )
+    ids = [c["id"] for c in result.checks]
+    assert ids.count(WIF_REFUSALS[refusal]) == 1, ids
+    assert "wif-no-retry" not in ids, ids
+    assert "wif-grant-fallback" not in ids, ids

@@ -138,3 +138,67 @@ def test_the_reader_sees_a_broad_grant() -> None:
     }
     assert _allows(broad, "ssm:GetParameter", _arn(OPERATOR_KEY))
     assert _allows(broad, "ssm:GetParametersByPath", _arn(PREFIX))
+
+
+# Workload identity: the roles that call upstreams may ask STS for a workload JWT, only for the
+# stack's audiences and lifetime, and only when an audience is configured.
+STS_CALLERS = SERVING
+WORKLOAD_STATEMENT = {
+    "Sid": "WorkloadIdentityToken",
+    "Effect": "Allow",
+    "Action": "sts:GetWebIdentityToken",
+    "Resource": "*",
+    "Condition": {
+        "ForAllValues:StringEquals": {"sts:IdentityTokenAudience": [",", "WorkloadTokenAudience"]},
+        "NumericLessThanEquals": {"sts:DurationSeconds": "WorkloadTokenMaxSeconds"},
+    },
+}
+
+
+def _template() -> dict[str, Any]:
+    # The CloudFormation tags read as plain values, as template_resources reads them.
+    import yaml
+
+    from foldgate.dev.bench import moto
+
+    doc: dict[str, Any] = yaml.load(moto.TEMPLATE.read_text(encoding="utf-8"), Loader=moto._CfnLoader)
+    return doc
+
+
+def _workload_entries(function: str) -> list[Any]:
+    policies = _functions()[function].get("Properties", {}).get("Policies") or []
+    return [
+        p for p in policies
+        if isinstance(p, list) and any(
+            s.get("Sid") == "WorkloadIdentityToken" for b in _branches(p) if isinstance(b, dict)
+            for s in b.get("Statement", [])
+        )
+    ]  # fmt: skip
+
+
+def test_only_the_roles_that_call_upstreams_may_ask_sts_for_a_workload_jwt() -> None:
+    askers = {
+        name for name in _functions()
+        if any(s.get("Action") == "sts:GetWebIdentityToken" or "sts:*" in str(s.get("Action"))
+               for s in _statements(_functions()[name]))
+    }  # fmt: skip
+    assert askers == set(STS_CALLERS)
+
+
+def test_the_workload_jwt_grant_is_bounded_and_conditional() -> None:
+    for function in STS_CALLERS:
+        (entry,) = _workload_entries(function)
+        condition, granted, otherwise = entry
+        assert (condition, otherwise) == ("HasWorkloadTokenAudience", "AWS::NoValue"), function
+        assert granted == {"Statement": [WORKLOAD_STATEMENT]}, function
+
+
+def test_the_workload_parameters_default_to_no_grant() -> None:
+    doc = _template()
+    audience, seconds = (
+        doc["Parameters"]["WorkloadTokenAudience"],
+        doc["Parameters"]["WorkloadTokenMaxSeconds"],
+    )
+    assert (audience["Type"], audience["Default"]) == ("String", "")
+    assert (seconds["Default"], seconds["MinValue"], seconds["MaxValue"]) == (300, 60, 3600)
+    assert doc["Conditions"]["HasWorkloadTokenAudience"] == [["WorkloadTokenAudience", ""]]

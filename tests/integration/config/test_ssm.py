@@ -218,7 +218,7 @@ def test_a_workload_assertion_secret_resolves_under_the_tenants_own_secrets_only
         "assertion": {"source": "secret", "name": f"{prefix}/secrets/token-hmac-key"},
     }
     put(ssm, f"{base}/servers/gh", {"url": "https://gh.example/mcp", "auth": stolen})
-    with pytest.raises(ConfigError, match="'gh': auth.assertion.name must name a parameter under"):
+    with pytest.raises(ConfigError, match=r"'gh': auth\.assertion\.name must name a parameter under"):
         SsmConfigSource(prefix).get("acme")
 
 
@@ -231,7 +231,7 @@ def test_a_cloud_tenant_cannot_read_the_gateways_disk_or_run_its_programs(
     put(ssm, f"{base}/config", {})
     put(ssm, f"{base}/servers/gh", {"url": "https://gh.example/mcp",
                                     "auth": {"kind": "workload_jwt", "assertion": assertion}})  # fmt: skip
-    with pytest.raises(ConfigError, match="only allowed in a local config|only in local mode"):
+    with pytest.raises(ConfigError, match=r"only allowed in a local config|only in local mode"):
         SsmConfigSource(prefix).get("acme")
 
 

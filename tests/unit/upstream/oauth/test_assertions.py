@@ -61,7 +61,7 @@ async def test_an_sts_refusal_names_its_code_and_what_to_check() -> None:
     stub.add_client_error(
         "get_web_identity_token", service_error_code="OutboundWebIdentityFederationDisabled"
     )
-    with stub, pytest.raises(WorkloadAssertionError, match="OutboundWebIdentityFederationDisabled.*enabled"):
+    with stub, pytest.raises(WorkloadAssertionError, match=r"OutboundWebIdentityFederationDisabled.*enabled"):
         await AssertionReader(no_secret, sts=client).read(AwsStsAssertion(audience="a"))
 
 
