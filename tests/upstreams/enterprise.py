@@ -15,7 +15,7 @@ the upstream's MCP endpoint, on one origin, each recording what it was sent.
   JWT-bearer grant has no browser step); nor does the IdP's.
 * ``/mcp``: 401 with the PRM challenge; the PRM names ``<base>/mcp`` and ``<base>/as``.
 
-Every POST is recorded as (path, form, Authorization header) in ``posts``.
+Every POST is recorded as (path, form, Authorization header) in ``posts``, every GET's path in ``gets``.
 """
 
 from __future__ import annotations
@@ -50,6 +50,7 @@ class Enterprise:
 
     def __init__(self) -> None:
         self.posts: list[tuple[str, dict[str, str], str | None]] = []
+        self.gets: list[str] = []  # the paths of every GET (metadata fetched)
         self.denied: set[str] = set()
         self.expires_in: int | None = 3600
         self.jag_client_id = CLIENT_ID  # the client the IdP maps the upstream's audience to
@@ -75,6 +76,7 @@ class Enterprise:
                 self.wfile.write(data)
 
             def do_GET(self) -> None:
+                owner.gets.append(self.path)
                 doc = owner.documents().get(self.path)
                 self._send(200 if doc is not None else 404, doc or {})
 

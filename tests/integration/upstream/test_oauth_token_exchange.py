@@ -98,8 +98,11 @@ async def test_the_issuer_is_found_by_discovery_and_a_public_client_sends_its_id
         "kind": "token_exchange", "issuer": ent.base + "/idp", "client_id": "public-foldgate",
         "resource": "https://files.example.com/"}}]}).servers[0]  # fmt: skip
     alice = person(ent, "alice")
-    granted = await TokenProvider(oauth_context(store)).authorization(server, alice)
-    [(path, form, basic)] = ent.posts
+    tokens = TokenProvider(oauth_context(store))
+    granted = await tokens.authorization(server, alice)
+    await tokens.authorization(server, person(ent, "bob"))
+    assert ent.gets.count("/.well-known/oauth-authorization-server/idp") == 1  # discovered once
+    [(path, form, basic), _] = ent.posts
     assert (path, basic, form["client_id"], form["resource"]) == (
         "/idp/token",
         None,
@@ -108,3 +111,14 @@ async def test_the_issuer_is_found_by_discovery_and_a_public_client_sends_its_id
     )
     assert alice.inbound_token not in caplog.text
     assert granted.removeprefix("Bearer ") not in caplog.text
+
+
+async def test_without_a_client_nothing_names_one(ent: Enterprise, store: SqliteGrantStore) -> None:
+    server = parse_tenant_config({"servers": [{"name": "files", "url": ent.url, "auth": {
+        "kind": "token_exchange", "token_url": ent.base + "/idp/token"}}]}).servers[0]  # fmt: skip
+    assert (await TokenProvider(oauth_context(store)).authorization(server, person(ent, "alice"))).startswith(
+        "Bearer obo-alice-"
+    )
+    [(_, form, basic)] = ent.posts
+    assert basic is None
+    assert "client_id" not in form

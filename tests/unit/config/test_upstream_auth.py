@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from foldgate.config.tenant import parse_tenant_config
-from foldgate.config.upstream_auth import per_person
+from foldgate.config.upstream_auth import auth_secrets, per_person, with_secrets
 from foldgate.errors import ConfigError
 
 URL = "https://mcp.example.com/mcp"
@@ -192,3 +192,20 @@ def test_dpop_is_an_option_of_every_oauth_kind_and_off_by_default(auth: dict[str
 def test_dpop_is_refused_on_static_auth() -> None:
     with pytest.raises(ConfigError, match="dpop"):
         parsed(server({"kind": "static", "dpop": True}))
+
+
+def test_every_secret_an_auth_block_names_is_found_and_resolved_in_place() -> None:
+    auth = parsed(server({**ID_JAG, "idp": {**IDP, "private_key_secret": "idp/key"},
+                          "subject_token": {"secret": "id/token"},
+                          "listing_subject_token": {"secret": "id/lister"}}))  # fmt: skip
+    assert auth_secrets(auth) == {
+        "client_secret_secret": "/fg/up",
+        "idp.private_key_secret": "idp/key",
+        "subject_token.secret": "id/token",
+        "listing_subject_token.secret": "id/lister",
+    }
+    resolved = with_secrets(auth, lambda path, name: f"/t/{path}/{name}")
+    assert resolved.idp.private_key_secret == "/t/idp.private_key_secret/idp/key"
+    assert resolved.subject_token.secret == "/t/subject_token.secret/id/token"
+    assert (resolved.client_id, resolved.idp.client_id) == (auth.client_id, auth.idp.client_id)
+    assert with_secrets(parsed(server({"kind": "oauth"})), lambda path, name: "x").kind == "oauth"

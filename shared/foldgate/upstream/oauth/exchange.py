@@ -38,10 +38,9 @@ from foldgate.upstream.oauth.tokens import ClientAuth, TokenRefusedError, reques
 
 __all__ = [
     "TOKEN_EXCHANGE_GRANT",
+    "ExchangeDiscovery",
     "Exchanged",
-    "ResourceCache",
     "client_of",
-    "endpoint_of",
     "exchange_form",
     "on_behalf_of",
     "refusal",
@@ -109,35 +108,42 @@ async def client_of(ctx: OAuthContext, client: ExchangeClient) -> ClientAuth:
     return ClientAuth(client.client_id or "", "none")
 
 
-async def endpoint_of(ctx: OAuthContext, client: ExchangeClient, server: ServerConfig) -> tuple[str, str]:
-    """(token endpoint, issuer) of an exchange server: the configured URL, or RFC 8414 discovery of
-    the configured issuer (its metadata must name that issuer)."""
-    if client.token_url is not None:
-        return client.token_url, client.token_url
-    assert client.issuer is not None  # the config requires token_url or issuer
-    assert server.url is not None  # OAuth kinds require an HTTP upstream
-    metadata = await authorization_server_metadata(
-        client.issuer, server.url, allow_private=ctx.allow_private, code_flow=False
-    )
-    url = checked_endpoint(str(metadata.token_endpoint), "token_endpoint", allow_loopback=ctx.allow_private)
-    return url, client.issuer
-
-
-class ResourceCache:
-    """The resource each upstream's protected resource metadata names (None: it publishes none), kept
-    for ``DISCOVERY_SECONDS`` per URL."""
+class ExchangeDiscovery:
+    """What the exchange kinds look up, kept ``DISCOVERY_SECONDS``: an exchange server's token endpoint
+    (by its configured issuer) and the resource an upstream's protected resource metadata names."""
 
     def __init__(self) -> None:
-        self._found: dict[str, tuple[float, str | None]] = {}
+        self._endpoints: dict[str, tuple[float, str]] = {}
+        self._resources: dict[str, tuple[float, str | None]] = {}
+
+    async def endpoint(
+        self, ctx: OAuthContext, client: ExchangeClient, server: ServerConfig
+    ) -> tuple[str, str]:
+        """(token endpoint, issuer) of an exchange server: the configured URL, or RFC 8414 discovery
+        of the configured issuer (its metadata must name that issuer)."""
+        if client.token_url is not None:
+            return client.token_url, client.token_url
+        assert client.issuer is not None  # the config requires token_url or issuer
+        assert server.url is not None  # OAuth kinds require an HTTP upstream
+        hit = self._endpoints.get(client.issuer)
+        if hit is None or time.monotonic() - hit[0] >= DISCOVERY_SECONDS:
+            metadata = await authorization_server_metadata(
+                client.issuer, server.url, allow_private=ctx.allow_private, code_flow=False
+            )
+            url = checked_endpoint(
+                str(metadata.token_endpoint), "token_endpoint", allow_loopback=ctx.allow_private
+            )
+            hit = self._endpoints[client.issuer] = (time.monotonic(), url)
+        return hit[1], client.issuer
 
     async def resource(self, ctx: OAuthContext, server: ServerConfig) -> str:
         """The upstream's RFC 8707 resource: its PRM's, else its URL."""
         assert server.url is not None  # OAuth kinds require an HTTP upstream
-        hit = self._found.get(server.url)
+        hit = self._resources.get(server.url)
         if hit is None or time.monotonic() - hit[0] >= DISCOVERY_SECONDS:
             challenge = await probe_challenge(server.url, allow_private=ctx.allow_private) or Challenge()
             named = await protected_resource(server.url, challenge, allow_private=ctx.allow_private)
-            hit = self._found[server.url] = (time.monotonic(), named)
+            hit = self._resources[server.url] = (time.monotonic(), named)
         return hit[1] or server.url
 
 
@@ -146,7 +152,7 @@ async def on_behalf_of(
     server: ServerConfig,
     auth: TokenExchangeAuth,
     caller: UpstreamCaller,
-    resources: ResourceCache,
+    found: ExchangeDiscovery,
     *,
     listing: bool,
 ) -> Exchanged:
@@ -158,13 +164,13 @@ async def on_behalf_of(
     if auth.actor_token is not None:
         actor_token = await read_token(auth.actor_token, caller, ctx.read_secret, server=server.name)
         actor = (actor_token, auth.actor_token.type_urn("access_token"))
-    token_url, issuer = await endpoint_of(ctx, auth, server)
+    token_url, issuer = await found.endpoint(ctx, auth, server)
     form = exchange_form(
         subject,
         source.type_urn("access_token"),
         requested_token_type=TOKEN_TYPE_URNS[auth.requested_token_type],
         audience=auth.audience,
-        resource=auth.resource or await resources.resource(ctx, server),
+        resource=auth.resource or await found.resource(ctx, server),
         scope=" ".join(auth.scopes) if auth.scopes else None,
         actor=actor,
     )

@@ -29,7 +29,7 @@ from foldgate.errors import UpstreamAuthorizationError, UpstreamError
 from foldgate.model.caller import SHARED_SUBJECT, UpstreamCaller
 from foldgate.upstream.oauth.context import OAuthContext
 from foldgate.upstream.oauth.discovery import challenge_of
-from foldgate.upstream.oauth.exchange import Exchanged, ResourceCache, on_behalf_of
+from foldgate.upstream.oauth.exchange import Exchanged, ExchangeDiscovery, on_behalf_of
 from foldgate.upstream.oauth.id_jag import id_jag_token
 
 __all__ = ["MAX_HELD", "ExchangedTokens"]
@@ -53,7 +53,7 @@ class ExchangedTokens:
         self._held: OrderedDict[_Key, tuple[str, float, float | None]] = OrderedDict()
         self._locks: dict[_Key, asyncio.Lock] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._resources = ResourceCache()
+        self._found = ExchangeDiscovery()
         self.exchanges = 0  # exchanges made (observability and tests)
 
     @staticmethod
@@ -107,8 +107,8 @@ class ExchangedTokens:
             )
         self.exchanges += 1
         if isinstance(auth, IdJagAuth):
-            return await id_jag_token(self.ctx, server, auth, caller, listing=listing)
-        return await on_behalf_of(self.ctx, server, auth, caller, self._resources, listing=listing)
+            return await id_jag_token(self.ctx, server, auth, caller, self._found, listing=listing)
+        return await on_behalf_of(self.ctx, server, auth, caller, self._found, listing=listing)
 
     async def refused(
         self,

@@ -34,7 +34,13 @@ from foldgate.errors import UpstreamAuthorizationError, UpstreamError
 from foldgate.model.caller import UpstreamCaller
 from foldgate.upstream.oauth.context import OAuthContext
 from foldgate.upstream.oauth.discovery import Challenge, Discovered
-from foldgate.upstream.oauth.exchange import Exchanged, client_of, endpoint_of, exchange_form, refusal
+from foldgate.upstream.oauth.exchange import (
+    Exchanged,
+    ExchangeDiscovery,
+    client_of,
+    exchange_form,
+    refusal,
+)
 from foldgate.upstream.oauth.http import checked_endpoint
 from foldgate.upstream.oauth.sources import read_token
 from foldgate.upstream.oauth.tokens import ClientAuth, TokenRefusedError, request_answer, request_token
@@ -79,10 +85,15 @@ async def _upstream_as(
 
 
 async def _id_jag(
-    ctx: OAuthContext, server: ServerConfig, auth: IdJagAuth, subject: tuple[str, str], form: dict[str, str]
+    ctx: OAuthContext,
+    server: ServerConfig,
+    auth: IdJagAuth,
+    idp: tuple[str, str],
+    subject: tuple[str, str],
+    form: dict[str, str],
 ) -> str:
-    """Leg 1: the ID-JAG from the IdP for ``subject`` (token, type URN)."""
-    idp_url, idp_issuer = await endpoint_of(ctx, auth.idp, server)
+    """Leg 1: the ID-JAG from the IdP (its token endpoint, issuer) for ``subject`` (token, type URN)."""
+    idp_url, idp_issuer = idp
     exchange = exchange_form(
         *subject,
         requested_token_type=ID_JAG_TYPE,
@@ -115,6 +126,7 @@ async def id_jag_token(
     server: ServerConfig,
     auth: IdJagAuth,
     caller: UpstreamCaller,
+    found: ExchangeDiscovery,
     *,
     listing: bool,
     challenge: Challenge | None = None,
@@ -124,18 +136,20 @@ async def id_jag_token(
     server refused (its message names the IdP's or the authorization server's grant)."""
     source = auth.listing_subject_token if listing and auth.listing_subject_token else auth.subject_token
     subject = await read_token(source, caller, ctx.read_secret, server=server.name)
-    found, token_url = await _upstream_as(ctx, server, auth, challenge)
+    upstream, token_url = await _upstream_as(ctx, server, auth, challenge)
+    idp = await found.endpoint(ctx, auth.idp, server)
     assert server.url is not None  # OAuth kinds require an HTTP upstream
-    resource = auth.resource or found.resource or server.url
-    scope = " ".join(auth.scopes) if auth.scopes else found.scope
+    resource = auth.resource or upstream.resource or server.url
+    scope = " ".join(auth.scopes) if auth.scopes else upstream.scope
     shared = {"resource": resource, **({"scope": scope} if scope else {})}
     try:
         grant = await _id_jag(
             ctx,
             server,
             auth,
+            idp,
             (subject, source.type_urn("id_token")),
-            {"audience": auth.audience or found.issuer, **shared},
+            {"audience": auth.audience or upstream.issuer, **shared},
         )
     except TokenRefusedError as exc:
         raise refusal(server.name, "the enterprise IdP", "the ID-JAG exchange", exc) from None
@@ -145,7 +159,7 @@ async def id_jag_token(
     del grant  # the ID-JAG is spent with this request: nothing keeps it
     try:
         token = await request_token(
-            token_url, form, client, issuer=found.issuer, allow_private=ctx.allow_private
+            token_url, form, client, issuer=upstream.issuer, allow_private=ctx.allow_private
         )
     except TokenRefusedError as exc:
         raise refusal(

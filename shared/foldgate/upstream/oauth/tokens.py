@@ -86,7 +86,7 @@ async def _authenticate(
             client_assertion=await signer(audience),
         )
     elif client.method == "none":
-        if client.client_id:  # a workload's JWT-bearer grant may name no client at all
+        if client.client_id:  # a workload's JWT-bearer grant or an exchange server may name no client
             form["client_id"] = client.client_id
     else:
         raise UpstreamError(f"client authentication {client.method!r} is not supported or lacks its secret")
