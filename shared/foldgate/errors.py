@@ -120,12 +120,11 @@ class UpstreamConsentError(UpstreamError):
 
 
 class UpstreamAuthorizationError(UpstreamConsentError):
-    """An identity provider or an upstream's authorization server refused to issue a token: a machine
-    grant (client credentials, workload identity, token exchange) or a person's (``id_jag``,
-    ``token_exchange``). The message names its answer (``invalid_grant``, ``access_denied``,
-    ``invalid_scope``, ...). No person's consent or link helps: an administrator of the IdP or the
-    authorization server, or the operator's configuration, decides; nothing is asked again meanwhile
-    (never retried, no loop)."""
+    """A token was refused by an identity provider or an upstream's authorization server (a machine
+    grant: client credentials, workload identity; or a person's exchange: ``id_jag``,
+    ``token_exchange``): the message names its answer (``invalid_grant``, ``invalid_scope``,
+    ``access_denied``, ...). No consent link helps: the operator fixes the configuration, or an
+    administrator of the IdP or the authorization server decides. Never a retry loop."""
 
     code = "upstream_needs_authorization"
 

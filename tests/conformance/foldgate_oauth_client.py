@@ -9,14 +9,13 @@ through foldgate's upstream client with the grant (connecting again once when th
 the upstream moved to another authorization server). Exit status 0 when all of that worked.
 ``--dpop`` configures the server with ``dpop: true`` (RFC 9449 sender-constrained tokens).
 
-Scenarios whose context (``MCP_CONFORMANCE_CONTEXT``) hands over an enterprise IdP and a pre-signed ID
-token (``auth/enterprise-managed-authorization``) run the ``id_jag`` kind instead: no consent, the ID
-token handed over as-is from a secret, the IdP and the upstream's client pre-registered.
-
 Scenarios that hand the client a context (``MCP_CONFORMANCE_CONTEXT``, JSON) configure a machine kind
 instead of the code flow: ``auth/wif-jwt-bearer`` gives a workload JWT (``valid_jwt``) and a
 ``client_id``, which become a ``workload_jwt`` server whose assertion is that JWT in a file, as a
 platform mounts one (no consent: the JWT-bearer grant at the first request).
+Scenarios whose context (``MCP_CONFORMANCE_CONTEXT``) hands over an enterprise IdP and a pre-signed ID
+token (``auth/enterprise-managed-authorization``) run the ``id_jag`` kind instead: no consent, the ID
+token handed over as-is from a secret, the IdP and the upstream's client pre-registered.
 
 Run with ``PYTHONPATH=<worktree>/shared:<worktree>`` (the suite passes its environment on).
 """
@@ -91,27 +90,6 @@ async def list_and_call(client: UpstreamClient, server: ServerConfig) -> None:
     print("call:", result.get("isError", False))
 
 
-async def id_jag_call(url: str, tmp: Path, context: dict[str, str]) -> None:
-    """SEP-990 through the ``id_jag`` kind: the suite's ID token (a secret here) exchanged at its IdP
-    for an ID-JAG, that at the upstream's authorization server for an access token; then list, call."""
-    auth = {
-        "kind": "id_jag",
-        "idp": {"token_url": context["idp_token_endpoint"], "client_id": context["idp_client_id"]},
-        "subject_token": {"secret": "idp-id-token"},
-        "client_id": context["client_id"],
-        "client_secret_secret": "xaa-secret",
-    }
-    secrets = {"idp-id-token": context["idp_id_token"], "xaa-secret": context["client_secret"]}
-    server = parse_tenant_config({"servers": [{"name": "conformance", "url": url, "auth": auth}]}).servers[0]
-    with grant_store(tmp) as store:
-        client = UpstreamClient(allow_private=True, auth=TokenProvider(oauth_context(store, secrets)))
-        try:
-            with calling_as(TENANT):
-                await list_and_call(client, server)
-        finally:
-            await client.aclose()
-
-
 async def workload_call(url: str, tmp: Path, context: dict[str, Any]) -> None:
     """``auth/wif-jwt-bearer``: a ``workload_jwt`` server with the suite's valid JWT in a file; list
     and call (the grant is made at the first request, and never retried if refused).
@@ -147,14 +125,35 @@ async def workload_call(url: str, tmp: Path, context: dict[str, Any]) -> None:
             await client.aclose()
 
 
+async def id_jag_call(url: str, tmp: Path, context: dict[str, str]) -> None:
+    """SEP-990 through the ``id_jag`` kind: the suite's ID token (a secret here) exchanged at its IdP
+    for an ID-JAG, that at the upstream's authorization server for an access token; then list, call."""
+    auth = {
+        "kind": "id_jag",
+        "idp": {"token_url": context["idp_token_endpoint"], "client_id": context["idp_client_id"]},
+        "subject_token": {"secret": "idp-id-token"},
+        "client_id": context["client_id"],
+        "client_secret_secret": "xaa-secret",
+    }
+    secrets = {"idp-id-token": context["idp_id_token"], "xaa-secret": context["client_secret"]}
+    server = parse_tenant_config({"servers": [{"name": "conformance", "url": url, "auth": auth}]}).servers[0]
+    with grant_store(tmp) as store:
+        client = UpstreamClient(allow_private=True, auth=TokenProvider(oauth_context(store, secrets)))
+        try:
+            with calling_as(TENANT):
+                await list_and_call(client, server)
+        finally:
+            await client.aclose()
+
+
 def main() -> None:
     """Entry point: the server URL is the last argument."""
     context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
     with tempfile.TemporaryDirectory(prefix="foldgate-oauth-client-") as tmp:
-        if "idp_id_token" in context:
-            asyncio.run(id_jag_call(sys.argv[-1], Path(tmp), context))
-        elif context.get("name") == "auth/wif-jwt-bearer":
+        if context.get("name") == "auth/wif-jwt-bearer":
             asyncio.run(workload_call(sys.argv[-1], Path(tmp), context))
+        elif "idp_id_token" in context:
+            asyncio.run(id_jag_call(sys.argv[-1], Path(tmp), context))
         else:
             asyncio.run(connect_and_call(sys.argv[-1], Path(tmp), dpop="--dpop" in sys.argv[1:-1]))
 

@@ -16,9 +16,10 @@ metadata naming another issuer is refused; an upstream whose protected resource 
 another authorization server is discovered again on the 401, foldgate registers there (never
 presenting the first server's client) and the operator's second connect works; a ``workload_jwt``
 server presents the suite's workload JWT with the RFC 7523 JWT-bearer grant (client auth ``none``).
-With ``dpop: true`` (RFC 9449): a valid proof on the token request and on every MCP request, the token
-presented with the DPoP scheme, and the authorization server's and the MCP server's ``use_dpop_nonce``
-answered once with their nonce.
+With ``dpop: true``
+(RFC 9449): a valid proof on the token request and on every MCP request, the token presented with the
+DPoP scheme, and the authorization server's and the MCP server's ``use_dpop_nonce`` answered once with
+their nonce.
 """
 
 from __future__ import annotations
@@ -68,10 +69,10 @@ SCENARIOS_NEXT = [
     "auth/offline-access-scope",
     "auth/offline-access-not-supported",
     "auth/enterprise-managed-authorization",
-    "auth/dpop",
-    "auth/dpop-nonce",
     # SEP-1933 workload identity: the JWT-bearer grant with the suite's workload JWT, no consent.
     "auth/wif-jwt-bearer",
+    "auth/dpop",
+    "auth/dpop-nonce",
 ]
 # The wrapper's options per scenario: what the operator would configure for that upstream.
 OPTIONS = {"auth/dpop": ["--dpop"], "auth/dpop-nonce": ["--dpop"]}

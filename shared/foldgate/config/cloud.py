@@ -58,8 +58,6 @@ def parse_cloud_config(doc: dict[str, Any], base: str, *, allow_private: bool = 
             s = s.model_copy(update={"headers_secret": named})
         # The auth: block's client secret and private key obey the same rule (a tenant must never
         # have foldgate send the stack's or another tenant's secret to its authorization server).
-        # The same for the IdP's and the token sources' secrets of the exchange kinds, and for a
-        # workload assertion kept in a secret; a workload assertion never comes from the gateway's disk.
         assertion = getattr(s.auth, "assertion", None)
         if assertion is not None and assertion.source in ("file", "command"):
             raise ConfigError(
@@ -67,6 +65,8 @@ def parse_cloud_config(doc: dict[str, Any], base: str, *, allow_private: bool = 
                 f"{assertion.source!r} reads the gateway's own disk or runs its programs and is available "
                 "only in local mode; use aws_sts or secret"
             )
+        # The same for the IdP's and the token sources' secrets of the exchange kinds, and a workload
+        # assertion's secret.
         auth = with_secrets(s.auth, partial(_own_auth_secret, f"server {s.name!r}: auth.", base))
         if auth is not s.auth:
             s = s.model_copy(update={"auth": auth})

@@ -12,10 +12,10 @@ A discriminated union on ``kind``:
 * ``token_exchange``: RFC 8693 on-behalf-of at an authorization server the upstream trusts, the subject
   token the calling person's inbound token (or one from a configured source);
 * ``id_jag``: Enterprise-Managed Authorization (SEP-990): the enterprise IdP exchanges the person's
-  identity for an ID-JAG, the upstream's authorization server that for an access token (RFC 7523).
+  identity for an ID-JAG, the upstream's authorization server that for an access token (RFC 7523);
 * ``workload_jwt``: machine to machine by the JWT-bearer grant (RFC 7523) with a workload assertion
   from AWS STS (the function's own role), a file, a command or a secret (see
-  :mod:`foldgate.config.workload_assertion`).
+  :mod:`foldgate.config.workload_auth`).
 
 Every URL here is hostile input: https only, except ``http`` on loopback where the config source
 allows loopback (local files and tests; the cloud source does not).
@@ -32,7 +32,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validat
 from foldgate.config.declared_tools import MAX_DECLARED_TOOLS, DeclaredTool, check_declared
 from foldgate.config.oauth import _check_url
 from foldgate.config.token_source import TokenSource, TokenType
-from foldgate.config.workload_assertion import WorkloadAssertion
+from foldgate.config.workload_assertion import SecretAssertion
+from foldgate.config.workload_auth import WorkloadJwtAuth
 
 __all__ = [
     "ClientCredentialsAuth",
@@ -338,68 +339,6 @@ class IdJagAuth(_Strict):
         return self
 
 
-class WorkloadJwtAuth(_Strict):
-    """Workload identity (RFC 7523 JWT bearer, SEP-1933): foldgate presents a JWT that names the
-    workload (the function's IAM role through STS, or a token a platform mounts) and the upstream's
-    authorization server trusts its issuer; no secret is stored when the source is ``aws_sts``."""
-
-    kind: Literal["workload_jwt"] = "workload_jwt"
-    assertion: WorkloadAssertion = Field(
-        description="Where the workload JWT comes from: aws_sts, file, command or secret (by `source`)."
-    )
-    token_url: str | None = Field(
-        default=None,
-        description="The token endpoint. Without it and issuer, the authorization server the upstream's "
-        "protected resource metadata names.",
-    )
-    issuer: str | None = Field(
-        default=None, description="Find the token endpoint by discovery at this authorization server."
-    )
-    client_id: str | None = Field(
-        default=None,
-        min_length=1,
-        max_length=500,
-        description="Sent when the authorization server wants one (with client auth `none`, only then).",
-    )
-    client_secret_secret: str | None = Field(
-        default=None,
-        pattern=_SECRET_NAME,
-        description="Secret parameter with a client secret, for an authorization server that "
-        "authenticates the client besides the assertion (needs client_id).",
-    )
-    scopes: list[str] | None = Field(
-        default=None,
-        max_length=50,
-        description="Scopes to ask for (default: what the upstream's challenge or metadata names).",
-    )
-    resource: str | None = Field(
-        default=None,
-        description="RFC 8707 resource (default: the resource in the upstream's protected resource "
-        "metadata, else the server URL).",
-    )
-    audience: str | None = Field(
-        default=None, max_length=500, description="An `audience` form field for the token request."
-    )
-
-    @field_validator("token_url", "issuer", "resource")
-    @classmethod
-    def _check_urls(cls, value: str | None, info: ValidationInfo) -> str | None:
-        return None if value is None else _check_url(value, str(info.field_name), info)
-
-    @field_validator("scopes")
-    @classmethod
-    def _check_scopes(cls, value: list[str] | None) -> list[str] | None:
-        return None if value is None else _scopes(value)
-
-    @model_validator(mode="after")
-    def _check_endpoint(self) -> WorkloadJwtAuth:
-        if self.token_url is not None and self.issuer is not None:
-            raise ValueError("workload_jwt takes token_url or issuer, not both")
-        if self.client_secret_secret and not self.client_id:
-            raise ValueError("client_secret_secret needs a client_id")
-        return self
-
-
 def per_person(auth: object) -> bool:
     """Whether ``auth`` gives each calling person their own credential (their subject's), not one
     per tenant: ``per_user``, and the exchange kinds whose subject token is the inbound identity."""
@@ -428,10 +367,10 @@ def auth_secrets(auth: BaseModel) -> dict[str, str]:
         source = getattr(auth, name, None)
         if isinstance(source, TokenSource) and source.secret:
             found[f"{name}.secret"] = source.secret
-    # A workload_jwt assertion kept in a secret parameter.
+    # workload_jwt: an assertion kept in a secret parameter.
     assertion = getattr(auth, "assertion", None)
-    if getattr(assertion, "source", None) == "secret" and isinstance(getattr(assertion, "name", None), str):
-        found["assertion.name"] = assertion.name  # type: ignore[union-attr]
+    if isinstance(assertion, SecretAssertion):
+        found["assertion.name"] = assertion.name
     return found
 
 

@@ -155,10 +155,6 @@ def auth_states(
         if server.auth.kind in MACHINE_KINDS:
             states[server.name] = machine_state(oauth, activity, tenant, server)
             continue
-        if server.auth.kind in ("token_exchange", "id_jag"):
-            # Tokens obtained per call by exchange, never stored: nothing to connect.
-            states[server.name] = {"kind": server.auth.kind, "state": "exchange"}
-            continue
         mine = [g for g in summaries if g.server == server.name]
         shared = next((g for g in mine if g.subject == SHARED_SUBJECT), None)
         state = "not_connected" if shared is None else shared.state

@@ -23,6 +23,7 @@ __all__ = ["MACHINE_KINDS", "machine_state"]
 
 # The auth kinds whose tokens no person grants.
 MACHINE_KINDS: Final = frozenset({"client_credentials", "workload_jwt", "token_exchange", "id_jag"})
+EXCHANGE_KINDS: Final = frozenset({"token_exchange", "id_jag"})
 # How many of a server's newest audit events are read to find its latest grant.
 _AUDIT_LOOKBACK: Final = 25
 
@@ -50,12 +51,14 @@ def machine_state(
     oauth: OAuthContext | None, activity: ActivityStore | None, tenant: str, server: ServerConfig
 ) -> dict[str, Any]:
     """``server``'s entry in the status route's ``auth`` block: ``kind``; ``state`` (``obtained``,
-    ``refused``, ``failed``, or ``machine`` before any grant); ``reason`` (the error code and when);
-    ``last_grant`` (outcome, at, error, expires_at)."""
+    ``refused``, ``failed``, or ``machine`` / ``exchange`` before any grant); ``reason`` (the error
+    code and when); ``last_grant`` (outcome, at, error, expires_at)."""
     last = oauth.outcomes.last(tenant, server.name) if oauth is not None else None
     if last is None and activity is not None:
         last = _audited(activity, tenant, server.name)
-    entry: dict[str, Any] = {"kind": server.auth.kind, "state": "machine", "last_grant": None}
+    # Before any grant: ``exchange`` for the exchange kinds (tokens per call, nothing to connect).
+    initial = "exchange" if server.auth.kind in EXCHANGE_KINDS else "machine"
+    entry: dict[str, Any] = {"kind": server.auth.kind, "state": initial, "last_grant": None}
     if last is None:
         return entry
     entry["state"] = last.outcome

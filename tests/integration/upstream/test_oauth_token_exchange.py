@@ -122,3 +122,37 @@ async def test_without_a_client_nothing_names_one(ent: Enterprise, store: Sqlite
     [(_, form, basic)] = ent.posts
     assert basic is None
     assert "client_id" not in form
+
+
+async def test_every_exchange_is_a_machine_grant_outcome_with_no_person_or_token(
+    ent: Enterprise, store: SqliteGrantStore
+) -> None:
+    """The exchange kinds report through the machine grants' outcomes: the status shows the latest
+    exchange (refused: the code), each one is an ``upstream.grant`` audit event; no person's token, no
+    access token, no subject in either."""
+    from foldgate.edge.grant_status import machine_state
+    from tests.recorders import ListRecorder
+
+    ent.denied.add("mallory")
+    ctx = oauth_context(store, SECRETS)
+    recorder = ListRecorder()
+    ctx.outcomes.recorder = recorder
+    tokens, server = TokenProvider(ctx), server_config(ent)
+    alice = person(ent, "alice")
+    granted = await tokens.authorization(server, alice)
+    assert machine_state(ctx, None, TENANT, server)["state"] == "obtained"
+    with pytest.raises(UpstreamAuthorizationError):
+        await tokens.authorization(server, person(ent, "mallory"))
+    state = machine_state(ctx, None, TENANT, server)
+    assert (state["kind"], state["state"], state["last_grant"]["error"]) == (
+        "token_exchange",
+        "refused",
+        "access_denied",
+    )
+    assert [(a.action, a.outcome, a.actor.who) for a in recorder.audits] == [
+        ("upstream.grant", "ok", "token_exchange"),
+        ("upstream.grant", "refused", "token_exchange"),
+    ]
+    said = recorder.text() + str(state)
+    for secret in (granted.removeprefix("Bearer "), alice.inbound_token or "", "mallory", "alice"):
+        assert secret not in said

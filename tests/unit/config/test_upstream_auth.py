@@ -176,24 +176,6 @@ def test_only_the_inbound_exchange_kinds_and_per_user_are_per_person() -> None:
     assert not per_person(parsed(server({"kind": "oauth"})))
 
 
-@pytest.mark.parametrize(
-    "auth",
-    [
-        {"kind": "oauth"},
-        {"kind": "per_user"},
-        {"kind": "client_credentials", "token_url": URL, "client_id": "m", "client_secret_secret": "s"},
-    ],
-)
-def test_dpop_is_an_option_of_every_oauth_kind_and_off_by_default(auth: dict[str, Any]) -> None:
-    assert parsed(server(auth)).dpop is False
-    assert parsed(server({**auth, "dpop": True})).dpop is True
-
-
-def test_dpop_is_refused_on_static_auth() -> None:
-    with pytest.raises(ConfigError, match="dpop"):
-        parsed(server({"kind": "static", "dpop": True}))
-
-
 def test_every_secret_an_auth_block_names_is_found_and_resolved_in_place() -> None:
     auth = parsed(server({**ID_JAG, "idp": {**IDP, "private_key_secret": "idp/key"},
                           "subject_token": {"secret": "id/token"},
@@ -209,3 +191,22 @@ def test_every_secret_an_auth_block_names_is_found_and_resolved_in_place() -> No
     assert resolved.subject_token.secret == "/t/subject_token.secret/id/token"
     assert (resolved.client_id, resolved.idp.client_id) == (auth.client_id, auth.idp.client_id)
     assert with_secrets(parsed(server({"kind": "oauth"})), lambda path, name: "x").kind == "oauth"
+
+
+@pytest.mark.parametrize(
+    "auth",
+    [
+        {"kind": "oauth"},
+        {"kind": "per_user"},
+        {"kind": "client_credentials", "token_url": URL, "client_id": "m", "client_secret_secret": "s"},
+        {"kind": "workload_jwt", "assertion": {"source": "secret", "name": "jwt"}},
+    ],
+)
+def test_dpop_is_an_option_of_every_oauth_kind_and_off_by_default(auth: dict[str, Any]) -> None:
+    assert parsed(server(auth)).dpop is False
+    assert parsed(server({**auth, "dpop": True})).dpop is True
+
+
+def test_dpop_is_refused_on_static_auth() -> None:
+    with pytest.raises(ConfigError, match="dpop"):
+        parsed(server({"kind": "static", "dpop": True}))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from foldgate.config.tenant import ServerConfig, parse_tenant_config
@@ -52,8 +53,12 @@ def test_another_instance_outcome_comes_from_the_audit_log(tmp_path: Path) -> No
     outcomes.record("acme", "up", "workload_jwt", "refused", "unauthorized_client")
     activity = SqliteActivityStore(tmp_path / "activity.sqlite3")
     try:
-        other = AuditEvent("acme", "upstream.connect", Actor("console"), target="up").with_id()
-        records = [e.with_id() for e in recorder.audits] + [other]  # newer, not a grant: skipped
+        now = time.time()
+        # One second apart, in order (ids sort by millisecond): the refusal is the newer grant event.
+        records = [replace(e, at=now - 10 + i).with_id() for i, e in enumerate(recorder.audits)]
+        records.append(
+            AuditEvent("acme", "upstream.connect", Actor("console"), at=now, target="up").with_id()
+        )
         activity.put_many([StoredRecord(r, time.time() + 3600) for r in records])
         entry = machine_state(None, activity, "acme", up())
     finally:

@@ -233,8 +233,9 @@ async def discover(
     server_url: str, challenge: Challenge | None = None, *, allow_private: bool, code_flow: bool = True
 ) -> Discovered:
     """The upstream's authorization setup, from its challenge (probed when not given). ``code_flow``
-    False (a machine grant, or the JWT-bearer grant of ``id_jag``): no authorization code follows, so
-    PKCE need not be advertised and no ``offline_access`` is added (no refresh token is asked for)."""
+    False (a machine grant: the JWT-bearer grant of ``id_jag`` or ``workload_jwt``): no browser flow
+    follows, so PKCE need not be advertised and no ``offline_access`` is added (no refresh token is
+    asked for)."""
     # The SDK's scope selection loads with the first discovery.
     from mcp.client.auth.utils import get_client_metadata_scopes
 

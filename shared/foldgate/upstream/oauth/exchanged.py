@@ -12,7 +12,8 @@ provider's :func:`refresh_margin` rule) and never stored: a cold instance exchan
 at a time per key in this process. A 401 from the upstream drops the token it refused (a 401 may also
 mean the upstream moved to another authorization server: ``id_jag`` discovers again) and the client
 sends once more with a fresh one; a second 401 is the client's error, never a loop. A refused exchange
-is the tool error and is not retried.
+is the tool error and is not retried. Every exchange's outcome is recorded (``ctx.outcomes``: the
+status route and an ``upstream.grant`` audit event, never the person's token or the ID-JAG).
 """
 
 from __future__ import annotations
@@ -106,9 +107,25 @@ class ExchangedTokens:
                 "inbound identity): declare its tools or configure a listing_subject_token"
             )
         self.exchanges += 1
-        if isinstance(auth, IdJagAuth):
-            return await id_jag_token(self.ctx, server, auth, caller, self._found, listing=listing)
-        return await on_behalf_of(self.ctx, server, auth, caller, self._found, listing=listing)
+        outcomes = self.ctx.outcomes
+        try:
+            if isinstance(auth, IdJagAuth):
+                found = await id_jag_token(self.ctx, server, auth, caller, self._found, listing=listing)
+            else:
+                found = await on_behalf_of(self.ctx, server, auth, caller, self._found, listing=listing)
+        except UpstreamAuthorizationError as exc:
+            code = exc.details.get("error")
+            outcomes.record(
+                caller.tenant, server.name, auth.kind, "refused", code if isinstance(code, str) else None
+            )
+            raise
+        except UpstreamError:
+            outcomes.record(caller.tenant, server.name, auth.kind, "failed", "exchange_failed")
+            raise
+        lifetime = found[1]
+        expires = time.time() + lifetime if lifetime else None
+        outcomes.record(caller.tenant, server.name, auth.kind, "obtained", expires_at=expires)
+        return found
 
     async def refused(
         self,

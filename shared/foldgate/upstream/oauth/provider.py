@@ -31,11 +31,10 @@ once more with a fresh token:
   missing, the grant gets a pending step-up for the union and stays usable for the tools its scope
   allows, while the tool that needs more answers consent-needed; identical step-ups are bounded.
 * **client_credentials.** Tokens are fetched with the configured secret or private key and kept in
-  memory per (tenant, server) until near expiry; a 401 drops the cached token.
-* **token_exchange, id_jag.** Exchanged per (tenant, server, subject) and kept in memory until near
-  expiry, by :class:`~foldgate.upstream.oauth.exchanged.ExchangedTokens` (same margin rule).
   memory per (tenant, server) until near expiry; a 401 drops the cached token. A refusal is an
   :class:`UpstreamAuthorizationError` naming the server's error code.
+* **token_exchange, id_jag.** Exchanged per (tenant, server, subject) and kept in memory until near
+  expiry, by :class:`~foldgate.upstream.oauth.exchanged.ExchangedTokens` (same margin rule).
 * **workload_jwt.** The JWT-bearer grant, in :mod:`foldgate.upstream.oauth.workload` (no retry after a
   refusal). Every machine grant's outcome is recorded (``outcomes``: status and audit).
 
@@ -185,11 +184,11 @@ class TokenProvider:
         # a new entry. Each with when it was received and when it expires (the margin scales with it).
         self._machine: dict[tuple[str, str, str, str], tuple[str, float, float | None]] = {}
         self._step_ups = StepUps()
-        self.exchanged = ExchangedTokens(
-            ctx, lambda issued, expires: _margin(issued, expires, self.skew_s, self.margin_share)
-        )
         self.workload = WorkloadGrants(
             ctx, margin=self._machine_margin, lock=self._lock, assertions=assertions
+        )
+        self.exchanged = ExchangedTokens(
+            ctx, lambda issued, expires: _margin(issued, expires, self.skew_s, self.margin_share)
         )
         self.refreshes = 0  # refresh requests sent (observability and tests)
 
@@ -222,10 +221,10 @@ class TokenProvider:
             raise UpstreamError(f"{server.name}: an OAuth upstream is called only on behalf of a tenant")
         if isinstance(auth, ClientCredentialsAuth):
             return await self._machine_token(server, auth, caller.tenant)
-        if isinstance(auth, TokenExchangeAuth | IdJagAuth):
-            return await self.exchanged.authorization(server, auth, caller)
         if isinstance(auth, WorkloadJwtAuth):
             return await self.workload.authorization(server, auth, caller.tenant)
+        if isinstance(auth, TokenExchangeAuth | IdJagAuth):
+            return await self.exchanged.authorization(server, auth, caller)
         subject = self._subject(server, caller)
         key = (caller.tenant, server.name, subject)
         async with self._lock(key):
@@ -457,8 +456,8 @@ class TokenProvider:
             outcomes = self.ctx.outcomes
             try:
                 token = await request_token(
-                    token_url, form, client, issuer=issuer or token_url,
-                    allow_private=self.ctx.allow_private, dpop=self.ctx.dpop(tenant, server),
+                    token_url, form, client, issuer=issuer or token_url, allow_private=self.ctx.allow_private,
+                    dpop=self.ctx.dpop(tenant, server),
                 )  # fmt: skip
             except TokenRefusedError as exc:
                 outcomes.record(tenant, server.name, auth.kind, "refused", exc.error or "no_error_code")

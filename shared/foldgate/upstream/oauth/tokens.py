@@ -86,7 +86,7 @@ async def _authenticate(
             client_assertion=await signer(audience),
         )
     elif client.method == "none":
-        if client.client_id:  # a workload's JWT-bearer grant or an exchange server may name no client
+        if client.client_id:  # an exchange server or a workload's grant may take no client at all
             form["client_id"] = client.client_id
     else:
         raise UpstreamError(f"client authentication {client.method!r} is not supported or lacks its secret")

@@ -11,7 +11,9 @@ Client authentication: a configured client secret goes ``client_secret_basic`` (
 where the server advertises only that); else ``none``, which sends ``client_id`` only when one is
 configured (the assertion is the credential).
 
-Tokens are kept in memory per (tenant, server) until their refresh margin (the provider's
+With ``dpop: true`` the token request carries a DPoP proof and a DPoP-bound token is presented with the
+DPoP scheme (:mod:`foldgate.upstream.oauth.dpop`). Tokens are kept in memory per (tenant, server) until
+their refresh margin (the provider's
 ``refresh_margin`` rule: 60 s, at most a quarter of the lifetime); a config change is a new entry. A
 401 from the upstream drops the token (the caller sends once more with a new one).
 
@@ -34,12 +36,12 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from foldgate.config.tenant import ServerConfig
-from foldgate.config.upstream_auth import WorkloadJwtAuth
 from foldgate.config.workload_assertion import FileAssertion, SecretAssertion
+from foldgate.config.workload_auth import WorkloadJwtAuth
 from foldgate.errors import UpstreamAuthorizationError, UpstreamError
 from foldgate.upstream.oauth.assertions import AssertionReader, WorkloadAssertionError
 from foldgate.upstream.oauth.context import OAuthContext
-from foldgate.upstream.oauth.discovery import authorization_server_metadata, discover
+from foldgate.upstream.oauth.discovery import authorization_server_metadata
 from foldgate.upstream.oauth.http import checked_endpoint
 from foldgate.upstream.oauth.tokens import ClientAuth, TokenRefusedError, request_token
 
@@ -58,7 +60,7 @@ LockOf = Callable[[tuple[str, str, str]], asyncio.Lock]
 @dataclass(frozen=True, slots=True)
 class _Held:
     config: str
-    token: str
+    token: str  # the Authorization value (a ProofBound DPoP value signs each request anew)
     issued: float
     expires: float | None
 
@@ -125,9 +127,9 @@ class WorkloadGrants:
                 and held.config == config
                 and (held.expires is None or held.expires - self.margin(held.issued, held.expires) > now)
             ):
-                return f"Bearer {held.token}"
+                return held.token
             assertion = await self._unless_refused(server, auth, tenant, config)
-            return f"Bearer {await self._obtain(server, auth, tenant, config, assertion)}"
+            return await self._obtain(server, auth, tenant, config, assertion)
 
     async def _unless_refused(
         self, server: ServerConfig, auth: WorkloadJwtAuth, tenant: str, config: str
@@ -169,7 +171,7 @@ class WorkloadGrants:
             metadata = await authorization_server_metadata(auth.issuer, server.url, allow_private=allow)
             found_resource, found_scope, issuer = None, None, auth.issuer
         else:
-            found = await discover(server.url, allow_private=allow, code_flow=False)
+            found = await self.ctx.discovered(server)  # cached; no PKCE needed (not a code-flow kind)
             metadata, found_resource, found_scope, issuer = (
                 found.metadata,
                 found.resource,
@@ -215,7 +217,12 @@ class WorkloadGrants:
         self.requests += 1
         try:
             token: Any = await request_token(
-                endpoint.token_url, form, client, issuer=endpoint.issuer, allow_private=self.ctx.allow_private
+                endpoint.token_url,
+                form,
+                client,
+                issuer=endpoint.issuer,
+                allow_private=self.ctx.allow_private,
+                dpop=self.ctx.dpop(tenant, server),
             )
         except TokenRefusedError as exc:
             refusal = _Refusal(config, _digest(assertion), exc.error, time.time())
@@ -231,6 +238,8 @@ class WorkloadGrants:
         now = time.time()
         expires = now + token.expires_in if token.expires_in else None
         self._refused.pop(key, None)
-        self._held[key] = _Held(config, token.access_token, now, expires)
+        # "Bearer <token>", or DPoP with a proof per request when the server bound it to the tenant's key.
+        presented = self.ctx.present(tenant, token.token_type, token.access_token)
+        self._held[key] = _Held(config, presented, now, expires)
         self.ctx.outcomes.record(tenant, server.name, KIND, "obtained", expires_at=expires)
-        return str(token.access_token)
+        return presented

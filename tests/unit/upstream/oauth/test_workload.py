@@ -185,3 +185,30 @@ async def test_aws_sts_assertion_goes_to_the_token_endpoint(ctx: OAuthContext) -
         assert await provider.authorization(up, CALLER) == "Bearer tok"
     stub.assert_no_pending_responses()
     assert endpoint.forms[0]["assertion"] == JWT
+
+
+async def test_a_dpop_workload_grant_is_bound_and_presented_with_proofs(
+    ctx: OAuthContext, jwt_file: Path
+) -> None:
+    """``dpop: true`` on workload_jwt as on every OAuth kind: the JWT-bearer request carries a proof
+    the server verifies, and every MCP request presents the bound token with the DPoP scheme."""
+    from foldgate.model.caller import calling_as
+    from foldgate.upstream.client import UpstreamClient
+    from tests.upstreams.dpop_server import DPoPServer
+
+    with DPoPServer() as srv:
+        block = {"kind": "workload_jwt", "dpop": True, "token_url": srv.base + "/token",
+                 "assertion": {"source": "file", "path": str(jwt_file)}}  # fmt: skip
+        up = parse_tenant_config({"servers": [{"name": "files", "url": srv.url, "auth": block}]}).servers[0]
+        client = UpstreamClient(allow_private=True, auth=TokenProvider(ctx))
+        try:
+            with calling_as("acme"):
+                await client.list_tools(up)
+                await client.call_tool(up, "echo", {})
+        finally:
+            await client.aclose()
+    assert [(r["form"]["grant_type"], r["form"]["assertion"]) for r in srv.token_requests] == [
+        (JWT_BEARER, JWT)
+    ]
+    assert srv.failures == []
+    assert {r["scheme"] for r in srv.mcp_requests if r["scheme"]} == {"DPoP"}
