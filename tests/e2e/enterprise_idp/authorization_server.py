@@ -193,7 +193,7 @@ class IssueMixin:
         LOG.append({"grant": GRANT_NAMES[self.GRANT_TYPE, self.__class__.__name__], "outcome": "issued",
                     "client": claims["client_id"], "subject": user.sub, "dpop": bool(request.dpop_jkt),
                     "auth_method": request.auth_method, "resource": request.resource,
-                    "exp": claims["exp"]})  # fmt: skip
+                    "expires_at": time.time() + TOKEN_TTL})  # fmt: skip
         return 200, body, [("Cache-Control", "no-store"), ("Pragma", "no-cache")]
 
 
