@@ -347,10 +347,17 @@ def test_dpop_binds_the_token_and_the_server_refuses_it_without_a_fresh_proof(pa
     assert second.json()["error"] == "invalid_dpop_proof"
 
 
-def test_with_nonces_on_both_servers_demand_theirs(tmp_path: Path) -> None:
-    with enterprise_parts(tmp_path, gateway=GATEWAY, dpop_nonce=True) as parts:
+def test_with_nonces_and_dpop_required_both_servers_demand_a_proof_and_their_nonce(tmp_path: Path) -> None:
+    with enterprise_parts(tmp_path, gateway=GATEWAY, dpop_nonce=True, dpop_required=True) as parts:
         key = new_key("client")
         token_url = parts.authorization_server + "/token"
+        unproven = jwt_bearer(parts, parts.workload_token())
+        assert (unproven.status_code, unproven.json()["error"]) == (400, "invalid_dpop_proof")
+        # The MCP server challenges in the DPoP scheme, the SDK's resource_metadata kept.
+        challenge = httpx2.post(parts.mcp, content="{}", headers=MCP_HEADERS, timeout=10)
+        assert challenge.status_code == 401
+        assert challenge.headers["www-authenticate"].startswith('DPoP algs="ES256')
+        assert "resource_metadata=" in challenge.headers["www-authenticate"]
         first = jwt_bearer(parts, parts.workload_token(), proof=make_proof(key, "POST", token_url))
         assert first.status_code == 400
         assert first.json()["error"] == "use_dpop_nonce"

@@ -1,16 +1,20 @@
 """End to end: `foldgate serve` with ``dpop: true`` in front of the enterprise real parts run with DPoP
-nonces on (tests/e2e/enterprise_idp/: the authlib authorization server answers ``use_dpop_nonce`` with
-a ``DPoP-Nonce`` until a proof carries it, and so does the MCP SDK resource server, RFC 9449 sections 8
-and 9).
+nonces on and DPoP required (tests/e2e/enterprise_idp/: the authlib authorization server refuses a
+token request without a proof and answers ``use_dpop_nonce`` with a ``DPoP-Nonce`` until a proof carries
+it, and so does the MCP SDK resource server, whose every 401 challenges in the ``DPoP`` scheme; RFC 9449
+sections 7 to 9).
 
-Pins: the agent's call succeeds with a bound token; foldgate answered each server's nonce challenge
-exactly once (one ``use_dpop_nonce`` refusal then a grant at the AS, one 401 at the MCP server), with no
-refresh of the token for a nonce challenge and no loop.
+A ``workload_jwt`` server with ``dpop: true`` and no token endpoint configured.
+Pins: foldgate discovers the AS from a ``DPoP`` challenge; the agent's call succeeds with a bound
+token; foldgate answered each server's nonce challenge exactly once (one ``use_dpop_nonce`` refusal then
+a grant at the AS, one 401 at the MCP server), with no refresh of the token for a nonce challenge and
+no loop.
 """
 
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass
@@ -20,8 +24,8 @@ import pytest
 from mcp import Client
 
 from foldgate.dev.procs import free_port
-from tests.e2e.enterprise_idp.parts import M2M_CLIENT, M2M_SECRET, Parts, enterprise_parts
-from tests.e2e.test_upstream_enterprise import write_secrets
+from tests.e2e.enterprise_idp.parts import WORKLOAD, Parts, enterprise_parts
+from tests.e2e.test_upstream_enterprise import AGENT
 from tests.procs import foldgate_serve
 
 pytestmark = pytest.mark.e2e
@@ -39,14 +43,23 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
     port = free_port()
     with ExitStack() as stack:
         parts = stack.enter_context(
-            enterprise_parts(tmp / "parts", gateway=f"http://127.0.0.1:{port}", dpop_nonce=True)
+            enterprise_parts(
+                tmp / "parts", gateway=f"http://127.0.0.1:{port}", dpop_nonce=True, dpop_required=True
+            )
         )
-        write_secrets(tmp / "secrets", {"m2m-client": M2M_SECRET})
-        m2m = {"kind": "client_credentials", "token_url": parts.authorization_server + "/token",
-               "client_id": M2M_CLIENT, "client_secret_secret": "m2m-client", "dpop": True}  # fmt: skip
+        # No token endpoint configured: found from the server's DPoP challenge and its metadata.
+        agent = [
+            sys.executable,
+            "-c",
+            AGENT,
+            parts.idp + "/test/workload",
+            WORKLOAD,
+            parts.authorization_server,
+        ]
+        wl = {"kind": "workload_jwt", "assertion": {"source": "command", "argv": agent}, "dpop": True}
         config = {
             "direct_tool_response_mode": "full",
-            "servers": [{"name": "m2m", "url": parts.mcp, "auth": m2m}],
+            "servers": [{"name": "wl", "url": parts.mcp, "auth": wl}],
         }
         base = stack.enter_context(foldgate_serve(config, tmp, "--interval", "600", port=port))
         yield Setup(base, parts)
@@ -54,10 +67,10 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
 
 async def test_each_servers_nonce_is_answered_once_and_the_call_runs_bound(setup: Setup) -> None:
     async with Client(setup.base + "/mcp/all") as client:
-        result = await client.call_tool("m2m__whoami", {})
+        result = await client.call_tool("wl__whoami", {})
     assert not result.is_error, result.content
     who: dict[str, Any] = json.loads(result.content[0].text)
-    assert (who["subject"], who["bound"]) == (M2M_CLIENT, True)
+    assert (who["subject"], who["bound"]) == (WORKLOAD, True)
 
     at_as = [(e["outcome"], e.get("error")) for e in setup.parts.as_log()]
     # The indexer's grant: one nonce challenge, then the token; the call used the token it holds.
@@ -66,4 +79,8 @@ async def test_each_servers_nonce_is_answered_once_and_the_call_runs_bound(setup
     nonce_refusals = [r for r in requests if r.get("error") == "use_dpop_nonce"]
     assert len(nonce_refusals) == 1  # the first request with the token; every later proof has the nonce
     assert all(r["scheme"] == "DPoP" and r["proof"] for r in requests if r["scheme"])
-    assert [r for r in requests if r.get("outcome") == 401 and r.get("error") != "use_dpop_nonce"] == []
+    assert [
+        r for r in requests if r["scheme"] and r.get("outcome") == 401 and r.get("error") != "use_dpop_nonce"
+    ] == []
+    # Before any token, the server challenged in the DPoP scheme: foldgate found its metadata from that.
+    assert any(r["scheme"] is None and r.get("outcome") == 401 for r in requests)

@@ -18,7 +18,8 @@ share it, by the assertion's ``typ``):
 Access tokens are RFC 9068 JWTs (``typ at+jwt``) for the MCP server (``aud``), ``token_ttl`` seconds
 long, no refresh tokens. With a valid DPoP proof on the token request (RFC 9449 section 5) the token is
 bound to the proof's key: ``token_type DPoP`` and ``cnf.jkt``; with ``dpop_nonce`` the AS demands its
-nonce (400 ``use_dpop_nonce`` plus ``DPoP-Nonce``). RFC 8414 metadata advertises
+nonce (400 ``use_dpop_nonce`` plus ``DPoP-Nonce``); with ``dpop_required`` a token request without a
+proof is refused (400 ``invalid_dpop_proof``). RFC 8414 metadata advertises
 ``dpop_signing_alg_values_supported`` and a registration endpoint that refuses (and logs) every attempt:
 these grants need none. ``GET /test/log`` lists every token request (grant, client, auth method, DPoP,
 outcome), never a token.
@@ -82,6 +83,7 @@ IDP_ISSUER: str = CONFIG["idp_issuer"]
 WORKLOAD = Jwks(CONFIG["workload_jwks"])
 KEY = new_key("as-1")
 DPOP = DpopVerifier(require_nonce=bool(CONFIG.get("dpop_nonce", False)))
+DPOP_REQUIRED = bool(CONFIG.get("dpop_required", False))  # DPoP-bound tokens only
 LOG: list[dict[str, Any]] = []
 USED_JTIS: set[str] = set()
 
@@ -337,6 +339,11 @@ async def token(request: Request) -> Response:
     form = {k: str(v) for k, v in (await request.form()).items()}
     oauth = FormRequest(request, form)
     proof = request.headers.get("dpop")
+    if proof is None and DPOP_REQUIRED:
+        why = "this server issues DPoP-bound tokens only: a DPoP proof is required"
+        LOG.append({"grant": form.get("grant_type"), "outcome": "refused", "error": "invalid_dpop_proof",
+                    "error_description": why, "dpop": False})  # fmt: skip
+        return JSONResponse({"error": "invalid_dpop_proof", "error_description": why}, 400)
     if proof is not None or DPOP.require_nonce:
         try:
             oauth.dpop_jkt = DPOP.verify(proof, "POST", TOKEN_ENDPOINT)

@@ -135,9 +135,11 @@ def enterprise_parts(
     id_jag_ttl: int = 300,
     token_ttl: int = 300,
     dpop_nonce: bool = False,
+    dpop_required: bool = False,
 ) -> Iterator[Parts]:
     """The IdP, the AS and the MCP server, started together, for the duration of the block. ``gateway``
-    is the audience of the tokens the gateway's callers sign in with (its public URL)."""
+    is the audience of the tokens the gateway's callers sign in with (its public URL). ``dpop_nonce``:
+    both servers demand their DPoP nonce; ``dpop_required``: both deal in DPoP-bound tokens only."""
     tmp.mkdir(parents=True, exist_ok=True)
     idp_port, as_port, rs_port = free_port(), free_port(), free_port()
     idp, issuer, rs = (f"http://127.0.0.1:{p}" for p in (idp_port, as_port, rs_port))
@@ -149,7 +151,7 @@ def enterprise_parts(
                                          "as_client_ids": {issuer: XAA_CLIENT}}}},
         "authorization_server": {
             "port": as_port, "issuer": issuer, "resource": mcp, "token_ttl": token_ttl,
-            "dpop_nonce": dpop_nonce,
+            "dpop_nonce": dpop_nonce, "dpop_required": dpop_required,
             "idp_issuer": idp, "idp_jwks": idp + "/jwks", "workload_jwks": idp + "/workload/jwks",
             "clients": [
                 {"client_id": XAA_CLIENT, "secret": XAA_SECRET, "auth_method": "client_secret_basic",
@@ -164,7 +166,7 @@ def enterprise_parts(
                  "workload_issuer": idp + "/workload", "workloads": [WORKLOAD]},
             ]},
         "resource_server": {"port": rs_port, "issuer": issuer, "jwks": issuer + "/jwks",
-                            "dpop_nonce": dpop_nonce},
+                            "dpop_nonce": dpop_nonce, "dpop_required": dpop_required},
     }  # fmt: skip
     ready = {"idp": idp + "/.well-known/openid-configuration",
              "authorization_server": issuer + "/.well-known/oauth-authorization-server",

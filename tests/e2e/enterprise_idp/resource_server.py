@@ -9,7 +9,8 @@ verifies (typ, alg, signature, ``htm``, ``htu`` without query, ``iat`` within 60
 token, a ``jti`` not seen before) from that very key; presented as ``Bearer``, without a proof, with a
 replayed proof or another key's, it is refused 401 with a ``DPoP`` challenge naming the error. With
 ``dpop_nonce`` the proof must carry the server's nonce (401 ``use_dpop_nonce`` plus ``DPoP-Nonce``).
-Unbound tokens are accepted as ``Bearer``.
+Unbound tokens are accepted as ``Bearer``, except with ``dpop_required``: then only bound tokens are, and
+every 401 (the SDK's too: no token, a bad token) challenges in the ``DPoP`` scheme.
 
 Tools: ``whoami`` answers the token's subject, client, ``act`` and how it was presented; ``echo``.
 ``GET /_log`` lists every request to /mcp (HTTP and JSON-RPC method, scheme, outcome) and every tool call;
@@ -46,6 +47,7 @@ RESOURCE = BASE + "/mcp"
 AS_ISSUER: str = CONFIG["issuer"]
 AS_KEYS = Jwks(CONFIG["jwks"])
 DPOP = DpopVerifier(require_nonce=bool(CONFIG.get("dpop_nonce", False)))
+DPOP_REQUIRED = bool(CONFIG.get("dpop_required", False))  # DPoP-bound tokens only, DPoP challenges
 # The key a DPoP proof on this request proved (set by the front before the SDK verifies the token).
 PROVEN: contextvars.ContextVar[str | None] = contextvars.ContextVar("proven", default=None)
 LOG: list[dict[str, Any]] = []
@@ -119,6 +121,14 @@ def _challenge(error: str, description: str) -> dict[str, str]:
     return headers
 
 
+def _as_dpop(name: bytes, value: bytes) -> tuple[bytes, bytes]:
+    if name.lower() != b"www-authenticate" or not value.startswith(b"Bearer"):
+        return name, value
+    params = value[len(b"Bearer") :].strip()
+    algs = f'algs="{" ".join(DPOP_ALGS)}"'.encode()
+    return name, b"DPoP " + algs + (b", " + params if params else b"")
+
+
 def _rpc(body: bytes) -> str | None:
     try:
         message = json.loads(body) if body else None
@@ -179,7 +189,7 @@ def front(app: App) -> App:
             PROVEN.set(jkt)
             kept = [(k, v) for k, v in scope["headers"] if k.lower() != b"authorization"]
             scope = {**scope, "headers": [*kept, (b"authorization", f"Bearer {token}".encode())]}
-        elif bound is not None:
+        elif bound is not None or (DPOP_REQUIRED and token):
             why = "a DPoP-bound token needs the DPoP scheme and a proof"
             entry.update(outcome=401, error="invalid_token", error_description=why)
             await _json(send, 401, {"error": "invalid_token"}, _challenge("invalid_token", why))
@@ -191,6 +201,9 @@ def front(app: App) -> App:
         async def noted(message: MutableMapping[str, Any]) -> None:
             if message["type"] == "http.response.start":
                 entry.setdefault("outcome", message["status"])
+                if DPOP_REQUIRED and message["status"] == 401:
+                    # The SDK's Bearer challenge, in the DPoP scheme (RFC 9449 section 7.1).
+                    message = {**message, "headers": [_as_dpop(k, v) for k, v in message["headers"]]}
             await send(message)
 
         await app(scope, replay, noted)
