@@ -42,10 +42,13 @@ def demo_config(folder: Path) -> Path:
 
 
 def _local_only(server: dict[str, Any]) -> bool:
-    """A stdio server, or one whose auth reads a token from a file or a command."""
+    """A stdio server, or one whose auth reads a token (or a workload assertion) from a file or a
+    command."""
     auth = server.get("auth") or {}
     sources = [auth.get(k) for k in ("subject_token", "actor_token", "listing_subject_token")]
     reads = any(isinstance(src, dict) and {"file", "command"} & set(src) for src in sources)
+    assertion = auth.get("assertion")  # workload_jwt
+    reads = reads or (isinstance(assertion, dict) and assertion.get("source") in ("file", "command"))
     return server.get("transport") == "stdio" or reads
 
 
