@@ -16,6 +16,7 @@ appears in foldgate's log, status or events.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import sys
@@ -128,11 +129,13 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
         yield Setup(base, parts, tmp / "serve.log", operator)
 
 
-async def call(setup: Setup, user: str, tool: str, arguments: dict[str, Any] | None = None) -> Any:
+async def call(
+    setup: Setup, user: str, tool: str, arguments: dict[str, Any] | None = None, path: str = "/mcp/all"
+) -> Any:
     """``user`` signs in at the IdP (an access token for foldgate) and calls ``tool`` through foldgate."""
     token = setup.parts.login(user, scope=SCOPE)["access_token"]
     http = create_mcp_http_client(headers={"authorization": f"Bearer {token}"})
-    async with Client(streamable_http_client(setup.base + "/mcp/all", http_client=http)) as client:
+    async with Client(streamable_http_client(setup.base + path, http_client=http)) as client:
         return await client.call_tool(tool, arguments or {})
 
 
@@ -209,6 +212,27 @@ async def test_token_exchange_reaches_the_server_on_alices_behalf(setup: Setup) 
     assert bob["subject"] == "bob"
 
 
+async def test_people_calling_at_once_each_reach_the_server_as_themselves(setup: Setup) -> None:
+    people = ["alice", "bob"] * 4
+    results = await asyncio.gather(*(call(setup, user, "obo__whoami") for user in people))
+    assert [whoami_of(r)["subject"] for r in results] == people
+
+
+async def test_the_code_surface_calls_as_the_signed_in_person(setup: Setup) -> None:
+    program = 'return await call_tool("xaa", "whoami", {});'
+    result = await call(setup, "alice", "code_execution", {"code": program}, path="/mcp/code")
+    assert not result.is_error, text_of(result)
+    ran = json.loads(text_of(result))
+    assert json.loads(ran["value"]["result"])["subject"] == "alice"
+    assert ran["calls"] == [{"tool": "xaa__whoami", "ok": True, "ms": ran["calls"][0]["ms"]}]
+    # The agent's code catches the refusal: the ToolError carries the gateway's error object.
+    caught = 'try { await call_tool("xaa", "whoami", {}); return null; } catch (e) { return e.error; }'
+    refused = await call(setup, "bob", "code_execution", {"code": caught}, path="/mcp/code")
+    error = json.loads(text_of(refused))["value"]
+    assert error["error_type"] == "upstream_needs_authorization"
+    assert "access_denied" in error["error"]
+
+
 def status_of(setup: Setup, server: str) -> dict[str, Any]:
     answer = httpx2.get(setup.base + "/api/v1/status", params={"tenant": "default"}, headers=setup.operator,
                         timeout=30)  # fmt: skip
@@ -273,7 +297,12 @@ async def test_dpop_bound_tokens_are_refused_when_replayed_without_their_proof(s
 def test_status_and_audit_name_the_exchange_kinds_grants_and_no_person(setup: Setup) -> None:
     for server, kind in (("xaa", "id_jag"), ("obo", "token_exchange")):
         state = status_of(setup, server)
-        assert (state["kind"], state["state"]) == (kind, "obtained")  # the latest grants above
+        assert state["kind"] == kind
+        # The latest grant above: obtained, or (id_jag) bob's refusal by the IdP's policy.
+        expected = {"obtained": None, "refused": "access_denied"}
+        assert state["state"] in expected
+        assert (state["last_grant"]["outcome"], state["last_grant"]["error"]) == (
+            state["state"], expected[state["state"]])  # fmt: skip
     answer = httpx2.get(setup.base + "/api/v1/activity", headers=setup.operator, timeout=30,
                         params={"tenant": "default", "kind": "audit", "limit": 1000})  # fmt: skip
     grants = [e for e in answer.json()["events"] if e.get("action") == "upstream.grant"]
