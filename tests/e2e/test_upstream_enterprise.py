@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-import sys
 import time
 from collections.abc import Iterator
 from contextlib import ExitStack
@@ -57,11 +56,6 @@ TOKEN_TTL = 6  # the AS's access tokens: foldgate refreshes a quarter of the lif
 SCOPE = "foldgate:read foldgate:write foldgate:destructive"
 WHOAMI = {"name": "whoami", "description": "Who the access token was issued to.",
           "annotations": {"readOnlyHint": True}}  # fmt: skip
-# A workload identity agent's CLI: prints a fresh workload JWT from the IdP's workload issuer.
-AGENT = ("import json, sys, urllib.request as u; "
-         "body = json.dumps({'sub': sys.argv[2], 'audience': sys.argv[3]}).encode(); "
-         "r = u.urlopen(u.Request(sys.argv[1], body, {'content-type': 'application/json'}), timeout=10); "
-         "print(json.load(r)['token'])")  # fmt: skip
 STRANGER = "spiffe://example.org/stranger"
 JWT = re.compile(r"eyJ[\w-]{5,}\.eyJ[\w-]{5,}\.[\w-]{10,}")
 
@@ -101,14 +95,7 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
                "subject_token": {"inbound": True, "type": "access_token"}, "tools": [WHOAMI]}  # fmt: skip
         obo = {"kind": "token_exchange", "token_url": parts.authorization_server + "/token",
                "client_id": OBO_CLIENT, "client_secret_secret": "obo-client", "tools": [WHOAMI]}  # fmt: skip
-        agent = [
-            sys.executable,
-            "-c",
-            AGENT,
-            parts.idp + "/test/workload",
-            WORKLOAD,
-            parts.authorization_server,
-        ]
+        agent = parts.workload_agent()
         workload = {"kind": "workload_jwt", "assertion": {"source": "command", "argv": agent}, "dpop": True}
         stranger = {
             "kind": "workload_jwt",

@@ -14,7 +14,6 @@ no loop.
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass
@@ -25,7 +24,6 @@ from mcp import Client
 
 from foldgate.dev.procs import free_port
 from tests.e2e.enterprise_idp.parts import WORKLOAD, Parts, enterprise_parts
-from tests.e2e.test_upstream_enterprise import AGENT
 from tests.procs import foldgate_serve
 
 pytestmark = pytest.mark.e2e
@@ -48,14 +46,7 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
             )
         )
         # No token endpoint configured: found from the server's DPoP challenge and its metadata.
-        agent = [
-            sys.executable,
-            "-c",
-            AGENT,
-            parts.idp + "/test/workload",
-            WORKLOAD,
-            parts.authorization_server,
-        ]
+        agent = parts.workload_agent()
         wl = {"kind": "workload_jwt", "assertion": {"source": "command", "argv": agent}, "dpop": True}
         config = {
             "direct_tool_response_mode": "full",

@@ -36,6 +36,11 @@ OBO_CLIENT, OBO_SECRET = "foldgate-obo", "as-secret-for-obo"
 M2M_CLIENT, M2M_SECRET = "foldgate-m2m", "as-secret-for-m2m"
 WORKLOAD = "spiffe://example.org/foldgate"
 USERS = ("alice", "bob")
+# A workload identity agent's CLI: prints a fresh workload JWT from the IdP's workload issuer.
+AGENT = ("import json, sys, urllib.request as u; "
+         "body = json.dumps({'sub': sys.argv[2], 'audience': sys.argv[3]}).encode(); "
+         "r = u.urlopen(u.Request(sys.argv[1], body, {'content-type': 'application/json'}), timeout=10); "
+         "print(json.load(r)['token'])")  # fmt: skip
 
 
 def free_port() -> int:
@@ -103,6 +108,10 @@ class Parts:
         r = httpx2.post(self.idp + "/test/workload", json=body, timeout=10)
         r.raise_for_status()
         return str(r.json()["token"])
+
+    def workload_agent(self, sub: str = WORKLOAD) -> list[str]:
+        """The command line of a workload identity agent printing a fresh JWT for ``sub`` (for the AS)."""
+        return [sys.executable, "-c", AGENT, self.idp + "/test/workload", sub, self.authorization_server]
 
     def idp_log(self) -> list[dict[str, Any]]:
         data: list[dict[str, Any]] = httpx2.get(self.idp + "/test/log", timeout=10).json()
