@@ -18,7 +18,13 @@ Answer = tuple[int, dict[str, Any]]
 
 @dataclass
 class TokenEndpoint:
-    """``url`` of the endpoint; ``answer(form)`` decides each answer; ``requests`` what arrived."""
+    """``url`` of the endpoint; ``answer(form)`` decides each answer; ``requests`` what arrived. Its
+    origin is also an issuer whose RFC 8414 metadata names the endpoint."""
+
+    @property
+    def issuer(self) -> str:
+        """The issuer whose metadata names this endpoint."""
+        return self.url.removesuffix("/token")
 
     url: str
     answer: Callable[[dict[str, str]], Answer]
@@ -53,6 +59,27 @@ def token_endpoint(answer: Callable[[dict[str, str]], Answer]) -> Iterator[Token
             status, body = endpoint.answer(form)
             payload = json.dumps(body).encode()
             self.send_response(status)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+
+        def do_GET(self) -> None:
+            # RFC 8414 metadata at the issuer (the endpoint's origin): for tests that give `issuer:`.
+            if self.path != "/.well-known/oauth-authorization-server":
+                self.send_response(404)
+                self.end_headers()
+                return
+            base = endpoint.url.removesuffix("/token")
+            doc = {
+                "issuer": base,
+                "token_endpoint": endpoint.url,
+                "authorization_endpoint": base + "/authorize",
+                "response_types_supported": ["code"],
+                "token_endpoint_auth_methods_supported": ["none"],
+            }
+            payload = json.dumps(doc).encode()
+            self.send_response(200)
             self.send_header("content-type", "application/json")
             self.send_header("content-length", str(len(payload)))
             self.end_headers()

@@ -30,9 +30,9 @@ once more with a fresh token:
   (``step_up``): held already, it is the tool's authorization failure (an error, no reconnect);
   missing, the grant gets a pending step-up for the union and stays usable for the tools its scope
   allows, while the tool that needs more answers consent-needed; identical step-ups are bounded.
-* **client_credentials.** Tokens are fetched with the configured secret or private key and kept in
-  memory per (tenant, server) until near expiry; a 401 drops the cached token. A refusal is an
-  :class:`UpstreamAuthorizationError` naming the server's error code.
+* **client_credentials.** In :mod:`foldgate.upstream.oauth.machine`: tokens fetched with the configured
+  secret or private key, kept in memory per (tenant, server) until near expiry; a 401 drops the cached
+  token; a refusal is an :class:`UpstreamAuthorizationError` naming the server's error code.
 * **token_exchange, id_jag.** Exchanged per (tenant, server, subject) and kept in memory until near
   expiry, by :class:`~foldgate.upstream.oauth.exchanged.ExchangedTokens` (same margin rule).
 * **workload_jwt.** The JWT-bearer grant, in :mod:`foldgate.upstream.oauth.workload` (no retry after a
@@ -58,7 +58,7 @@ from foldgate.config.upstream_auth import (
     WorkloadJwtAuth,
     per_person,
 )
-from foldgate.errors import FoldgateError, UpstreamAuthorizationError, UpstreamConsentError, UpstreamError
+from foldgate.errors import FoldgateError, UpstreamConsentError, UpstreamError
 from foldgate.model.caller import SHARED_SUBJECT, UpstreamCaller
 from foldgate.store.grants.base import ClientRegistration, UpstreamGrant
 from foldgate.upstream.oauth.assertions import AssertionReader
@@ -67,23 +67,22 @@ from foldgate.upstream.oauth.context import OAuthContext
 from foldgate.upstream.oauth.discovery import (
     Challenge,
     Discovered,
-    authorization_server_metadata,
     challenge_of,
 )
 from foldgate.upstream.oauth.dpop import NONCE_ERROR
 from foldgate.upstream.oauth.exchanged import ExchangedTokens
 from foldgate.upstream.oauth.http import checked_endpoint
+from foldgate.upstream.oauth.machine import MachineTokens
 from foldgate.upstream.oauth.registration import client_auth
 from foldgate.upstream.oauth.renewal import FORGOTTEN_REASON, self_registered
 from foldgate.upstream.oauth.step_up import StepUps
-from foldgate.upstream.oauth.tokens import ClientAuth, TokenRefusedError, grant_from, request_token
+from foldgate.upstream.oauth.tokens import TokenRefusedError, grant_from, request_token
 from foldgate.upstream.oauth.workload import WorkloadGrants
 
 __all__ = [
     "ConnectHint",
     "ConnectLink",
     "TokenProvider",
-    "discover_issuer_endpoint",
     "refresh_margin",
     "signed_link",
 ]
@@ -182,7 +181,7 @@ class TokenProvider:
         self._locks: dict[tuple[str, str, str], asyncio.Lock] = {}
         # client_credentials tokens as presented, by (tenant, server, url, client id): a config change is
         # a new entry. Each with when it was received and when it expires (the margin scales with it).
-        self._machine: dict[tuple[str, str, str, str], tuple[str, float, float | None]] = {}
+        self.machine = MachineTokens(ctx, margin=self._machine_margin, lock=self._lock)
         self._step_ups = StepUps()
         self.workload = WorkloadGrants(
             ctx, margin=self._machine_margin, lock=self._lock, assertions=assertions
@@ -191,6 +190,9 @@ class TokenProvider:
             ctx, lambda issued, expires: _margin(issued, expires, self.skew_s, self.margin_share)
         )
         self.refreshes = 0  # refresh requests sent (observability and tests)
+
+    def _machine_margin(self, issued: float, expires: float | None) -> float:
+        return _margin(issued, expires, self.skew_s, self.margin_share)
 
     def _subject(self, server: ServerConfig, caller: UpstreamCaller) -> str:
         # per_user: the caller's own grant; the indexer (shared subject) lists with the shared one.
@@ -220,7 +222,7 @@ class TokenProvider:
         if caller is None:
             raise UpstreamError(f"{server.name}: an OAuth upstream is called only on behalf of a tenant")
         if isinstance(auth, ClientCredentialsAuth):
-            return await self._machine_token(server, auth, caller.tenant)
+            return await self.machine.authorization(server, auth, caller.tenant)
         if isinstance(auth, WorkloadJwtAuth):
             return await self.workload.authorization(server, auth, caller.tenant)
         if isinstance(auth, TokenExchangeAuth | IdJagAuth):
@@ -259,7 +261,7 @@ class TokenProvider:
             if isinstance(auth, WorkloadJwtAuth):
                 self.workload.drop(caller.tenant, server.name)
             else:
-                self._machine.pop((caller.tenant, server.name, server.url or "", auth.client_id), None)
+                self.machine.drop(caller.tenant, server, auth)
             if status == 403:
                 raise UpstreamError(f"{server.name}: the upstream refused the client's scope (HTTP 403)")
             return
@@ -421,60 +423,3 @@ class TokenProvider:
             await self.ctx.forget_client(server, found, refused)
         except FoldgateError as exc:
             log.warning("%s/%s: not registered again yet: %s", refused.tenant, server.name, exc.message)
-
-    def _machine_margin(self, issued: float, expires: float | None) -> float:
-        return _margin(issued, expires, self.skew_s, self.margin_share)
-
-    async def _machine_token(self, server: ServerConfig, auth: ClientCredentialsAuth, tenant: str) -> str:
-        key = (tenant, server.name, server.url or "", auth.client_id)
-        async with self._lock((tenant, server.name, "\x00machine")):
-            held = self._machine.get(key)
-            if held is not None:
-                presented, issued, expires = held
-                if (
-                    expires is None
-                    or expires - _margin(issued, expires, self.skew_s, self.margin_share) > time.time()
-                ):
-                    return presented
-            issuer = auth.issuer
-            token_url = auth.token_url
-            if token_url is None:
-                assert issuer is not None  # the config requires one of the two
-                token_url = await discover_issuer_endpoint(
-                    issuer, server, allow_private=self.ctx.allow_private
-                )
-            secret, pem = await self.ctx.machine_secret(auth)
-            method = "private_key_jwt" if pem else "client_secret_basic"
-            client = ClientAuth(auth.client_id, method, secret, private_key=pem)
-            form = {"grant_type": "client_credentials"}
-            assert server.url is not None  # OAuth kinds require an HTTP upstream
-            form["resource"] = auth.resource or server.url
-            if auth.scopes:
-                form["scope"] = " ".join(auth.scopes)
-            if auth.audience:
-                form["audience"] = auth.audience
-            outcomes = self.ctx.outcomes
-            try:
-                token = await request_token(
-                    token_url, form, client, issuer=issuer or token_url, allow_private=self.ctx.allow_private,
-                    dpop=self.ctx.dpop(tenant, server),
-                )  # fmt: skip
-            except TokenRefusedError as exc:
-                outcomes.record(tenant, server.name, auth.kind, "refused", exc.error or "no_error_code")
-                raise UpstreamAuthorizationError(f"{server.name}: {exc.message}") from None
-            except UpstreamError:
-                outcomes.record(tenant, server.name, auth.kind, "failed", "token_endpoint_unreachable")
-                raise
-            now = time.time()
-            expires = now + token.expires_in if token.expires_in else None
-            presented = self.ctx.present(tenant, token.token_type, token.access_token)
-            self._machine[key] = (presented, now, expires)
-            outcomes.record(tenant, server.name, auth.kind, "obtained", expires_at=expires)
-            return presented
-
-
-async def discover_issuer_endpoint(issuer: str, server: ServerConfig, *, allow_private: bool) -> str:
-    """The token endpoint of a configured issuer (RFC 8414 / OIDC discovery, SSRF-guarded)."""
-    assert server.url is not None  # OAuth kinds require an HTTP upstream
-    metadata = await authorization_server_metadata(issuer, server.url, allow_private=allow_private)
-    return checked_endpoint(str(metadata.token_endpoint), "token_endpoint", allow_loopback=allow_private)

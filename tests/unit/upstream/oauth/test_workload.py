@@ -212,3 +212,12 @@ async def test_a_dpop_workload_grant_is_bound_and_presented_with_proofs(
     ]
     assert srv.failures == []
     assert {r["scheme"] for r in srv.mcp_requests if r["scheme"]} == {"DPoP"}
+
+
+async def test_an_issuer_is_found_by_discovery(ctx: OAuthContext, jwt_file: Path) -> None:
+    with token_endpoint(issuing("tok")) as endpoint:
+        block = {"kind": "workload_jwt", "issuer": endpoint.issuer,
+                 "assertion": {"source": "file", "path": str(jwt_file)}}  # fmt: skip
+        up = parse_tenant_config({"servers": [{"name": "up", "url": URL, "auth": block}]}).servers[0]
+        assert await TokenProvider(ctx).authorization(up, CALLER) == "Bearer tok"
+    assert endpoint.forms[0]["grant_type"] == JWT_BEARER

@@ -1,6 +1,6 @@
-"""Machine grants' outcomes: client_credentials records each token obtained or refused as
-workload_jwt does (status and an ``upstream.grant`` audit event), and its refusal is the tool error
-``upstream_needs_authorization`` naming the authorization server's code."""
+"""client_credentials (upstream/oauth/machine.py): a 401 drops the token once; each token obtained or
+refused is recorded as for workload_jwt (status and an ``upstream.grant`` audit event), and a refusal
+is the tool error ``upstream_needs_authorization`` naming the authorization server's code."""
 
 from __future__ import annotations
 
@@ -56,3 +56,30 @@ async def test_client_credentials_outcomes_are_recorded_and_a_refusal_named(ctx:
     assert recorder.audits[0].detail == "client_credentials: obtained, expires in 900 s"
     assert "machine-secret" not in recorder.text()
     assert "tok" not in recorder.text().replace("token", "")
+
+
+async def test_a_401_drops_the_machine_token_once(ctx: OAuthContext) -> None:
+    provider = TokenProvider(ctx)
+    caller = UpstreamCaller("acme")
+    tokens = iter(["tok-1", "tok-2"])
+    with token_endpoint(lambda form: issuing(next(tokens))(form)) as endpoint:
+        server = machine(endpoint.url)
+        sent = await provider.authorization(server, caller)  # type: ignore[arg-type]
+        assert await provider.authorization(server, caller) == sent  # type: ignore[arg-type]
+        await provider.refused(server, caller, sent, 401, None)  # type: ignore[arg-type]
+        assert await provider.authorization(server, caller) == "Bearer tok-2"  # type: ignore[arg-type]
+    assert [f["grant_type"] for f in endpoint.forms] == ["client_credentials", "client_credentials"]
+
+
+async def test_a_refused_machine_grant_is_not_asked_again_until_the_config_changes(ctx: OAuthContext) -> None:
+    provider = TokenProvider(ctx)
+    caller = UpstreamCaller("acme")
+    with token_endpoint(refusing("invalid_client")) as endpoint:
+        for _ in range(3):
+            with pytest.raises(UpstreamAuthorizationError, match="invalid_client"):
+                await provider.authorization(machine(endpoint.url), caller)  # type: ignore[arg-type]
+        assert len(endpoint.requests) == 1
+        endpoint.answer = issuing("tok")
+        provider.machine.backoff_s = 0.0  # the back-off passed: one new request
+        assert await provider.authorization(machine(endpoint.url), caller) == "Bearer tok"  # type: ignore[arg-type]
+    assert len(endpoint.requests) == 2
