@@ -234,7 +234,7 @@ def _inbound_tools(
     return check_declared(tools)
 
 
-class TokenExchangeAuth(ExchangeClient):
+class TokenExchangeAuth(ExchangeClient, DPoPOption):
     """RFC 8693 on-behalf-of: the calling person's token (or one from a source) exchanged at an
     authorization server the upstream trusts for an access token to the upstream."""
 
@@ -282,7 +282,7 @@ class TokenExchangeAuth(ExchangeClient):
         return self
 
 
-class IdJagAuth(_Strict):
+class IdJagAuth(DPoPOption):
     """Enterprise-Managed Authorization (SEP-990): the enterprise IdP exchanges the person's identity
     for an ID-JAG (RFC 8693), which the upstream's authorization server, found by discovery, exchanges
     for an access token (RFC 7523 JWT bearer, ``client_secret_basic``). No dynamic registration."""

@@ -49,7 +49,8 @@ __all__ = [
 TOKEN_EXCHANGE_GRANT: Final = "urn:ietf:params:oauth:grant-type:token-exchange"
 
 Exchanged = tuple[str, int | None]
-"""An access token and its lifetime in seconds (None: the server did not say)."""
+"""The ``Authorization`` value of an access token (``Bearer``, or ``DPoP`` with a proof per request
+when the server bound it to the tenant's key) and its lifetime in seconds (None: not said)."""
 
 
 def exchange_form(
@@ -176,9 +177,12 @@ async def on_behalf_of(
     )
     client = await client_of(ctx, auth)
     try:
-        token = await request_token(token_url, form, client, issuer=issuer, allow_private=ctx.allow_private)
+        token = await request_token(
+            token_url, form, client, issuer=issuer, allow_private=ctx.allow_private,
+            dpop=ctx.dpop(caller.tenant, server),
+        )  # fmt: skip
     except TokenRefusedError as exc:
         raise refusal(server.name, "the authorization server", "the token exchange", exc) from None
     if not token.access_token:
         raise UpstreamError(f"{server.name}: the authorization server issued an empty token")
-    return token.access_token, token.expires_in
+    return ctx.present(caller.tenant, token.token_type, token.access_token), token.expires_in

@@ -97,7 +97,7 @@ class ExchangedTokens:
                 self._held.move_to_end(key)
                 while len(self._held) > self.max_held:
                     self._held.popitem(last=False)
-            return f"Bearer {token}"
+            return token  # "Bearer <token>", or a DPoP value that signs each request
 
     async def _exchange(self, server: ServerConfig, auth: ExchangeAuth, caller: UpstreamCaller) -> Exchanged:
         listing = self.subject(auth, caller) == SHARED_SUBJECT and auth.subject_token.inbound
@@ -146,7 +146,7 @@ class ExchangedTokens:
         key = self._key(server, auth, caller)
         async with self._lock(key):
             held = self._held.get(key)
-            if held is not None and (sent is None or sent == f"Bearer {held[0]}"):
+            if held is not None and (sent is None or sent == held[0]):
                 del self._held[key]
         if isinstance(auth, IdJagAuth) and challenge.resource_metadata is not None:
             await self.ctx.discovered(server, challenge)  # re-read: the upstream may have moved

@@ -158,13 +158,15 @@ async def id_jag_token(
     form = {"grant_type": JWT_BEARER_GRANT, "assertion": grant, **shared}
     del grant  # the ID-JAG is spent with this request: nothing keeps it
     try:
+        # With dpop: true only this leg is sender-constrained: the upstream's AS binds its token.
         token = await request_token(
-            token_url, form, client, issuer=upstream.issuer, allow_private=ctx.allow_private
-        )
+            token_url, form, client, issuer=upstream.issuer, allow_private=ctx.allow_private,
+            dpop=ctx.dpop(caller.tenant, server),
+        )  # fmt: skip
     except TokenRefusedError as exc:
         raise refusal(
             server.name, "the upstream's authorization server", "the ID-JAG (JWT bearer grant)", exc
         ) from None
     finally:
         form.clear()
-    return token.access_token, token.expires_in
+    return ctx.present(caller.tenant, token.token_type, token.access_token), token.expires_in

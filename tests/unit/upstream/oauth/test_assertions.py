@@ -59,9 +59,14 @@ async def test_sts_is_asked_for_the_configured_token() -> None:
 async def test_an_sts_refusal_names_its_code_and_what_to_check() -> None:
     client, stub = stubbed_sts()
     stub.add_client_error(
-        "get_web_identity_token", service_error_code="OutboundWebIdentityFederationDisabled"
+        "get_web_identity_token", service_error_code="OutboundWebIdentityFederationDisabledException"
     )
-    with stub, pytest.raises(WorkloadAssertionError, match=r"OutboundWebIdentityFederationDisabled.*enabled"):
+    with (
+        stub,
+        pytest.raises(
+            WorkloadAssertionError, match=r"OutboundWebIdentityFederationDisabledException.*enabled"
+        ),
+    ):
         await AssertionReader(no_secret, sts=client).read(AwsStsAssertion(audience="a"))
 
 
