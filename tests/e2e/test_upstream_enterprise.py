@@ -8,9 +8,10 @@ and nothing reaches the server for him; revoking alice at the IdP takes effect a
 her short-lived token (not before), restoring her works again. ``token_exchange``: alice reaches the
 server on her own behalf with foldgate as the actor. ``workload_jwt``: the workload's JWT (from an
 identity agent's command) gets a token with no client secret; a workload the AS refuses is asked once,
-and neither a reindex nor a call asks again; status shows each grant's kind and outcome. ``dpop: true``:
-the token is DPoP-bound, every request carries a proof, and the token replayed as Bearer, without a
-proof or with a proof already used is refused 401 by the server. No token, assertion or client secret
+and neither a reindex nor a call asks again; status and audit show each grant's kind and outcome, never a
+person. ``dpop: true`` (client_credentials, workload_jwt, id_jag, token_exchange): the token is
+DPoP-bound, every request carries a proof, and the token replayed as Bearer, without a proof or with a
+proof already used is refused 401 by the server. No token, assertion or client secret
 appears in foldgate's log, status or events.
 """
 
@@ -32,9 +33,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
-from foldgate.config.tenant import parse_tenant_config
 from foldgate.dev.procs import free_port
-from foldgate.errors import ConfigError
 from tests.e2e.enterprise_idp.parts import (
     IDP_CLIENT,
     IDP_SECRET,
@@ -108,7 +107,9 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
                               {"name": "obo", "url": parts.mcp, "auth": obo},
                               {"name": "wl", "url": parts.mcp, "auth": workload},
                               {"name": "wlx", "url": parts.mcp, "auth": stranger},
-                              {"name": "m2m", "url": parts.mcp, "auth": m2m}]}  # fmt: skip
+                              {"name": "m2m", "url": parts.mcp, "auth": m2m},
+                              {"name": "xaad", "url": parts.mcp, "auth": {**xaa, "dpop": True}},
+                              {"name": "obod", "url": parts.mcp, "auth": {**obo, "dpop": True}}]}  # fmt: skip
         base = stack.enter_context(
             foldgate_serve(config, tmp, "--oauth-issuer", parts.idp, "--interval", "600", port=port)
         )
@@ -301,19 +302,21 @@ def test_status_and_audit_name_the_exchange_kinds_grants_and_no_person(setup: Se
     assert not [e for e in grants if "alice" in json.dumps(e) or "bob" in json.dumps(e)]
 
 
-# A gap found on the merged client side (issue 39), pinned as a strict xfail: it turns into a failure
-# the day it is fixed, so its marker goes then.
-@pytest.mark.xfail(
-    strict=True, raises=ConfigError, reason="dpop is not an option of id_jag or token_exchange"
-)
-def test_dpop_is_an_option_of_the_exchange_kinds(setup: Setup) -> None:
-    idp = {"token_url": setup.parts.idp + "/token", "client_id": IDP_CLIENT}
-    for auth in (
-        {"kind": "id_jag", "idp": idp, "client_id": XAA_CLIENT, "client_secret_secret": "x", "dpop": True},
-        {"kind": "token_exchange", "token_url": setup.parts.authorization_server + "/token", "dpop": True},
-    ):
-        doc = {"servers": [{"name": "a", "url": setup.parts.mcp, "auth": auth}]}
-        assert parse_tenant_config(doc, allow_loopback=True).servers[0].auth.dpop is True
+async def test_dpop_binds_the_exchange_kinds_tokens_and_a_replay_without_proof_is_refused(
+    setup: Setup,
+) -> None:
+    for tool in ("xaad__whoami", "obod__whoami"):
+        who = whoami_of(await call(setup, "alice", tool))
+        assert (who["subject"], who["bound"]) == ("alice", True)
+    bound = {e["grant"] for e in setup.parts.as_log() if e.get("subject") == "alice" and e.get("dpop")}
+    assert bound >= {"id_jag", "token_exchange"}
+    presented = [s for s in setup.parts.rs_seen() if (s["authorization"] or "").startswith("DPoP ")]
+    token = str(presented[-1]["authorization"]).split(" ", 1)[1]
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+    headers = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+    stolen = httpx2.post(setup.parts.mcp, content=body, timeout=10,
+                         headers={**headers, "authorization": f"Bearer {token}"})  # fmt: skip
+    assert stolen.status_code == 401
 
 
 def test_no_token_assertion_or_secret_reaches_foldgates_log_status_or_events(setup: Setup) -> None:
