@@ -128,6 +128,19 @@ async def test_an_operator_allowed_issuer_or_token_endpoint_may_receive_it(
     assert [path for path, _form, _basic in evil.posts] == ["/idp/token", "/idp/token"]
 
 
+async def test_an_allowed_issuer_covers_its_token_endpoint_named_by_url_and_no_other(
+    ent: Enterprise, evil: Enterprise, store: SqliteGrantStore
+) -> None:
+    # The operator allows an issuer; the tenant names that issuer's token endpoint by its URL.
+    tokens = provider(store, evil.base + "/idp")
+    assert await tokens.authorization(exchange(ent.url, token_url=evil.base + "/idp/token"), alice(ent))
+    assert "/.well-known/oauth-authorization-server/idp" in evil.gets  # its metadata named the URL
+    # A URL that issuer's metadata does not name stays refused.
+    bob = UpstreamCaller("acme", "oauth:bob", ent.id_token("bob"))
+    await _refused(tokens, exchange(ent.url, token_url=evil.base + "/elsewhere/token"), bob)
+    assert [path for path, _form, _basic in evil.posts] == ["/idp/token"]
+
+
 async def test_a_token_without_an_issuer_goes_only_where_the_operator_allows(
     ent: Enterprise, store: SqliteGrantStore
 ) -> None:

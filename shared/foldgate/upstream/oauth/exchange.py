@@ -182,17 +182,20 @@ class ExchangeDiscovery:
         named = [url for url in (client.issuer, client.token_url) if url is not None]
         if any(_same_url(url, allowed) for url in named for allowed in ctx.exchange_issuers):
             return
+        if client.token_url is not None and await self._names_endpoint(
+            ctx, ctx.exchange_issuers, client.token_url, server
+        ):
+            return  # an allowed issuer's token endpoint, named by its URL
         iss = claims_of(token).get("iss")
         issuer = iss if isinstance(iss, str) and iss.startswith(("https://", "http://")) else None
         if issuer is not None and client.issuer is not None and _same_url(client.issuer, issuer):
             return
-        if issuer is not None and client.token_url is not None:
-            try:
-                own = await self._discovered(ctx, issuer, server)
-            except UpstreamError:
-                own = None  # no metadata there: nothing names this endpoint as the issuer's
-            if own is not None and _same_url(own, client.token_url):
-                return
+        if (
+            issuer is not None
+            and client.token_url is not None
+            and await self._names_endpoint(ctx, (issuer,), client.token_url, server)
+        ):
+            return
         shown = f"issued by {issuer[:200]!r}, " if issuer is not None else "naming no issuer, "
         raise UpstreamAuthorizationError(
             f"{server.name}: the calling person's token ({shown}the identity they signed in to foldgate "
@@ -203,6 +206,19 @@ class ExchangeDiscovery:
             refused_by="foldgate",
             error="destination_not_allowed",
         )
+
+    async def _names_endpoint(
+        self, ctx: OAuthContext, issuers: tuple[str, ...], token_url: str, server: ServerConfig
+    ) -> bool:
+        """Whether one of ``issuers``' metadata names ``token_url`` as its token endpoint."""
+        for issuer in issuers:
+            try:
+                own = await self._discovered(ctx, issuer, server)
+            except UpstreamError:
+                continue  # no metadata there: nothing names this endpoint as the issuer's
+            if _same_url(own, token_url):
+                return True
+        return False
 
     async def resource(self, ctx: OAuthContext, server: ServerConfig) -> str:
         """The upstream's RFC 8707 resource: its PRM's, else its URL."""
