@@ -112,11 +112,17 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
                               {"name": "obod", "url": parts.mcp, "auth": {**obo, "dpop": True}}]}  # fmt: skip
         base = stack.enter_context(
             foldgate_serve(
-                config, tmp, "--oauth-issuer", parts.idp, "--interval", "600", port=port,
+                config,
+                tmp,
+                "--oauth-issuer",
+                parts.idp,
+                "--interval",
+                "600",
+                port=port,
                 # People sign in at the IdP; token_exchange sends their token to the AS, which the
                 # operator allows (a tenant config alone may send it only to its issuer).
                 env={"FOLDGATE_EXCHANGE_ISSUERS": parts.authorization_server},
-            )  # fmt: skip
+            )
         )
         operator = {"authorization": f"Bearer {(tmp / 'operator.key').read_text().strip()}"}
         yield Setup(base, parts, tmp / "serve.log", operator)
