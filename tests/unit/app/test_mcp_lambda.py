@@ -34,9 +34,10 @@ FORBIDDEN = (
     "foldgate.search.dense",
     "foldgate.enrich.pipeline",
 )
-# Modules in sys.modules after init (499 measured when pinned, 622 before FastAPI left the path): a
+# Modules in sys.modules after init (518 measured when pinned: 499 before the enterprise auth kinds'
+# config models and flows and the call path's one-pass modules, 622 before FastAPI left the path): a
 # new heavy dependency on the init path fails here before it reaches every cold start.
-BUDGET = 505
+BUDGET = 520
 # The third-party packages an agents-only init imports (with the SQLite store; the cloud store adds
 # boto3's): a new one on the init path is a cold-start cost every instance pays, so it is a decision
 # made here, and one that leaves frees a module budget to lower.
