@@ -283,11 +283,15 @@ async def test_through_the_upstream_client_each_person_calls_as_themselves_and_a
             assert len(ent.posted("/as/token")) == 2  # alice's token was held
             # The AS announces an hour but the token dies in a second (revoked, a clock): the upstream's
             # 401 drops it, and the call goes once more with a fresh exchange.
-            ent.jwt_lifetime = 1
+            ent.jwt_lifetime = 2
             assert await whoami("carol") == "carol"
-            await asyncio.sleep(2.2)
+            # 3, or 4 when a loaded machine took past the 2 s to open the session (that 401 too was
+            # answered with one fresh exchange).
+            exchanged = len(ent.posted("/as/token"))
+            assert exchanged in (3, 4)
+            await asyncio.sleep(3.2)
             assert await whoami("carol") == "carol"
-            assert len(ent.posted("/as/token")) == 4
+            assert len(ent.posted("/as/token")) == exchanged + 1
         finally:
             await client.aclose()
         ran = [json.loads(line)["subject"] for line in calls.read_text().splitlines()]
