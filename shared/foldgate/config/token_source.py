@@ -63,8 +63,9 @@ class TokenSource(BaseModel):
     )
     type: TokenType | None = Field(
         default=None,
-        description="The token's RFC 8693 type (default: id_token for id_jag subjects, access_token "
-        "otherwise).",
+        description="The token's RFC 8693 type (default: access_token for the inbound token, which "
+        "foldgate's inbound OAuth verified as one; id_token for an id_jag subject from a source; "
+        "access_token otherwise).",
     )
 
     @model_validator(mode="after")

@@ -76,11 +76,23 @@ def provider(store: SqliteGrantStore, secrets: dict[str, str] = SECRETS) -> Toke
     return TokenProvider(oauth_context(store, secrets))
 
 
+async def test_an_inbound_subject_goes_typed_as_the_access_token_it_was_verified_as(
+    ent: Enterprise, store: SqliteGrantStore
+) -> None:
+    # foldgate's inbound OAuth verifies access tokens: untyped, the inbound identity is sent as one
+    # (a strict IdP refuses an access token announced as an ID token).
+    await provider(store).authorization(server_config(ent), person(ent, "alice"))
+    [form] = ent.posted("/idp/token")
+    assert form["subject_token_type"] == "urn:ietf:params:oauth:token-type:access_token"
+
+
 async def test_the_idp_and_the_authorization_server_get_exactly_the_sep_990_requests(
     ent: Enterprise, store: SqliteGrantStore
 ) -> None:
     alice = person(ent, "alice")
-    assert await provider(store).authorization(server_config(ent), alice) == "Bearer at-alice-2"
+    # This IdP's people sign in to foldgate with their ID token: the config says so.
+    config = server_config(ent, subject_token={"inbound": True, "type": "id_token"})
+    assert await provider(store).authorization(config, alice) == "Bearer at-alice-2"
     assert ent.posted("/idp/token") == [
         {
             "grant_type": "urn:ietf:params:oauth:grant-type:token-exchange",

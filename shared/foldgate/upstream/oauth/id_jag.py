@@ -157,7 +157,8 @@ async def id_jag_token(
             server,
             auth,
             idp,
-            (subject, source.type_urn("id_token")),
+            # The inbound identity foldgate verified is an access token; a source hands an ID token.
+            (subject, source.type_urn("access_token" if source.inbound else "id_token")),
             {"audience": auth.audience or upstream.issuer, **shared},
             issuer=upstream.issuer,
         )
