@@ -17,7 +17,9 @@ from __future__ import annotations
 
 from typing import Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, model_validator
+from pydantic import Field, ValidationInfo, model_validator
+
+from foldgate.config.auth_fields import SECRET_NAME, StrictModel
 
 __all__ = ["TOKEN_TYPE_URNS", "TokenSource", "TokenType"]
 
@@ -33,13 +35,9 @@ TOKEN_TYPE_URNS: Final[dict[str, str]] = {
     "saml2": "urn:ietf:params:oauth:token-type:saml2",
 }
 
-_SECRET_NAME = r"^[A-Za-z0-9_.\-/]{1,1011}$"
 
-
-class TokenSource(BaseModel):
+class TokenSource(StrictModel):
     """One token handed over as it is: the inbound identity, a secret, a file or a command."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     inbound: bool = Field(
         default=False,
@@ -47,7 +45,7 @@ class TokenSource(BaseModel):
         "OAuth for this request): each person is exchanged as themselves.",
     )
     secret: str | None = Field(
-        default=None, pattern=_SECRET_NAME, description="Secret parameter holding the token."
+        default=None, pattern=SECRET_NAME, description="Secret parameter holding the token."
     )
     file: str | None = Field(
         default=None,

@@ -23,12 +23,14 @@ allows loopback (local files and tests; the cloud source does not).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+from pydantic import BaseModel, Field, ValidationInfo, field_validator, model_validator
 
+from foldgate.config.auth_fields import SECRET_NAME as _SECRET_NAME
+from foldgate.config.auth_fields import DPoPOption, Scopes
+from foldgate.config.auth_fields import StrictModel as _Strict
 from foldgate.config.declared_tools import MAX_DECLARED_TOOLS, DeclaredTool, check_declared
 from foldgate.config.oauth import _check_url
 from foldgate.config.token_source import TokenSource, TokenType
@@ -52,34 +54,6 @@ __all__ = [
     "with_secrets",
 ]
 
-# A scope token is visible ASCII without spaces, quotes or backslashes (RFC 6749 section 3.3).
-_SCOPE = re.compile(r"^[\x21\x23-\x5b\x5d-\x7e]{1,200}$")
-# SSM parameter names (and the local secret names that mirror them).
-_SECRET_NAME = r"^[A-Za-z0-9_.\-/]{1,1011}$"
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-def _scopes(value: list[str]) -> list[str]:
-    for scope in value:
-        if not _SCOPE.match(scope):
-            raise ValueError(f"scope {scope[:40]!r} must be visible ASCII without spaces or quotes")
-    return value
-
-
-class DPoPOption(_Strict):
-    """What every OAuth kind shares: sender-constrained tokens (RFC 9449 DPoP) on request."""
-
-    dpop: bool = Field(
-        default=False,
-        description="Ask for DPoP-bound tokens (RFC 9449): every token request and every request to the "
-        "upstream carries a proof signed with the tenant's DPoP key (ES256, made once, stored sealed "
-        "with the grants), and a token the authorization server issues as DPoP is sent with the DPoP "
-        "scheme. Server nonces are honoured.",
-    )
-
 
 class StaticAuth(_Strict):
     """Today's behaviour: the server's ``headers`` and ``headers_secret``, nothing else."""
@@ -90,7 +64,7 @@ class StaticAuth(_Strict):
 class CodeFlowAuth(DPoPOption):
     """What the authorization-code kinds share: scopes and how foldgate registers as a client."""
 
-    scopes: list[str] | None = Field(
+    scopes: Scopes | None = Field(
         default=None, max_length=50, description="Scopes to ask for (default: what the upstream names)."
     )
     registration: Literal["auto", "preregistered", "cimd", "dcr"] = Field(
@@ -109,11 +83,6 @@ class CodeFlowAuth(DPoPOption):
         description="The authorization server the pre-registered client belongs to: its id and secret "
         "are only ever sent there (recommended with client_secret_secret).",
     )
-
-    @field_validator("scopes")
-    @classmethod
-    def _check_scopes(cls, value: list[str] | None) -> list[str] | None:
-        return None if value is None else _scopes(value)
 
     @field_validator("issuer")
     @classmethod
@@ -166,7 +135,7 @@ class ClientCredentialsAuth(DPoPOption):
     private_key_secret: str | None = Field(
         default=None, pattern=_SECRET_NAME, description="Secret parameter holding a PEM private key."
     )
-    scopes: list[str] | None = Field(default=None, max_length=50)
+    scopes: Scopes | None = Field(default=None, max_length=50)
     resource: str | None = Field(default=None, description="RFC 8707 resource (default: the server URL).")
     audience: str | None = Field(default=None, max_length=500, description="An `audience` form field.")
 
@@ -174,11 +143,6 @@ class ClientCredentialsAuth(DPoPOption):
     @classmethod
     def _check_urls(cls, value: str | None, info: ValidationInfo) -> str | None:
         return None if value is None else _check_url(value, str(info.field_name), info)
-
-    @field_validator("scopes")
-    @classmethod
-    def _check_scopes(cls, value: list[str] | None) -> list[str] | None:
-        return None if value is None else _scopes(value)
 
     @model_validator(mode="after")
     def _exactly_one_of_each(self) -> ClientCredentialsAuth:
@@ -252,7 +216,7 @@ class TokenExchangeAuth(ExchangeClient, DPoPOption):
         description="RFC 8707 resource (default: the resource the upstream's protected resource "
         "metadata names, else the server URL).",
     )
-    scopes: list[str] | None = Field(default=None, max_length=50, description="Scopes to ask for.")
+    scopes: Scopes | None = Field(default=None, max_length=50, description="Scopes to ask for.")
     requested_token_type: TokenType = Field(default="access_token", description="The token type to ask for.")
     listing_subject_token: TokenSource | None = Field(
         default=None,
@@ -268,11 +232,6 @@ class TokenExchangeAuth(ExchangeClient, DPoPOption):
     @classmethod
     def _check_resource(cls, value: str | None, info: ValidationInfo) -> str | None:
         return None if value is None else _check_url(value, "resource", info)
-
-    @field_validator("scopes")
-    @classmethod
-    def _check_scopes(cls, value: list[str] | None) -> list[str] | None:
-        return None if value is None else _scopes(value)
 
     @model_validator(mode="after")
     def _check_tokens(self) -> TokenExchangeAuth:
@@ -312,7 +271,7 @@ class IdJagAuth(DPoPOption):
     resource: str | None = Field(
         default=None, description="The ID-JAG resource (default: exactly the upstream's PRM resource)."
     )
-    scopes: list[str] | None = Field(default=None, max_length=50, description="Scopes to ask for.")
+    scopes: Scopes | None = Field(default=None, max_length=50, description="Scopes to ask for.")
     listing_subject_token: TokenSource | None = Field(
         default=None,
         description="With an inbound subject: a subject token the indexer lists tools with.",
@@ -327,11 +286,6 @@ class IdJagAuth(DPoPOption):
     @classmethod
     def _check_urls(cls, value: str | None, info: ValidationInfo) -> str | None:
         return None if value is None else _check_url(value, str(info.field_name), info)
-
-    @field_validator("scopes")
-    @classmethod
-    def _check_scopes(cls, value: list[str] | None) -> list[str] | None:
-        return None if value is None else _scopes(value)
 
     @model_validator(mode="after")
     def _check_tokens(self) -> IdJagAuth:

@@ -17,7 +17,9 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, model_validator
+from pydantic import BaseModel, Field, ValidationInfo, model_validator
+
+from foldgate.config.auth_fields import SECRET_NAME, StrictModel
 
 __all__ = [
     "AwsStsAssertion",
@@ -27,12 +29,7 @@ __all__ = [
     "WorkloadAssertion",
 ]
 
-_SECRET_NAME = r"^[A-Za-z0-9_.\-/]{1,1011}$"
 _REGION = r"^[a-z]{2}(-[a-z]+)+-[0-9]{1,2}$"
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 def _local_only(model: BaseModel, info: ValidationInfo, what: str) -> None:
@@ -42,7 +39,7 @@ def _local_only(model: BaseModel, info: ValidationInfo, what: str) -> None:
         raise ValueError(f"assertion source {what!r} is only allowed in a local config (a file's)")
 
 
-class AwsStsAssertion(_Strict):
+class AwsStsAssertion(StrictModel):
     """STS ``GetWebIdentityToken`` for the role foldgate runs as."""
 
     source: Literal["aws_sts"] = "aws_sts"
@@ -68,7 +65,7 @@ class AwsStsAssertion(_Strict):
     )
 
 
-class FileAssertion(_Strict):
+class FileAssertion(StrictModel):
     """A JWT in a file, re-read when its modification time or size changes (local configs only)."""
 
     source: Literal["file"] = "file"
@@ -80,7 +77,7 @@ class FileAssertion(_Strict):
         return self
 
 
-class CommandAssertion(_Strict):
+class CommandAssertion(StrictModel):
     """A program that prints the JWT on standard output (local configs only); run without a shell."""
 
     source: Literal["command"] = "command"
@@ -100,11 +97,11 @@ class CommandAssertion(_Strict):
         return self
 
 
-class SecretAssertion(_Strict):
+class SecretAssertion(StrictModel):
     """A JWT kept in a secret parameter (someone else rotates it)."""
 
     source: Literal["secret"] = "secret"
-    name: str = Field(pattern=_SECRET_NAME, description="The secret parameter holding the JWT.")
+    name: str = Field(pattern=SECRET_NAME, description="The secret parameter holding the JWT.")
 
 
 WorkloadAssertion = Annotated[

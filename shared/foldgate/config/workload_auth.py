@@ -3,26 +3,18 @@
 
 from __future__ import annotations
 
-import re
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 
+from foldgate.config.auth_fields import SECRET_NAME, DPoPOption, Scopes
 from foldgate.config.oauth import _check_url
 from foldgate.config.workload_assertion import WorkloadAssertion
 
 __all__ = ["WorkloadJwtAuth"]
 
-# As foldgate.config.upstream_auth: a scope token (RFC 6749 section 3.3), a secret parameter name.
-_SCOPE = re.compile(r"^[\x21\x23-\x5b\x5d-\x7e]{1,200}$")
-_SECRET_NAME = r"^[A-Za-z0-9_.\-/]{1,1011}$"
 
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class WorkloadJwtAuth(_Strict):
+class WorkloadJwtAuth(DPoPOption):
     """Workload identity (RFC 7523 JWT bearer, SEP-1933): foldgate presents a JWT that names the
     workload (the function's IAM role through STS, or a token a platform mounts) and the upstream's
     authorization server trusts its issuer; no secret is stored when the source is ``aws_sts``."""
@@ -47,11 +39,11 @@ class WorkloadJwtAuth(_Strict):
     )
     client_secret_secret: str | None = Field(
         default=None,
-        pattern=_SECRET_NAME,
+        pattern=SECRET_NAME,
         description="Secret parameter with a client secret, for an authorization server that "
         "authenticates the client besides the assertion (needs client_id).",
     )
-    scopes: list[str] | None = Field(
+    scopes: Scopes | None = Field(
         default=None,
         max_length=50,
         description="Scopes to ask for (default: what the upstream's challenge or metadata names).",
@@ -64,24 +56,11 @@ class WorkloadJwtAuth(_Strict):
     audience: str | None = Field(
         default=None, max_length=500, description="An `audience` form field for the token request."
     )
-    dpop: bool = Field(
-        default=False,
-        description="Ask for DPoP-bound tokens (RFC 9449), as every OAuth kind may: a proof with the "
-        "tenant's key on the token request and on every request to the upstream.",
-    )
 
     @field_validator("token_url", "issuer", "resource")
     @classmethod
     def _check_urls(cls, value: str | None, info: ValidationInfo) -> str | None:
         return None if value is None else _check_url(value, str(info.field_name), info)
-
-    @field_validator("scopes")
-    @classmethod
-    def _check_scopes(cls, value: list[str] | None) -> list[str] | None:
-        for scope in value or ():
-            if not _SCOPE.match(scope):
-                raise ValueError(f"scope {scope[:40]!r} must be visible ASCII without spaces or quotes")
-        return value
 
     @model_validator(mode="after")
     def _check_endpoint(self) -> WorkloadJwtAuth:
