@@ -12,7 +12,6 @@ token) is the tenant's own credential: unaffected.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,16 +21,10 @@ from foldgate.errors import UpstreamAuthorizationError
 from foldgate.model.caller import UpstreamCaller
 from foldgate.store.grants.sqlite import SqliteGrantStore
 from foldgate.upstream.oauth.provider import TokenProvider
-from tests.upstream_oauth import grant_store, oauth_context
+from tests.upstream_oauth import oauth_context
 from tests.upstreams.enterprise import CLIENT_ID, CLIENT_SECRET, Enterprise, enterprise
 
 SECRETS = {"/fg/client": CLIENT_SECRET, "/fg/id": ""}
-
-
-@pytest.fixture
-def ent() -> Iterator[Enterprise]:
-    with enterprise() as running:
-        yield running
 
 
 @pytest.fixture
@@ -39,12 +32,6 @@ def evil() -> Iterator[Enterprise]:
     """A server the tenant admin controls (it would accept the token: same test signing key)."""
     with enterprise() as running:
         yield running
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[SqliteGrantStore]:
-    with grant_store(tmp_path) as grants:
-        yield grants
 
 
 def exchange(url: str, **client: Any) -> ServerConfig:

@@ -19,7 +19,6 @@ import asyncio
 import base64
 import json
 import logging
-from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -35,7 +34,7 @@ from foldgate.upstream.client import UpstreamClient
 from foldgate.upstream.declared import declared_listing
 from foldgate.upstream.oauth import exchanged
 from foldgate.upstream.oauth.provider import TokenProvider
-from tests.upstream_oauth import grant_store, oauth_context, protected_server
+from tests.upstream_oauth import oauth_context, protected_server
 from tests.upstreams.enterprise import (
     CLIENT_ID,
     CLIENT_SECRET,
@@ -43,23 +42,10 @@ from tests.upstreams.enterprise import (
     ID_TOKEN_TYPE,
     JWT_BEARER,
     Enterprise,
-    enterprise,
 )
 
 TENANT = "acme"
 SECRETS = {"/fg/upstream-client": CLIENT_SECRET}
-
-
-@pytest.fixture
-def ent() -> Iterator[Enterprise]:
-    with enterprise() as running:
-        yield running
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[SqliteGrantStore]:
-    with grant_store(tmp_path) as grants:
-        yield grants
 
 
 def server_config(ent: Enterprise, **auth: Any) -> ServerConfig:

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import base64
 import logging
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,25 +20,13 @@ from foldgate.errors import UpstreamAuthorizationError
 from foldgate.model.caller import UpstreamCaller
 from foldgate.store.grants.sqlite import SqliteGrantStore
 from foldgate.upstream.oauth.provider import TokenProvider
-from tests.upstream_oauth import grant_store, oauth_context
-from tests.upstreams.enterprise import ACCESS_TOKEN_TYPE, EXCHANGE, ID_TOKEN_TYPE, Enterprise, enterprise
+from tests.upstream_oauth import oauth_context
+from tests.upstreams.enterprise import ACCESS_TOKEN_TYPE, EXCHANGE, ID_TOKEN_TYPE, Enterprise
 
 JWT_TYPE = "urn:ietf:params:oauth:token-type:jwt"
 
 TENANT = "acme"
 SECRETS = {"/fg/obo": "obo-secret", "/fg/actor": "actor-token-of-foldgate"}
-
-
-@pytest.fixture
-def ent() -> Iterator[Enterprise]:
-    with enterprise() as running:
-        yield running
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[SqliteGrantStore]:
-    with grant_store(tmp_path) as grants:
-        yield grants
 
 
 def server_config(ent: Enterprise, **auth: Any) -> ServerConfig:
