@@ -32,7 +32,7 @@ from foldgate.model.caller import SHARED_SUBJECT, UpstreamCaller, calling_as, pr
 from foldgate.store.grants.sqlite import SqliteGrantStore
 from foldgate.upstream.client import UpstreamClient
 from foldgate.upstream.declared import declared_listing
-from foldgate.upstream.oauth import exchanged
+from foldgate.upstream.oauth import exchanged, held
 from foldgate.upstream.oauth.provider import TokenProvider
 from tests.upstream_oauth import oauth_context, protected_server
 from tests.upstreams.enterprise import (
@@ -125,7 +125,9 @@ async def test_a_token_is_exchanged_again_once_its_margin_before_expiry_is_reach
     tokens = provider(store)
     server, alice = server_config(ent), person(ent, "alice")
     clock = SimpleNamespace(now=1.0e9)
-    monkeypatch.setattr(exchanged, "time", SimpleNamespace(time=lambda: clock.now))
+    # One clock for when a token is received (exchanged) and when it is judged (held).
+    for module in (exchanged, held):
+        monkeypatch.setattr(module, "time", SimpleNamespace(time=lambda: clock.now))
     first = await tokens.authorization(server, alice)
     clock.now += 29
     assert await tokens.authorization(server, alice) == first
@@ -384,7 +386,9 @@ async def test_a_token_of_no_zero_or_absurd_lifetime_is_held_for_a_bounded_time(
     ent.expires_in = expires_in
     tokens, server, alice = provider(store), server_config(ent), person(ent, "alice")
     clock = SimpleNamespace(now=1.0e9)
-    monkeypatch.setattr(exchanged, "time", SimpleNamespace(time=lambda: clock.now))
+    # One clock for when a token is received (exchanged) and when it is judged (held).
+    for module in (exchanged, held):
+        monkeypatch.setattr(module, "time", SimpleNamespace(time=lambda: clock.now))
     first = await tokens.authorization(server, alice)
     clock.now += exchanged.MAX_HOLD_S + 1
     assert await tokens.authorization(server, alice) != first

@@ -22,8 +22,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections import OrderedDict
-from collections.abc import Callable
 from typing import Final
 
 from foldgate.config.tenant import ServerConfig
@@ -33,6 +31,7 @@ from foldgate.model.caller import SHARED_SUBJECT, UpstreamCaller
 from foldgate.upstream.oauth.context import OAuthContext
 from foldgate.upstream.oauth.discovery import challenge_of
 from foldgate.upstream.oauth.exchange import Exchanged, ExchangeDiscovery, on_behalf_of
+from foldgate.upstream.oauth.held import HeldTokens, Margin
 from foldgate.upstream.oauth.id_jag import id_jag_token
 
 __all__ = ["MAX_HELD", "MAX_HOLD_S", "UNKNOWN_HOLD_S", "ExchangedTokens"]
@@ -45,8 +44,6 @@ MAX_HOLD_S: Final = 3600
 UNKNOWN_HOLD_S: Final = 300
 
 ExchangeAuth = TokenExchangeAuth | IdJagAuth
-Margin = Callable[[float, float | None], float]
-"""``margin(received_at, expires_at)`` -> seconds before expiry a token is no longer used."""
 _Key = tuple[str, str, str, str]
 
 
@@ -57,8 +54,7 @@ class ExchangedTokens:
         self.ctx = ctx
         self.margin = margin
         self.max_held = max_held
-        # (the Authorization value: "Bearer ..." or a DPoP one that proves each request, received, expires)
-        self._held: OrderedDict[_Key, tuple[str, float, float | None]] = OrderedDict()
+        self._held: HeldTokens[_Key] = HeldTokens(margin, max_held=max_held)
         self._locks: dict[_Key, asyncio.Lock] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._found = ExchangeDiscovery()
@@ -82,31 +78,18 @@ class ExchangedTokens:
             self._locks = {k: v for k, v in self._locks.items() if v.locked()}
         return self._locks.setdefault(key, asyncio.Lock())
 
-    def _usable(self, key: _Key) -> str | None:
-        held = self._held.get(key)
-        if held is None:
-            return None
-        presented, received, expires = held
-        if expires is not None and expires - self.margin(received, expires) <= time.time():
-            del self._held[key]
-            return None
-        return presented
-
     async def authorization(self, server: ServerConfig, auth: ExchangeAuth, caller: UpstreamCaller) -> str:
         """The ``Authorization`` value for ``caller`` at ``server`` (exchanging when none is held)."""
         key = self._key(server, auth, caller)
         async with self._lock(key):
-            presented = self._usable(key)
+            presented = self._held.get(key)
             if presented is None:
                 _token, lifetime, presented = await self._exchange(server, auth, caller)
                 # No lifetime: held briefly; an absurd one (or none left): capped, or used just once.
                 hold = UNKNOWN_HOLD_S if lifetime is None else min(lifetime, MAX_HOLD_S)
                 if hold > 0:
                     received = time.time()
-                    self._held[key] = (presented, received, received + hold)
-                    self._held.move_to_end(key)
-                    while len(self._held) > self.max_held:
-                        self._held.popitem(last=False)
+                    self._held.put(key, presented, received + hold, received=received)
             return presented
 
     async def _exchange(self, server: ServerConfig, auth: ExchangeAuth, caller: UpstreamCaller) -> Exchanged:
@@ -158,8 +141,6 @@ class ExchangedTokens:
             raise UpstreamError(f"{server.name}: the upstream refused this request (HTTP 403){named}")
         key = self._key(server, auth, caller)
         async with self._lock(key):
-            held = self._held.get(key)
-            if held is not None and (sent is None or sent == held[0]):
-                del self._held[key]
+            self._held.drop(key, sent)
         if isinstance(auth, IdJagAuth) and challenge.resource_metadata is not None:
             await self.ctx.discovered(server, challenge)  # re-read: the upstream may have moved

@@ -23,14 +23,13 @@ from foldgate.config.upstream_auth import ClientCredentialsAuth
 from foldgate.errors import UpstreamAuthorizationError, UpstreamError
 from foldgate.upstream.oauth.context import OAuthContext
 from foldgate.upstream.oauth.discovery import authorization_server_metadata
+from foldgate.upstream.oauth.held import HeldTokens, Margin
 from foldgate.upstream.oauth.http import checked_endpoint
 from foldgate.upstream.oauth.tokens import ClientAuth, TokenRefusedError, request_token
 from foldgate.upstream.oauth.workload import REFUSED_BACKOFF_S
 
 __all__ = ["MachineTokens", "discover_issuer_endpoint"]
 
-Margin = Callable[[float, float | None], float]
-"""``margin(issued, expires)`` -> seconds before expiry a token is replaced."""
 LockOf = Callable[[tuple[str, str, str]], asyncio.Lock]
 _Key = tuple[str, str, str, str]
 
@@ -47,8 +46,7 @@ class MachineTokens:
         self.backoff_s = backoff_s
         # The last refusal per (tenant, server): the config it was for, the error raised, when.
         self._refused: dict[tuple[str, str], tuple[str, UpstreamAuthorizationError, float]] = {}
-        # Each with when it was received and when it expires (the margin scales with its lifetime).
-        self._held: dict[_Key, tuple[str, float, float | None]] = {}
+        self._held: HeldTokens[_Key] = HeldTokens(margin)
 
     @staticmethod
     def _key(tenant: str, server: ServerConfig, auth: ClientCredentialsAuth) -> _Key:
@@ -56,7 +54,7 @@ class MachineTokens:
 
     def drop(self, tenant: str, server: ServerConfig, auth: ClientCredentialsAuth) -> None:
         """The upstream refused the token (401): the next request gets a new one."""
-        self._held.pop(self._key(tenant, server, auth), None)
+        self._held.drop(self._key(tenant, server, auth))
 
     async def authorization(self, server: ServerConfig, auth: ClientCredentialsAuth, tenant: str) -> str:
         """The ``Authorization`` value for ``server``: a held token, or one fetched now."""
@@ -64,9 +62,7 @@ class MachineTokens:
         async with self.lock((tenant, server.name, "\x00machine")):
             held = self._held.get(key)
             if held is not None:
-                presented, issued, expires = held
-                if expires is None or expires - self.margin(issued, expires) > time.time():
-                    return presented
+                return held
             config = hashlib.sha256(f"{server.url}\n{auth.model_dump_json()}".encode()).hexdigest()
             refused = self._refused.get((tenant, server.name))
             if refused is not None and refused[0] == config and time.time() < refused[2] + self.backoff_s:
@@ -113,7 +109,7 @@ class MachineTokens:
             expires = now + token.expires_in if token.expires_in else None
             presented = self.ctx.present(tenant, token.token_type, token.access_token)
             self._refused.pop((tenant, server.name), None)
-            self._held[key] = (presented, now, expires)
+            self._held.put(key, presented, expires, received=now)
             outcomes.record(tenant, server.name, auth.kind, "obtained", expires_at=expires)
             return presented
 

@@ -42,6 +42,7 @@ from foldgate.errors import UpstreamAuthorizationError, UpstreamError
 from foldgate.upstream.oauth.assertions import AssertionReader, WorkloadAssertionError
 from foldgate.upstream.oauth.context import OAuthContext
 from foldgate.upstream.oauth.discovery import authorization_server_metadata
+from foldgate.upstream.oauth.held import HeldTokens, Margin
 from foldgate.upstream.oauth.http import checked_endpoint
 from foldgate.upstream.oauth.tokens import ClientAuth, TokenRefusedError, request_token
 
@@ -52,17 +53,7 @@ JWT_BEARER: Final = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 REFUSED_BACKOFF_S: Final = 300.0
 KIND: Final = "workload_jwt"
 
-Margin = Callable[[float, float | None], float]
-"""``margin(issued, expires)`` -> seconds before expiry a token is replaced."""
 LockOf = Callable[[tuple[str, str, str]], asyncio.Lock]
-
-
-@dataclass(frozen=True, slots=True)
-class _Held:
-    config: str
-    token: str  # the Authorization value (a ProofBound DPoP value signs each request anew)
-    issued: float
-    expires: float | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,27 +98,22 @@ class WorkloadGrants:
         self.lock = lock
         self.assertions = assertions or AssertionReader(ctx.read_secret)
         self.backoff_s = backoff_s
-        self._held: dict[tuple[str, str], _Held] = {}
+        self._held: HeldTokens[tuple[str, str]] = HeldTokens(margin)
         self._refused: dict[tuple[str, str], _Refusal] = {}
         self.requests = 0  # token requests sent (observability and tests)
 
     def drop(self, tenant: str, server: str) -> None:
         """The upstream refused the token (401): the next request gets a new one."""
-        self._held.pop((tenant, server), None)
+        self._held.drop((tenant, server))
 
     async def authorization(self, server: ServerConfig, auth: WorkloadJwtAuth, tenant: str) -> str:
         """The ``Authorization`` value for ``server``: a held token, or one obtained now."""
         key = (tenant, server.name)
         config = _fingerprint(server, auth)
         async with self.lock((tenant, server.name, "\x00workload")):
-            held = self._held.get(key)
-            now = time.time()
-            if (
-                held is not None
-                and held.config == config
-                and (held.expires is None or held.expires - self.margin(held.issued, held.expires) > now)
-            ):
-                return held.token
+            held = self._held.get(key, config)
+            if held is not None:
+                return held
             assertion = await self._unless_refused(server, auth, tenant, config)
             return await self._obtain(server, auth, tenant, config, assertion)
 
@@ -227,7 +213,7 @@ class WorkloadGrants:
         except TokenRefusedError as exc:
             refusal = _Refusal(config, _digest(assertion), exc.error, time.time())
             self._refused[key] = refusal
-            self._held.pop(key, None)
+            self._held.drop(key)
             self.ctx.outcomes.record(
                 tenant, server.name, KIND, "refused", exc.error or "no_error_code", reason="no retry"
             )
@@ -240,6 +226,6 @@ class WorkloadGrants:
         self._refused.pop(key, None)
         # "Bearer <token>", or DPoP with a proof per request when the server bound it to the tenant's key.
         presented = self.ctx.present(tenant, token.token_type, token.access_token)
-        self._held[key] = _Held(config, presented, now, expires)
+        self._held.put(key, presented, expires, received=now, config=config)
         self.ctx.outcomes.record(tenant, server.name, KIND, "obtained", expires_at=expires)
         return presented
