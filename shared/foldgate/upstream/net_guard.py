@@ -54,9 +54,12 @@ __all__ = [
     "CACHE_SECONDS",
     "check_upstream_url",
     "check_upstream_url_async",
+    "checked_addresses",
     "clear_cache",
+    "client_timeout",
     "forbidden_reason",
     "guarded_http_client",
+    "proxied_by_environment",
 ]
 
 log = logging.getLogger(__name__)
@@ -168,7 +171,8 @@ def check_upstream_url(url: str, *, allow_private: bool) -> None:
     _verdict(host, entry, allow_private)
 
 
-async def _checked_addresses(host: str, port: int, allow_private: bool) -> tuple[str, ...]:
+async def checked_addresses(host: str, port: int, allow_private: bool) -> tuple[str, ...]:
+    """The addresses a new connection to ``host``:``port`` may dial (UpstreamError when refused)."""
     # Loaded on first use: the request path's cold start does not pay for it.
     import anyio.to_thread
 
@@ -182,10 +186,10 @@ async def _checked_addresses(host: str, port: int, allow_private: bool) -> tuple
 async def check_upstream_url_async(url: str, *, allow_private: bool) -> None:
     """``check_upstream_url`` for async code: a cache miss resolves in a worker thread."""
     host, port = _target(url)
-    await _checked_addresses(host, port, allow_private)
+    await checked_addresses(host, port, allow_private)
 
 
-def _proxied_by_environment() -> bool:
+def proxied_by_environment() -> bool:
     """Whether httpx (trust_env) would send upstream traffic through a proxy from the environment."""
     import urllib.request  # heavy (http.client, email); only needed once an upstream is dialed
 
@@ -215,7 +219,7 @@ def _backend_class() -> type[Any]:
             socket_options: Iterable[Any] | None = None,
         ) -> httpcore2.AsyncNetworkStream:
             try:
-                addresses = await _checked_addresses(host, port, self.allow_private)
+                addresses = await checked_addresses(host, port, self.allow_private)
             except UpstreamError as exc:
                 raise httpcore2.ConnectError(exc.message) from None
             failure: Exception | None = None
@@ -248,6 +252,13 @@ _DEFAULT_TIMEOUT = 30.0
 _READ_TIMEOUT = 300.0
 
 
+def client_timeout() -> httpx2.Timeout:
+    """The SDK's defaults: 30 s to connect, write and wait for a pooled connection; 5 min to read."""
+    import httpx2  # loaded with the first upstream client, not at init
+
+    return httpx2.Timeout(_DEFAULT_TIMEOUT, read=_READ_TIMEOUT)
+
+
 def guarded_backend(inner: Any, *, allow_private: bool) -> Any:
     """An httpcore2 network backend that connects only to guard-checked addresses of the host."""
     return _backend_class()(inner, allow_private)
@@ -270,9 +281,8 @@ def guarded_http_client(
     import httpcore2
     import httpx2
 
-    # The SDK's defaults: 30 s to connect, write and wait for a pooled connection; 5 min to read.
-    timeout = httpx2.Timeout(_DEFAULT_TIMEOUT, read=_READ_TIMEOUT)
-    if _proxied_by_environment():
+    timeout = client_timeout()
+    if proxied_by_environment():
         return httpx2.AsyncClient(headers=dict(headers), timeout=timeout)
     transport = httpx2.AsyncHTTPTransport()
     pool = getattr(transport, "_pool", None)

@@ -37,8 +37,10 @@ pool keeps both open on the warm instance so a warm call is one HTTP round trip:
   stream of a key tells the listener on its acknowledgement (see ``listen_for_changes``); a stream
   opened again for the same key re-lists only when the upstream says ``list_changed``.
 
-SSRF: every session's HTTP client is ``net_guard.guarded_http_client``, whose network backend re-runs
-the guard and pins the checked addresses for every new TCP connection, pooled or not.
+SSRF: every session's HTTP client dials only the addresses the guard checked, for every new TCP
+connection, pooled or not: a session's requests go through ``http1_transport`` (a lean HTTP/1.1
+transport, most of what a warm call's upstream hop costs the gateway is gone with httpcore), the change
+listener's through ``net_guard.guarded_http_client``'s pinning network backend.
 """
 
 from __future__ import annotations
@@ -53,10 +55,10 @@ from typing import Any
 from foldgate.config.tenant import ServerConfig
 from foldgate.errors import UpstreamBusyError, UpstreamError
 from foldgate.upstream.changes import ChangeListener, change_handler, listen_for_changes
+from foldgate.upstream.http1_transport import session_http_client
 from foldgate.upstream.net_guard import guarded_http_client
 from foldgate.upstream.plain_session import CredentialsRefusedError, PlainSession
 from foldgate.upstream.proof_bound import ProofBound
-from foldgate.upstream.wire import keep_alive
 
 __all__ = [
     "IDLE_SECONDS",
@@ -206,7 +208,7 @@ class PooledSession:
 
     async def _open(self) -> None:
         era = (self.era.mode, self.era.discover) if self.era is not None else None
-        http = guarded_http_client(dict(self.key.headers), allow_private=self.allow_private, wrap=keep_alive)
+        http = session_http_client(dict(self.key.headers), allow_private=self.allow_private)
         http.auth = _current_authorization(self)
         pinned = None if self.key.protocol == "auto" else self.key.protocol
         session = PlainSession(self.key.name, self.key.url, http, era=era, pinned=pinned)

@@ -23,6 +23,8 @@ from typing import Any
 from foldgate.errors import UpstreamError
 
 __all__ = [
+    "DRAIN_BYTES",
+    "DRAIN_SECONDS",
     "MAX_EVENTS",
     "MAX_MESSAGE_BYTES",
     "MAX_STREAM_BYTES",
@@ -37,8 +39,8 @@ MAX_MESSAGE_BYTES = 16 * 1024 * 1024
 MAX_STREAM_BYTES = 64 * 1024 * 1024
 MAX_EVENTS = 10_000
 # A response body this close to its end is read out on close so its connection stays reusable.
-_DRAIN_BYTES = 64 * 1024
-_DRAIN_SECONDS = 0.05
+DRAIN_BYTES = 64 * 1024
+DRAIN_SECONDS = 0.05
 
 
 class WireError(UpstreamError):
@@ -143,7 +145,7 @@ def keep_alive(transport: Any) -> Any:
     A session closes an SSE answer as soon as the JSON-RPC response event arrives, before the end of the
     HTTP body (the last chunk) is read; httpcore then drops the connection and the next call pays a new
     TCP (and TLS) handshake. Upstreams end the body right after that event, so reading on briefly (at
-    most ``_DRAIN_BYTES`` for ``_DRAIN_SECONDS``) returns the connection to the pool; a stream that
+    most ``DRAIN_BYTES`` for ``DRAIN_SECONDS``) returns the connection to the pool; a stream that
     stays open is closed as before. The caller already has its answer: the drain costs it nothing.
     """
     # httpx2 loads with the first pooled session, not at init.
@@ -162,9 +164,9 @@ def keep_alive(transport: Any) -> Any:
                     return
 
         async def aclose(self) -> None:
-            budget = _DRAIN_BYTES
+            budget = DRAIN_BYTES
             with contextlib.suppress(Exception):
-                async with asyncio.timeout(_DRAIN_SECONDS):
+                async with asyncio.timeout(DRAIN_SECONDS):
                     async for chunk in self:
                         budget -= len(chunk)
                         if budget < 0:

@@ -111,7 +111,7 @@ def test_a_header_secret_sealed_in_the_table_reaches_the_indexer_and_a_call(
     async def no_dns(url: str, *, allow_private: bool) -> None:
         return None  # gh.example resolves nowhere offline; the guard has tests of its own
 
-    monkeypatch.setattr(pool, "guarded_http_client", client)
+    monkeypatch.setattr(pool, "session_http_client", client)
     monkeypatch.setattr(upstream_client, "check_upstream_url_async", no_dns)
     settings = Settings.from_env()
     config = open_configs(settings).get("acme")

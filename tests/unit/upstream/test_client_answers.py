@@ -52,7 +52,7 @@ def upstream(monkeypatch: pytest.MonkeyPatch) -> Callable[..., Scripted]:
         def client(headers: Any, **_: Any) -> httpx2.AsyncClient:
             return httpx2.AsyncClient(headers=dict(headers), transport=httpx2.MockTransport(scripted.handle))
 
-        monkeypatch.setattr(pool, "guarded_http_client", client)
+        monkeypatch.setattr(pool, "session_http_client", client)
         return scripted
 
     return install
@@ -205,7 +205,7 @@ async def test_a_modern_upstreams_input_required_is_answered_on_the_clients_stre
     def client(headers: Any, **_: Any) -> httpx2.AsyncClient:
         return httpx2.AsyncClient(headers=dict(headers), transport=httpx2.MockTransport(scripted.handle))
 
-    monkeypatch.setattr(pool, "guarded_http_client", client)
+    monkeypatch.setattr(pool, "session_http_client", client)
 
     async def ask(method: str, params: dict[str, Any]) -> dict[str, Any]:
         return {"result": {"action": "accept", "content": {"name": "Ada"}}}
@@ -234,7 +234,7 @@ async def test_a_2025_era_clients_relaying_call_goes_to_a_half_upgraded_upstream
     def client(headers: Any, **_: Any) -> httpx2.AsyncClient:
         return httpx2.AsyncClient(headers=dict(headers), transport=httpx2.MockTransport(scripted.handle))
 
-    monkeypatch.setattr(pool, "guarded_http_client", client)
+    monkeypatch.setattr(pool, "session_http_client", client)
 
     async def ask(method: str, params: dict[str, Any]) -> dict[str, Any]:
         return {"result": {}}
@@ -272,7 +272,7 @@ async def test_an_upstream_that_refuses_the_handshake_is_asked_once_then_called_
     def client(headers: Any, **_: Any) -> httpx2.AsyncClient:
         return httpx2.AsyncClient(headers=dict(headers), transport=httpx2.MockTransport(scripted.handle))
 
-    monkeypatch.setattr(pool, "guarded_http_client", client)
+    monkeypatch.setattr(pool, "session_http_client", client)
 
     async def ask(method: str, params: dict[str, Any]) -> dict[str, Any]:
         return {"result": {}}
