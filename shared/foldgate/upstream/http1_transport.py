@@ -39,7 +39,7 @@ import functools
 import re
 import ssl
 from collections.abc import AsyncIterator, Mapping
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, cast
 
 from foldgate.errors import UpstreamError
 from foldgate.upstream.net_guard import (
@@ -122,8 +122,8 @@ class _Connection(asyncio.Protocol):
 
     # -- asyncio protocol ------------------------------------------------------------------------
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
+        # A socket transport (uvloop's is not an asyncio.Transport subclass, so no isinstance check).
+        self.transport = cast("asyncio.Transport", transport)
 
     def data_received(self, data: bytes) -> None:
         if not self.busy or self.complete:
@@ -390,7 +390,10 @@ def _classes() -> tuple[type[Any], type[Any]]:
             if request.method in ("HEAD", "CONNECT"):
                 raise httpx2.UnsupportedProtocol(f"{request.method} is not used with upstream sessions")
             timeouts = request.extensions.get("timeout", {})
-            body = b"".join([part async for part in request.stream])  # type: ignore[union-attr]
+            try:
+                body = request.content  # a bytes body (every session request) is read already
+            except httpx2.RequestNotRead:
+                body = await request.aread()
             chunked = any(
                 n.lower() == b"transfer-encoding" and b"chunked" in v.lower() for n, v in request.headers.raw
             )
