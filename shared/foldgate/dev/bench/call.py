@@ -37,10 +37,18 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from foldgate.dev.bench.call_procs import REPO, everything, foldgate_serve, index_once, replay_crm
+from foldgate.dev.bench.call_procs import (
+    PIDS,
+    REPO,
+    cpu_seconds,
+    everything,
+    foldgate_serve,
+    index_once,
+    replay_crm,
+)
 from foldgate.dev.bench.wire_proxy import wire_proxy
 
-__all__ = ["format_call_report", "run_call_bench"]
+__all__ = ["format_call_report", "format_cpu", "run_call_bench"]
 
 _HANDSHAKE = ("POST server/discover", "POST initialize", "POST notifications/initialized")
 _NAIVE_IMPORTS = (
@@ -122,8 +130,12 @@ async def _echo_pair(gateway: str, fleet: dict[str, Any], calls: int) -> dict[st
     return row
 
 
-async def _throughput(url: str, tool: str, args: dict[str, Any], callers: int, calls: int) -> dict[str, Any]:
-    """Calls per second of ``callers`` concurrent sessions making ``calls`` calls each; errors counted."""
+async def _throughput(
+    url: str, tool: str, args: dict[str, Any], callers: int, calls: int, watch: dict[str, int] | None = None
+) -> dict[str, Any]:
+    """Calls per second of ``callers`` concurrent sessions making ``calls`` calls each; errors counted.
+    With ``watch`` (name -> pid), also each watched process's CPU ms per call over the same calls, and
+    the calling process's own (``client``): on a shared machine the steadier figure."""
     errors = 0
     async with contextlib.AsyncExitStack() as stack:
         clients = [await stack.enter_async_context(_session(url)) for _ in range(callers)]
@@ -136,10 +148,54 @@ async def _throughput(url: str, tool: str, args: dict[str, Any], callers: int, c
                 except Exception:
                     errors += 1
 
+        before = {name: cpu_seconds(pid) for name, pid in (watch or {}).items()}
+        own = time.process_time()
         t = time.perf_counter()
         await asyncio.gather(*(run(c) for c in clients))
         wall = time.perf_counter() - t
-    return {"calls_per_s": round(callers * calls / wall, 1), "errors": errors}
+        own = time.process_time() - own
+    n = callers * calls
+    out: dict[str, Any] = {"calls_per_s": round(n / wall, 1), "errors": errors}
+    if watch:
+        cpu: dict[str, float | None] = {}
+        for name, pid in watch.items():
+            start, end = before[name], cpu_seconds(pid)
+            cpu[name] = None if start is None or end is None else round((end - start) / n * 1000, 3)
+        cpu["client"] = round(own / n * 1000, 3)
+        out["cpu_ms_per_call"] = cpu
+    return out
+
+
+def _watch(urls: dict[str, str]) -> dict[str, int]:
+    """The pids behind a gateway URL (``.../mcp/...``) or an upstream URL, by name, where known."""
+    pids = {name: PIDS.get(url.split("/mcp", 1)[0]) or PIDS.get(url) for name, url in urls.items()}
+    return {name: pid for name, pid in pids.items() if pid is not None}
+
+
+def _rounds(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Throughput rounds of one side as one: mean calls/s, errors summed, mean CPU ms per call."""
+    out: dict[str, Any] = {
+        "calls_per_s": round(statistics.mean(r["calls_per_s"] for r in rows), 1),
+        "errors": sum(r["errors"] for r in rows),
+    }
+    cpu = [r["cpu_ms_per_call"] for r in rows if "cpu_ms_per_call" in r]
+    if cpu:
+        names = cpu[0].keys()
+        out["cpu_ms_per_call"] = {
+            name: None
+            if any(c[name] is None for c in cpu)
+            else round(statistics.mean(c[name] for c in cpu), 3)
+            for name in names
+        }
+    return out
+
+
+def format_cpu(label: str, cpu: dict[str, float | None] | None) -> str:
+    """``label: gateway x, upstream y, client z CPU ms per call`` (what was measured)."""
+    if not cpu:
+        return f"{label}: CPU per call not measured here (needs /proc)"
+    parts = ", ".join(f"{name} {'-' if ms is None else ms}" for name, ms in cpu.items())
+    return f"{label}: {parts} CPU ms per call"
 
 
 async def _round_trips(gateway: str, proxies: dict[str, Any], calls: int) -> dict[str, Any]:
@@ -293,19 +349,16 @@ async def _warm(fleet: dict[str, Any], calls: int, callers: int, per_caller: int
         },
         20,
     )
+    watch = _watch({"gateway": fleet["gateway"], "upstream": fleet["everything"]})
     rounds: dict[str, list[dict[str, Any]]] = {"direct": [], "proxied": []}
     for _ in range(2):  # interleaved, so machine noise hits both alike
-        rounds["direct"].append(await _throughput(fleet["everything"], "echo", echo, callers, per_caller))
-        rounds["proxied"].append(
-            await _throughput(fleet["gateway"], "everything__echo", echo, callers, per_caller)
+        rounds["direct"].append(
+            await _throughput(fleet["everything"], "echo", echo, callers, per_caller, watch)
         )
-    direct, proxied = (
-        {
-            "calls_per_s": round(statistics.mean(r["calls_per_s"] for r in rows), 1),
-            "errors": sum(r["errors"] for r in rows),
-        }
-        for rows in rounds.values()
-    )
+        rounds["proxied"].append(
+            await _throughput(fleet["gateway"], "everything__echo", echo, callers, per_caller, watch)
+        )
+    direct, proxied = (_rounds(rows) for rows in rounds.values())
     report["concurrency"] = {
         "callers": callers,
         "direct": direct,
@@ -388,6 +441,8 @@ def _format_warm(r: dict[str, Any]) -> str:
         f"({c['proxied']['errors']} errors) vs direct {c['direct']['calls_per_s']} "
         f"({c['direct']['errors']} errors): ratio {c['ratio']}"
     )
+    lines.append("  " + format_cpu("direct", c["direct"].get("cpu_ms_per_call")))
+    lines.append("  " + format_cpu("proxied", c["proxied"].get("cpu_ms_per_call")))
     cold = r.get("cold")
     if cold:
         lines.append(

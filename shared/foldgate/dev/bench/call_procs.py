@@ -20,11 +20,25 @@ from typing import Any
 from foldgate.dev.procs import free_port, stop_process
 from foldgate.errors import ConfigError
 
-__all__ = ["REPO", "everything", "foldgate_serve", "index_once", "replay_crm"]
+__all__ = ["PIDS", "REPO", "cpu_seconds", "everything", "foldgate_serve", "index_once", "replay_crm"]
 
 REPO = Path(__file__).resolve().parents[4]
 EVERYTHING = REPO / "demo" / "node_modules" / ".bin" / "mcp-server-everything"
 DEMO_CATALOG = REPO / "demo" / "catalog.jsonl"
+# The process behind each URL a block below yields (server-everything's and each gateway's), so a bench
+# can read their CPU time (``cpu_seconds``).
+PIDS: dict[str, int] = {}
+_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def cpu_seconds(pid: int) -> float | None:
+    """User + system CPU seconds ``pid`` has used (Linux ``/proc``), or None where it cannot be read."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return (int(fields[11]) + int(fields[12])) / _TICKS
 
 
 def _wait_http(url: str, proc: subprocess.Popen[Any], timeout: float) -> None:
@@ -55,7 +69,9 @@ def everything() -> Iterator[str]:
         while "listening" not in proc.stdout.readline().lower():
             if proc.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError("server-everything did not start")
-        yield f"http://127.0.0.1:{port}/mcp"
+        url = f"http://127.0.0.1:{port}/mcp"
+        PIDS[url] = proc.pid
+        yield url
     finally:
         stop_process(proc)
 
@@ -97,6 +113,7 @@ def foldgate_serve(config: dict[str, Any], tmp: Path, env: dict[str, str]) -> It
         try:
             base = f"http://127.0.0.1:{port}"
             _wait_http(base + "/healthz", proc, 90)
+            PIDS[base] = proc.pid
             yield base
         finally:
             stop_process(proc)

@@ -13,20 +13,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import statistics
 import tempfile
 from pathlib import Path
 from typing import Any
 
+from foldgate.dev.bench.call import _caller, _latency, _rounds, _session, _throughput, _watch, format_cpu
 from foldgate.dev.bench.call_procs import everything, foldgate_serve
 
 __all__ = ["format_versus", "run_versus"]
 
 
 async def _measure(urls: dict[str, str], calls: int, callers: int, per_caller: int) -> dict[str, Any]:
-    # The latency bench's client helpers (loaded with this bench; it imports nothing of this module).
-    from foldgate.dev.bench.call import _caller, _latency, _session, _throughput
-
     echo = {"message": "bench"}
     async with (
         _session(urls["direct"]) as direct,
@@ -40,18 +37,24 @@ async def _measure(urls: dict[str, str], calls: int, callers: int, per_caller: i
             {"other": (plain, via_other), "this": (plain, via_this), "other_vs_this": (via_other, via_this)},
             calls,
         )
-    rates: dict[str, list[float]] = {"direct": [], "other": [], "this": []}
+    rounds: dict[str, list[dict[str, Any]]] = {"direct": [], "other": [], "this": []}
     for _ in range(2):  # interleaved, so machine noise hits every side alike
         for side, tool in (("direct", "echo"), ("other", "everything__echo"), ("this", "everything__echo")):
-            got = await _throughput(urls[side], tool, echo, callers, per_caller)
-            rates[side].append(got["calls_per_s"])
-    mean = {side: statistics.mean(v) for side, v in rates.items()}
+            watch = _watch(
+                {"gateway": urls[side], "upstream": urls["direct"]}
+                if side != "direct"
+                else {"upstream": urls["direct"]}
+            )
+            rounds[side].append(await _throughput(urls[side], tool, echo, callers, per_caller, watch))
+    sides = {side: _rounds(rows) for side, rows in rounds.items()}
+    rate = {side: got["calls_per_s"] for side, got in sides.items()}
     return {
         "latency": latency,
         "callers": callers,
-        "calls_per_s": {side: round(v, 1) for side, v in mean.items()},
-        "ratio_other": round(mean["other"] / mean["direct"], 2) if mean["direct"] else 0.0,
-        "ratio_this": round(mean["this"] / mean["direct"], 2) if mean["direct"] else 0.0,
+        "calls_per_s": rate,
+        "cpu_ms_per_call": {side: got.get("cpu_ms_per_call") for side, got in sides.items()},
+        "ratio_other": round(rate["other"] / rate["direct"], 2) if rate["direct"] else 0.0,
+        "ratio_this": round(rate["this"] / rate["direct"], 2) if rate["direct"] else 0.0,
     }
 
 
@@ -88,4 +91,6 @@ def format_versus(r: dict[str, Any]) -> str:
         f"{r['callers']} concurrent callers, calls/s: direct {rate['direct']}, other {rate['other']} "
         f"({r['ratio_other']}x direct), this {rate['this']} ({r['ratio_this']}x direct)"
     )
+    for side, cpu in r.get("cpu_ms_per_call", {}).items():
+        lines.append("  " + format_cpu(side, cpu))
     return "\n".join(lines)
