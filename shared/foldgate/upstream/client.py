@@ -17,7 +17,6 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, TypeVar
 
-import anyio
 from pydantic import TypeAdapter, ValidationError
 
 from foldgate.config.tenant import ServerConfig
@@ -494,19 +493,20 @@ class UpstreamClient:
         bounds; a request cut off mid-flight leaves its pooled session as any timeout does (see
         ``foldgate.upstream.pool``)."""
         left = time_left()  # None locally: only the server's own timeout applies
+        # asyncio's own timeouts (half what anyio's cancel scopes cost on every call); ``deadline``
+        # tells which bound ended the wait.
+        deadline = asyncio.timeout(left)
         try:
-            with anyio.move_on_after(left):
-                async with self._pool.slot(server):
-                    with anyio.fail_after(server.timeout_s):
-                        return await work()
+            async with deadline, self._pool.slot(server), asyncio.timeout(server.timeout_s):
+                return await work()
         except TimeoutError as exc:
-            raise UpstreamTimeoutError(
-                f"{server.name}: {waited} {server.timeout_s:g}s",
-                timeout_s=round(server.timeout_s, 1),
-                hint=TIMEOUT_HINT,
-            ) from exc
-        # Only the request's deadline leaves the block without an answer or an error.
-        assert left is not None
+            if not deadline.expired():
+                raise UpstreamTimeoutError(
+                    f"{server.name}: {waited} {server.timeout_s:g}s",
+                    timeout_s=round(server.timeout_s, 1),
+                    hint=TIMEOUT_HINT,
+                ) from exc
+        assert left is not None  # only the request's deadline expires here
         raise UpstreamDeadlineError(
             f"{server.name}: {waited} {left:.1f}s, the time this request had left before the "
             "gateway's own deadline",
