@@ -5,6 +5,9 @@ once per Lambda instance; each invocation only runs the request (and prints its 
 foldgate.app.mcp_lambda).
 """
 
+from foldgate.app.heap import settle_heap
 from foldgate.app.mcp_lambda import build_mcp_handler
 
 handler = build_mcp_handler(admin_api=False)
+# What init built lives as long as the instance: out of the collector's full collections (see heap).
+settle_heap()

@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import functools
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -93,6 +93,8 @@ class LocalGateway:
     indexed_once: bool = False
     # Call metrics, served at GET /metrics behind the operator credential.
     metrics: PrometheusRecorder | None = None
+    # Run once after the first index run (``foldgate serve``: ``foldgate.app.heap.settle_heap``).
+    after_first_index: Callable[[], object] | None = None
 
     async def index_all(self) -> list[IndexReport]:
         """Index every configured tenant once."""
@@ -118,6 +120,9 @@ class LocalGateway:
                 await self.index_all()
             except Exception:  # the loop must survive anything one run throws
                 log.exception("index run failed")
+            if self.after_first_index is not None:
+                settle, self.after_first_index = self.after_first_index, None
+                settle()
             await asyncio.sleep(self.interval_s)
 
     def upstream_changed(self, server: str) -> None:

@@ -1,0 +1,108 @@
+"""Settling the heap (foldgate.app.heap): what is alive is frozen out of full collections, what comes
+later is collected as before, and the serving processes settle once, after they built what they keep."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import json
+import os
+import subprocess
+import sys
+import weakref
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from foldgate.app.heap import settle_heap
+from foldgate.app.local import build_local
+from foldgate.config.settings import Settings
+from foldgate.config.source import StaticConfigSource
+from foldgate.config.tenant import parse_tenant_config
+from foldgate.index.indexer import IndexReport
+
+REPO = Path(__file__).resolve().parents[3]
+
+
+class Node:
+    """A reference cycle's member (only the cycle collector frees it)."""
+
+    def __init__(self) -> None:
+        self.me = self
+
+
+@pytest.fixture(autouse=True)
+def thawed() -> Iterator[None]:
+    yield
+    gc.unfreeze()  # the test process's other tests see the collector as it was
+
+
+def test_what_is_alive_leaves_the_collectors_generations() -> None:
+    kept = [["long-lived"]]
+    frozen = settle_heap()
+    assert frozen == gc.get_freeze_count() > 0
+    assert not any(o is kept for o in gc.get_objects())  # no collection walks it now
+
+
+def test_garbage_made_after_settling_is_collected_as_before() -> None:
+    settle_heap()
+    cycle = Node()
+    gone = weakref.ref(cycle)
+    del cycle
+    gc.collect()
+    assert gone() is None
+
+
+def test_settling_with_a_collection_frees_cyclic_garbage_instead_of_freezing_it() -> None:
+    cycle = Node()
+    gone = weakref.ref(cycle)
+    del cycle
+    settle_heap(collect=True)
+    assert gone() is None
+
+
+@pytest.mark.parametrize("name", ["mcp", "code"])
+def test_the_agent_functions_settle_at_the_end_of_init(name: str, tmp_path: Path) -> None:
+    config = tmp_path / "cfg.json"
+    config.write_text(json.dumps({"servers": []}))
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("FOLDGATE_", "OTEL_", "AWS_"))}
+    env.update(
+        PYTHONPATH=str(REPO / "shared"),
+        FOLDGATE_SQLITE_PATH=str(tmp_path / "s.sqlite3"),
+        FOLDGATE_CONFIG_FILE=str(config),
+    )
+    app = REPO / "functions" / name / "app.py"
+    code = (
+        f"import gc, runpy; runpy.run_path({str(app)!r}); print(gc.get_freeze_count(), len(gc.get_objects()))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120, check=False
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    frozen, walked = map(int, out.stdout.split()[-2:])
+    # Init's objects are frozen; a full collection walks only what came after (a handful here).
+    assert frozen > 10_000
+    assert walked < frozen / 10
+
+
+async def test_the_local_server_settles_once_after_its_first_index_run(tmp_path: Path) -> None:
+    settings = Settings(sqlite_path=str(tmp_path / "fg.sqlite3"), embedding_provider="none")
+    configs = StaticConfigSource({"acme": parse_tenant_config({"servers": []})})
+    local = build_local(configs, settings, interval_s=0.01)
+    runs: list[bool] = []
+    settled: list[bool] = []
+    index_all = local.index_all
+
+    async def counted() -> list[IndexReport]:
+        reports = await index_all()
+        runs.append(bool(settled))
+        return reports
+
+    local.index_all = counted  # type: ignore[method-assign]
+    local.after_first_index = lambda: settled.append(True)
+    async with local.app.router.lifespan_context(local.app):
+        while len(runs) < 3:
+            await asyncio.sleep(0.01)
+    assert settled == [True]
+    assert runs[:3] == [False, True, True]  # after the first run, not before it, and only once
