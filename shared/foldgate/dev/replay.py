@@ -45,7 +45,7 @@ from foldgate.errors import ConfigError
 from foldgate.model.jsonutil import compact
 from foldgate.model.tool import Tool, tool_from_wire
 
-__all__ = ["ReplayApp", "SkippedTool", "build_replay_app", "replay_slugs", "run_replay"]
+__all__ = ["ReplayApp", "SkippedTool", "build_replay_app", "listening_socket", "replay_slugs", "run_replay"]
 
 logger = logging.getLogger(__name__)
 
@@ -363,6 +363,20 @@ def build_replay_app(
     return app, slugs
 
 
+def listening_socket(host: str, port: int) -> socket.socket:
+    """A listening TCP socket whose accepted connections send without Nagle's delay.
+
+    Its proto is TCP, named: asyncio turns Nagle off only on sockets whose proto says TCP, so a
+    proto-0 socket's connections kept it, and a keep-alive client waited ~40 ms on every answer after
+    its first (the answer's body held until the client's delayed ACK of its head)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(128)
+    return sock
+
+
 def run_replay(
     catalog: str | Path | Iterable[Tool],
     host: str = "127.0.0.1",
@@ -379,13 +393,9 @@ def run_replay(
     import uvicorn
 
     app, slugs = build_replay_app(catalog, server=server, page_size=page_size)
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host, port))
-    sock.listen(128)
+    sock = listening_socket(host, port)
     bound = sock.getsockname()[1]
-    url_host = f"[{host}]" if family == socket.AF_INET6 else host
+    url_host = f"[{host}]" if sock.family == socket.AF_INET6 else host
     for skipped in app.skipped:
         print(f"skipped {skipped.server}:{skipped.name}: {skipped.reason}", file=sys.stderr)
     for slug, name in slugs.items():

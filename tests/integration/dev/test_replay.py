@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import socket
@@ -22,7 +23,7 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolResult, TextContent
 
-from foldgate.dev.replay import ReplayApp, build_replay_app, replay_slugs
+from foldgate.dev.replay import ReplayApp, build_replay_app, listening_socket, replay_slugs
 from foldgate.errors import ConfigError
 from tests.conftest import REPO, corpus_path
 
@@ -281,3 +282,26 @@ def test_run_replay_prints_urls_and_serves(tmp_path: Path) -> None:
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+async def test_the_replay_servers_connections_send_without_nagles_delay() -> None:
+    # A proto-0 listening socket left Nagle on for every connection asyncio accepted from it: a
+    # keep-alive client then waited ~40 ms per answer for the delayed ACK of the answer's head.
+    listener = listening_socket("127.0.0.1", 0)
+    accepted: list[int] = []
+
+    def opened(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        conn = writer.get_extra_info("socket")
+        accepted.append(conn.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+        writer.close()
+
+    server = await asyncio.start_server(opened, sock=listener)
+    try:
+        _, writer = await asyncio.open_connection("127.0.0.1", listener.getsockname()[1])
+        while not accepted:
+            await asyncio.sleep(0.01)
+        writer.close()
+    finally:
+        server.close()
+        await server.wait_closed()
+    assert accepted == [1]
