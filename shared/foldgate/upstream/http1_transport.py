@@ -9,8 +9,9 @@ content decoding, timeouts' configuration) and replaces what is below it with a 
 * **Connections** are asyncio protocols parsed by ``httptools`` (Node's llhttp, strict mode: the same
   C parser uvicorn serves with). One request at a time per connection; an idle connection is reused
   for the same origin until ``KEEPALIVE_SECONDS`` idle (under httpx's default expiry and Node's 5 s
-  server keep-alive), at most ``MAX_IDLE`` kept. Concurrency is bounded above this
-  transport (``SessionPool.slot``), so there is no connection cap of its own.
+  server keep-alive) and while its socket has nothing to read, at most ``MAX_IDLE`` kept.
+  Concurrency is bounded above this transport (``SessionPool.slot``), so there is no connection cap
+  of its own.
 * **Pinning.** A new connection dials only the addresses ``net_guard`` accepted for the URL's host and
   port (``checked_addresses``, the same check the httpcore backend runs): a name that rebinds between
   the check and the dial is never followed. TLS verifies the certificate against the URL's host name.
@@ -37,6 +38,7 @@ import contextlib
 import errno
 import functools
 import re
+import select
 import ssl
 from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any, Final, cast
@@ -279,6 +281,18 @@ class _Connection(asyncio.Protocol):
             self.raise_error()
             raise httpx2.WriteError("the upstream closed the connection")
 
+    def quiet(self) -> bool:
+        """Whether the idle socket has nothing to read: no end, reset or stray bytes the loop has not
+        handled yet (a Lambda instance thawed after its upstream hung up runs requests before the
+        loop polls its sockets). One poll, as httpcore checks a connection before reuse."""
+        sock: Any = self.transport.get_extra_info("socket") if self.transport is not None else None
+        try:
+            poller = select.poll()
+            poller.register(sock.fileno(), select.POLLIN)
+            return not poller.poll(0)
+        except (AttributeError, OSError, ValueError):
+            return False  # no socket to ask (or no poll here): not trusted with a request
+
     def reusable(self) -> bool:
         return self.complete and self.keep_alive and not self.lost and self._error is None
 
@@ -426,7 +440,7 @@ def _classes() -> tuple[type[Any], type[Any]]:
             now = asyncio.get_running_loop().time()
             while idle:
                 conn = idle.pop()
-                if not conn.lost and now - conn.idle_since < KEEPALIVE_SECONDS:
+                if not conn.lost and now - conn.idle_since < KEEPALIVE_SECONDS and conn.quiet():
                     return conn
                 self._discard(conn)
             return None

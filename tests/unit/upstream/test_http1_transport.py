@@ -8,6 +8,8 @@ import asyncio
 import datetime
 import socket
 import ssl
+import threading
+import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
@@ -394,3 +396,39 @@ async def test_a_closed_transport_refuses_and_closes_its_connections(serve: Any)
         await http.post(server.url(), content=b"{}")
     with pytest.raises(httpx2.ConnectError, match="closed"):
         await transport.handle_async_request(httpx2.Request("POST", server.url(), content=b"{}"))
+
+
+async def test_an_idle_connection_the_upstream_closed_unseen_by_the_loop_is_not_reused() -> None:
+    # A thawed Lambda instance runs its request before the loop polls the idle socket its upstream
+    # hung up on; the connection must not be handed a request (it would fail, sent to no one).
+    answer = ok()
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    served: list[socket.socket] = []
+
+    def serve_one() -> None:
+        conn, _ = listener.accept()
+        served.append(conn)
+        data = b""
+        while b"\r\n\r\n" not in data or not data.endswith(b"{}"):
+            data += conn.recv(65536)
+        conn.sendall(answer)
+
+    thread = threading.Thread(target=serve_one, daemon=True)
+    thread.start()
+    try:
+        async with client() as http:
+            assert (await http.post(f"http://127.0.0.1:{port}/mcp", content=b"{}")).status_code == 200
+            thread.join(5)
+            served[0].close()  # FIN, while this test's loop does not run
+            time.sleep(0.1)
+            accept = threading.Thread(target=serve_one, daemon=True)
+            accept.start()
+            response = await http.post(f"http://127.0.0.1:{port}/mcp", content=b"{}")
+            assert response.status_code == 200  # on a new connection, not the dead one
+            accept.join(5)
+            assert len(served) == 2
+    finally:
+        for conn in served:
+            conn.close()
+        listener.close()
