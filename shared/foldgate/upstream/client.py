@@ -493,6 +493,10 @@ class UpstreamClient:
         bounds; a request cut off mid-flight leaves its pooled session as any timeout does (see
         ``foldgate.upstream.pool``)."""
         left = time_left()  # None locally: only the server's own timeout applies
+        if left is not None and left <= 0:
+            # Out of time already: nothing is started (an asyncio timeout fires a loop turn late, and
+            # the request could be on the wire by then).
+            raise _out_of_time(server, waited, left)
         # asyncio's own timeouts (half what anyio's cancel scopes cost on every call); ``deadline``
         # tells which bound ended the wait.
         deadline = asyncio.timeout(left)
@@ -507,12 +511,7 @@ class UpstreamClient:
                     hint=TIMEOUT_HINT,
                 ) from exc
         assert left is not None  # only the request's deadline expires here
-        raise UpstreamDeadlineError(
-            f"{server.name}: {waited} {left:.1f}s, the time this request had left before the "
-            "gateway's own deadline",
-            timeout_s=round(left, 1),
-            hint=DEADLINE_HINT,
-        )
+        raise _out_of_time(server, waited, left)
 
     async def aclose(self) -> None:
         """Close pooled HTTP sessions and stop long-lived stdio sessions."""
@@ -521,6 +520,16 @@ class UpstreamClient:
             if session.loop is asyncio.get_running_loop():
                 await session.close()
         self._stdio.clear()
+
+
+def _out_of_time(server: ServerConfig, waited: str, left: float) -> UpstreamDeadlineError:
+    """The request's own deadline ended the wait (``left``: what it had when the call began)."""
+    return UpstreamDeadlineError(
+        f"{server.name}: {waited} {max(left, 0.0):.1f}s, the time this request had left before the "
+        "gateway's own deadline",
+        timeout_s=round(max(left, 0.0), 1),
+        hint=DEADLINE_HINT,
+    )
 
 
 async def _send_call(

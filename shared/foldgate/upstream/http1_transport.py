@@ -418,6 +418,11 @@ def _classes() -> tuple[type[Any], type[Any]]:
             host = request.url.raw_host.decode("ascii", "replace")
             port = request.url.port or (443 if scheme == "https" else 80)
             origin = (scheme, host, port)
+            task = asyncio.current_task()
+            if task is not None and task.cancelling():
+                # A cancellation (a deadline, a client gone) is pending: it lands here, before anything
+                # is sent (this path has no other suspension before its write).
+                await asyncio.sleep(0)
             conn = self._reuse(origin) or await self._connect(origin, timeouts.get("connect"))
             try:
                 await conn.send(head + body, timeouts.get("write"))

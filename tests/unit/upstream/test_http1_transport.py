@@ -432,3 +432,20 @@ async def test_an_idle_connection_the_upstream_closed_unseen_by_the_loop_is_not_
         for conn in served:
             conn.close()
         listener.close()
+
+
+async def test_a_request_whose_task_is_being_cancelled_is_never_sent(serve: Any) -> None:
+    server = await serve(lambda _: ok())
+    async with client() as http:
+        await http.post(server.url(), content=b"{}")  # a warm connection: nothing else would suspend
+
+        async def cancelled_then_sent() -> None:
+            task = asyncio.current_task()
+            assert task is not None
+            task.cancel()  # as a deadline or a departed client does, before the request is written
+            await http.post(server.url(), content=b"{}")
+
+        with pytest.raises(asyncio.CancelledError):
+            await asyncio.create_task(cancelled_then_sent())
+        await asyncio.sleep(0.05)
+    assert len(server.requests) == 1
