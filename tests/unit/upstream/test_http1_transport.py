@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime
+import gzip
 import socket
 import ssl
 import threading
@@ -449,3 +450,11 @@ async def test_a_request_whose_task_is_being_cancelled_is_never_sent(serve: Any)
             await asyncio.create_task(cancelled_then_sent())
         await asyncio.sleep(0.05)
     assert len(server.requests) == 1
+
+
+async def test_a_compressed_answer_is_decoded_above_the_transport(serve: Any) -> None:
+    body = gzip.compress(b'{"ok":"compressed"}')
+    server = await serve(lambda _: ok(body, extra=b"Content-Encoding: gzip\r\n"))
+    async with client() as http:
+        response = await http.post(server.url(), content=b"{}")
+    assert response.json() == {"ok": "compressed"}
