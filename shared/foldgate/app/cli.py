@@ -124,11 +124,12 @@ def _cmd_serve(args: argparse.Namespace) -> int:
                 flush=True,
             )
     # Loaded per command: the local server's HTTP protocol (a response head written with its body).
-    from foldgate.app.heap import settle_heap
+    from foldgate.app.heap import collect_young_less_often, settle_heap
     from foldgate.app.http_protocol import http_protocol
 
     # What the server keeps (wiring, the indexed catalogs) leaves the collector's full collections.
     local.after_first_index = functools.partial(settle_heap, collect=True)
+    collect_young_less_often()  # the calls in flight are not promoted every few calls
     uvicorn.run(local.app, host=args.host, port=args.port, log_level="warning", http=http_protocol())
     return 0
 

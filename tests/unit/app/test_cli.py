@@ -54,3 +54,20 @@ def test_signature_grammar_v1_beside_v2(
         monkeypatch.setattr("sys.stdin", io.StringIO(json.dumps(schema)))
         assert main(["signature", "--grammar", grammar]) == 0
         assert capsys.readouterr().out == expected
+
+
+def test_serve_collects_the_young_generation_less_often_before_serving(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The young threshold is raised before uvicorn serves (foldgate.app.heap), not after."""
+    import uvicorn
+
+    order: list[str] = []
+    monkeypatch.setattr("foldgate.app.heap.collect_young_less_often", lambda: order.append("young"))
+    monkeypatch.setattr(uvicorn, "run", lambda app, **kw: order.append("run"))
+    monkeypatch.setenv("FOLDGATE_SQLITE_PATH", str(tmp_path / "db.sqlite3"))
+    config = tmp_path / "serve.json"
+    config.write_text(json.dumps({"servers": []}))
+    assert main(["serve", "--config", str(config), "--port", "0"]) == 0
+    assert order == ["young", "run"]
+    assert "/mcp/all" in capsys.readouterr().out

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from foldgate.app.heap import settle_heap
+from foldgate.app.heap import YOUNG_THRESHOLD, collect_young_less_often, settle_heap
 from foldgate.app.local import build_local
 from foldgate.config.settings import Settings
 from foldgate.config.source import StaticConfigSource
@@ -106,3 +106,20 @@ async def test_the_local_server_settles_once_after_its_first_index_run(tmp_path:
             await asyncio.sleep(0.01)
     assert settled == [True]
     assert runs[:3] == [False, True, True]  # after the first run, not before it, and only once
+
+
+def test_the_young_generation_is_collected_less_often_a_higher_threshold_kept_and_off_left_off() -> None:
+    before = gc.get_threshold()
+    try:
+        gc.set_threshold(700, 10, 10)
+        collect_young_less_often()
+        raised = gc.get_threshold()
+        gc.set_threshold(50_000, 5, 5)
+        collect_young_less_often()
+        kept = gc.get_threshold()
+        gc.set_threshold(0)
+        collect_young_less_often()
+        off = gc.get_threshold()[0]
+    finally:
+        gc.set_threshold(*before)
+    assert (raised, kept, off) == ((YOUNG_THRESHOLD, 10, 10), (50_000, 5, 5), 0)
