@@ -49,7 +49,7 @@ def open_activity(
     store."""
     # Loaded only where the settings pick this part: a cold start pays for nothing else.
     from foldgate.model.activity import NullRecorder
-    from foldgate.serve.activity_recorder import DEFAULT_RETENTION_DAYS, BufferedRecorder
+    from foldgate.serve.activity_recorder import DEFAULT_RETENTION_DAYS, SQLITE_BATCH, BufferedRecorder
 
     store = store if store is not None else open_activity_store(settings)
     if settings.activity == "off" or store is None:
@@ -58,8 +58,14 @@ def open_activity(
     def retention_days(tenant: str) -> int:
         return configs.get(tenant).activity.retention_days if configs is not None else DEFAULT_RETENTION_DAYS
 
-    flush = settings.activity_flush_seconds or (10.0 if settings.store == "dynamodb" else 1.0)
-    return BufferedRecorder(store, retention_days, max_age_s=flush, capacity=settings.activity_buffer)
+    dynamodb = settings.store == "dynamodb"
+    flush = settings.activity_flush_seconds or (10.0 if dynamodb else 1.0)
+    # One BatchWriteItem takes 25 items; SQLite takes a second's events in one transaction (a commit per
+    # 25 events cost twice the CPU per event: foldgate bench activity).
+    batch = 25 if dynamodb else min(SQLITE_BATCH, settings.activity_buffer)
+    return BufferedRecorder(
+        store, retention_days, batch_size=batch, max_age_s=flush, capacity=settings.activity_buffer
+    )
 
 
 def open_tracing(settings: Settings) -> bool:

@@ -36,8 +36,9 @@ class Settings(Strict):
     result_cache_seconds: int = 3600
     # The activity log (foldgate.serve.activity_recorder): "off" records nothing and the admin API's
     # /activity routes answer 503. Events wait in a buffer of at most activity_buffer events (more are
-    # dropped and counted) until a batch of 25 is full or the oldest has waited activity_flush_seconds
-    # (None: 1 s locally, 10 s on DynamoDB, where fewer, fuller batches cost fewer writes).
+    # dropped and counted) until a batch is full (25 on DynamoDB, 500 in SQLite) or the oldest has waited
+    # activity_flush_seconds (None: 1 s locally, 10 s on DynamoDB, where fewer, fuller batches cost fewer
+    # writes).
     activity: Literal["on", "off"] = "on"
     activity_flush_seconds: float | None = Field(default=None, gt=0, le=300)
     activity_buffer: int = Field(default=10_000, ge=25, le=1_000_000)

@@ -21,7 +21,7 @@ from foldgate.config.source import StaticConfigSource
 from foldgate.config.tenant import parse_tenant_config
 from foldgate.model.activity import ActivityEvent, NullRecorder
 from foldgate.serve.activity_arguments import arguments_key
-from foldgate.serve.activity_recorder import DAY, BufferedRecorder
+from foldgate.serve.activity_recorder import DAY, SQLITE_BATCH, BufferedRecorder
 from foldgate.store.activity.base import ActivityQuery
 from foldgate.store.activity.dynamodb import DynamoActivityStore
 from foldgate.store.activity.sqlite import SqliteActivityStore
@@ -46,6 +46,7 @@ def test_locally_events_reach_the_sqlite_file_kept_for_their_tenants_retention(t
     assert isinstance(recorder, BufferedRecorder)
     assert isinstance(recorder.store, SqliteActivityStore)
     assert recorder.max_age_s == 1.0
+    assert recorder.batch_size == SQLITE_BATCH  # a second's events per transaction
     recorder.record(event("acme"))
     recorder.record(event("globex"))
     recorder.close()
@@ -60,11 +61,20 @@ def test_in_the_cloud_events_reach_the_table_in_fuller_batches(dynamo_table: str
     assert isinstance(recorder, BufferedRecorder)
     assert isinstance(recorder.store, DynamoActivityStore)
     assert recorder.max_age_s == 10.0
+    assert recorder.batch_size == 25  # one BatchWriteItem
     recorder.record(event("acme"))
     recorder.close()
     [item] = boto3.client("dynamodb").scan(TableName=dynamo_table)["Items"]
     assert item["pk"] == {"S": "ACT#call#acme"}
     assert int(item["expires_at"]["N"]) == pytest.approx(time.time() + 30 * DAY, abs=5)
+
+
+def test_a_local_batch_never_exceeds_a_small_buffer(tmp_path: Path) -> None:
+    settings = Settings(sqlite_path=str(tmp_path / "fg.sqlite3"), activity_buffer=100)
+    recorder = open_activity(settings, configs())
+    assert isinstance(recorder, BufferedRecorder)
+    assert (recorder.batch_size, recorder.capacity) == (100, 100)
+    recorder.close()
 
 
 def test_activity_off_records_nothing_and_opens_no_store(tmp_path: Path) -> None:

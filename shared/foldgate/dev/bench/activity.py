@@ -6,7 +6,9 @@
 - **writes per call** at a steady rate: events recorded at ``rate`` per second for ``seconds``, then
   counted store writes (BatchWriteItem calls against moto_server with the cloud's 10 s age bound, and
   SQLite transactions with the local 1 s bound) divided by the calls. Pacing uses sleeps: a benchmark,
-  never a test.
+  never a test;
+- **writer CPU per event** in SQLite: the writer thread's CPU time per event stored (encoding, insert,
+  commit), with the batch of 25 the cloud uses and with the local one (:data:`SQLITE_BATCH`).
 """
 
 from __future__ import annotations
@@ -19,8 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from foldgate.model.activity import ActivityEvent
-from foldgate.serve.activity_recorder import BufferedRecorder
-from foldgate.store.activity.base import ActivityStore
+from foldgate.serve.activity_recorder import SQLITE_BATCH, BufferedRecorder
+from foldgate.store.activity.base import ActivityStore, StoredRecord
 from foldgate.store.activity.sqlite import SqliteActivityStore
 
 __all__ = ["format_activity_report", "run_activity_bench"]
@@ -79,6 +81,18 @@ def _steady(
     }
 
 
+def _write_cpu(path: Path, batch: int, events: int = 5_000) -> float:
+    """Microseconds of CPU per event stored by ``put_many`` in batches of ``batch``."""
+    store = SqliteActivityStore(path)
+    records = [StoredRecord(_event(i).with_id(), time.time() + 86_400) for i in range(events)]
+    start = time.thread_time()
+    for at in range(0, events, batch):
+        store.put_many(records[at : at + batch])
+    spent = time.thread_time() - start
+    store.close()
+    return spent / events * 1e6
+
+
 class _CountingSqlite(SqliteActivityStore):
     writes = 0
 
@@ -102,6 +116,9 @@ def run_activity_bench(records: int = 100_000, rate: float = 50.0, seconds: floa
         sqlite.writes = 0
         report["sqlite"] = _steady(sqlite, 1.0, rate, seconds, lambda: sqlite.writes)
         sqlite.close()
+        report["sqlite_write_us"] = {
+            batch: _write_cpu(Path(tmp) / f"write{batch}.sqlite3", batch) for batch in (25, SQLITE_BATCH)
+        }
     with moto_server():
         client = boto3.client("dynamodb")
         table = f"foldgate-bench-{uuid.uuid4().hex[:8]}"
@@ -122,6 +139,10 @@ def format_activity_report(report: dict[str, Any]) -> str:
         f"record() on the call path: p50 {e['p50_us']:.2f} us, p99 {e['p99_us']:.2f} us, "
         f"mean {e['mean_us']:.2f} us over {e['records']:,} events (dropped {e['dropped']})",
     ]
+    cpu = report["sqlite_write_us"]
+    lines.append(
+        "sqlite writer CPU per event: " + ", ".join(f"{us:.1f} us in batches of {b}" for b, us in cpu.items())
+    )
     for name in ("sqlite", "dynamodb"):
         r = report[name]
         lines.append(
