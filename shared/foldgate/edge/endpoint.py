@@ -24,6 +24,7 @@ from foldgate.edge.elicitation import note_initialize
 from foldgate.edge.fast_path import plain_tools_list, send_listing
 from foldgate.edge.guard import BATCH_REFUSAL, is_batch, method_not_allowed, shielded
 from foldgate.edge.hosts import HostPolicy
+from foldgate.edge.indexed_request import IndexedRequest
 from foldgate.edge.input_relay import call_relay
 from foldgate.edge.jsonrpc import plain_request, unserved_request
 from foldgate.edge.oauth import challenge_headers
@@ -109,7 +110,7 @@ class McpEndpoint:
 
     async def _serve(self, scope: Scope, receive: Receive, send: Send) -> None:
         started = time.perf_counter()
-        request = Request(scope, receive)
+        request = IndexedRequest(scope, receive)
         refusal = self._early_refusal(request)
         if refusal is not None:
             await refusal(scope, receive, send)
