@@ -50,6 +50,8 @@ async def _child(upstream: str, requests: int) -> dict[str, float]:
         return {"content": [{"type": "text", "text": "Echo: bench"}]}
 
     local.gateway.caller.upstream.call_tool = instant  # type: ignore[method-assign]
+    # What `foldgate serve` runs (a checkout from before LocalGateway.asgi runs its app).
+    app = getattr(local, "asgi", local.app)
     body = json.dumps(_BODY).encode()
     headers = [
         (b"host", b"127.0.0.1:8000"), (b"content-type", b"application/json"),
@@ -78,7 +80,7 @@ async def _child(upstream: str, requests: int) -> dict[str, float]:
         async def send(message: MutableMapping[str, Any]) -> None:
             out.append(dict(message))
 
-        await local.app(dict(scope), receive, send)
+        await app(dict(scope), receive, send)
         return out
 
     answer = await one()

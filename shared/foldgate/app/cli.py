@@ -130,7 +130,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     # What the server keeps (wiring, the indexed catalogs) leaves the collector's full collections.
     local.after_first_index = functools.partial(settle_heap, collect=True)
     collect_young_less_often()  # the calls in flight are not promoted every few calls
-    uvicorn.run(local.app, host=args.host, port=args.port, log_level="warning", http=http_protocol())
+    uvicorn.run(local.asgi, host=args.host, port=args.port, log_level="warning", http=http_protocol())
     return 0
 
 

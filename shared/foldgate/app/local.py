@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from fastapi import FastAPI
+from starlette.types import ASGIApp
 
 from foldgate.app.wiring import (
     activity_arguments_key,
@@ -40,7 +41,7 @@ from foldgate.auth.secrets import operator_key_location
 from foldgate.config.settings import Settings
 from foldgate.config.source import ConfigSource, FileConfigSource
 from foldgate.edge.admin import admin_router
-from foldgate.edge.app import create_app
+from foldgate.edge.app import create_app, mcp_first
 from foldgate.edge.connect import auth_states, console_connector, oauth_client_router
 from foldgate.edge.console.routes import ConsoleDeps, console_router
 from foldgate.edge.hooks import hooks_router
@@ -95,6 +96,12 @@ class LocalGateway:
     metrics: PrometheusRecorder | None = None
     # Run once after the first index run (``foldgate serve``: ``foldgate.app.heap.settle_heap``).
     after_first_index: Callable[[], object] | None = None
+
+    @functools.cached_property
+    def asgi(self) -> ASGIApp:
+        """What the server runs: ``app`` with its MCP endpoints answered first (see
+        :func:`foldgate.edge.app.mcp_first`)."""
+        return mcp_first(self.app)
 
     async def index_all(self) -> list[IndexReport]:
         """Index every configured tenant once."""
