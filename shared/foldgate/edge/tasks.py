@@ -27,12 +27,12 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
-import contextlib
 import json
 import logging
 import math
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
+from contextvars import Token
 from datetime import UTC, datetime
 from typing import Any, Final
 
@@ -400,43 +400,60 @@ def capabilities_rewrite(method: str) -> Rewrite:
     return rewrite
 
 
-@contextlib.asynccontextmanager
-async def task_scope(
-    request: Request, body: RpcBody, gateway: Gateway, principal: Principal, surface: str, send: Send
-) -> AsyncIterator[Send | None]:
+class task_scope:
     """Around one request on a gateway with tasks: answers tasks/* itself (yields None), else yields
-    the ``send`` the usual path answers on, with this call's :class:`TaskRequest` set for the call path."""
-    assert gateway.tasks is not None
-    # Most requests are none of these: a substring test spares them a second parse of the body.
-    parsed = parse(body, request) if any(m in body.raw for m in _MENTIONS) else None
-    if parsed is None:
-        yield send
-        return
-    if parsed.method in TASK_METHODS:
-        traced = current()
-        if traced is not None:
-            task_id = parsed.params.get("taskId")
-            traced.work(parsed.method, task_id if isinstance(task_id, str) else "")
-        mismatch = routing_mismatch(parsed, request)
-        if mismatch is not None:
-            body_out = {"jsonrpc": "2.0", "id": parsed.rid, **_error(_HEADER_MISMATCH, mismatch)}
-            await _send_json(send, body_out, status=400)
-        else:
-            await answer_task_method(parsed, gateway.tasks, principal, send, gateway)
-        yield None
-        return
-    if parsed.method in ("initialize", "server/discover"):
-        yield answer_handles(send, capabilities_rewrite(parsed.method))
-        return
-    if parsed.method != "tools/call" or gateway.surface_of(principal, surface) == "code":
-        yield send  # agent code's own tool calls never become tasks: the run is the unit
-        return
-    req = task_request_of(parsed)
-    token = task_request.set(req)
-    try:
-        yield answer_handles(send, handle_rewrite(req, parsed.modern), lambda: req.created is not None)
-    finally:
-        task_request.reset(token)
+    the ``send`` the usual path answers on, with this call's :class:`TaskRequest` set for the call path.
+
+    A class rather than an async generator: every request on such a gateway enters one."""
+
+    __slots__ = ("_body", "_gateway", "_principal", "_request", "_send", "_surface", "_token")
+
+    def __init__(
+        self,
+        request: Request,
+        body: RpcBody,
+        gateway: Gateway,
+        principal: Principal,
+        surface: str,
+        send: Send,
+    ) -> None:
+        self._request, self._body, self._gateway = request, body, gateway
+        self._principal, self._surface, self._send = principal, surface, send
+        self._token: Token[TaskRequest | None] | None = None
+
+    async def __aenter__(self) -> Send | None:
+        request, body, gateway, principal, send = (
+            self._request, self._body, self._gateway, self._principal, self._send,
+        )  # fmt: skip
+        assert gateway.tasks is not None
+        # Most requests are none of these: a substring test spares them a second parse of the body.
+        parsed = parse(body, request) if any(m in body.raw for m in _MENTIONS) else None
+        if parsed is None:
+            return send
+        if parsed.method in TASK_METHODS:
+            traced = current()
+            if traced is not None:
+                task_id = parsed.params.get("taskId")
+                traced.work(parsed.method, task_id if isinstance(task_id, str) else "")
+            mismatch = routing_mismatch(parsed, request)
+            if mismatch is not None:
+                body_out = {"jsonrpc": "2.0", "id": parsed.rid, **_error(_HEADER_MISMATCH, mismatch)}
+                await _send_json(send, body_out, status=400)
+            else:
+                await answer_task_method(parsed, gateway.tasks, principal, send, gateway)
+            return None
+        if parsed.method in ("initialize", "server/discover"):
+            return answer_handles(send, capabilities_rewrite(parsed.method))
+        if parsed.method != "tools/call" or gateway.surface_of(principal, self._surface) == "code":
+            return send  # agent code's own tool calls never become tasks: the run is the unit
+        req = task_request_of(parsed)
+        self._token = task_request.set(req)
+        return answer_handles(send, handle_rewrite(req, parsed.modern), lambda: req.created is not None)
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self._token is not None:
+            task_request.reset(self._token)
+            self._token = None
 
 
 async def _send_json(send: Send, message: dict[str, Any], status: int = 200) -> None:

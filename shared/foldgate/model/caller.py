@@ -13,11 +13,11 @@ token is only ever exchanged for the person it identifies. It is never logged, c
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Final
+
+from foldgate.model.scoped import scoped
 
 __all__ = ["SHARED_SUBJECT", "UpstreamCaller", "calling_as", "current_caller", "presenting"]
 
@@ -51,13 +51,7 @@ def current_caller() -> UpstreamCaller | None:
     return _CALLER.get()
 
 
-@contextlib.contextmanager
-def calling_as(tenant: str, subject: str = SHARED_SUBJECT) -> Iterator[UpstreamCaller]:
+def calling_as(tenant: str, subject: str = SHARED_SUBJECT) -> scoped[UpstreamCaller]:
     """Within the block, upstream requests are made for ``tenant`` and ``subject``."""
     inbound = _INBOUND.get() if subject != SHARED_SUBJECT else None
-    caller = UpstreamCaller(tenant, subject, inbound)
-    token = _CALLER.set(caller)
-    try:
-        yield caller
-    finally:
-        _CALLER.reset(token)
+    return scoped(_CALLER, UpstreamCaller(tenant, subject, inbound))

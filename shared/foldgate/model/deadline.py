@@ -11,11 +11,11 @@ asyncio copies it into every task the request starts. Nothing set (local serve) 
 
 from __future__ import annotations
 
-import contextlib
 import time
-from collections.abc import Iterator
 from contextvars import ContextVar
 from typing import Final
+
+from foldgate.model.scoped import scoped
 
 __all__ = [
     "ANSWER_MARGIN_S",
@@ -63,12 +63,7 @@ def time_left(now: float | None = None) -> float | None:
     return max(0.0, deadline - (time.monotonic() if now is None else now))
 
 
-@contextlib.contextmanager
-def answering_by(deadline: float | None) -> Iterator[None]:
+def answering_by(deadline: float | None) -> scoped[float | None]:
     """Within the block, upstream work ends by ``deadline`` (a ``time.monotonic()`` instant); None
     leaves the block without a deadline."""
-    token = _DEADLINE.set(deadline)
-    try:
-        yield
-    finally:
-        _DEADLINE.reset(token)
+    return scoped(_DEADLINE, deadline)

@@ -8,9 +8,9 @@ between passing it along. Empty means no trace is known.
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
 from contextvars import ContextVar
+
+from foldgate.model.scoped import scoped
 
 __all__ = ["current_trace_id", "in_trace"]
 
@@ -22,11 +22,6 @@ def current_trace_id() -> str:
     return _TRACE_ID.get()
 
 
-@contextlib.contextmanager
-def in_trace(trace_id: str) -> Iterator[str]:
+def in_trace(trace_id: str) -> scoped[str]:
     """Within the block, the running request belongs to trace ``trace_id``."""
-    token = _TRACE_ID.set(trace_id)
-    try:
-        yield trace_id
-    finally:
-        _TRACE_ID.reset(token)
+    return scoped(_TRACE_ID, trace_id)

@@ -10,10 +10,10 @@ and copied contexts the call may run in.
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass
+
+from foldgate.model.scoped import scoped
 
 __all__ = ["ConsentLink", "collecting", "note_consent_link"]
 
@@ -29,15 +29,9 @@ class ConsentLink:
 _LINKS: ContextVar[list[ConsentLink] | None] = ContextVar("foldgate_consent_links", default=None)
 
 
-@contextlib.contextmanager
-def collecting() -> Iterator[list[ConsentLink]]:
+def collecting() -> scoped[list[ConsentLink]]:
     """Within the block, the call path's connect links are appended to the yielded list."""
-    links: list[ConsentLink] = []
-    token = _LINKS.set(links)
-    try:
-        yield links
-    finally:
-        _LINKS.reset(token)
+    return scoped(_LINKS, [])
 
 
 def note_consent_link(server: str, url: str) -> None:

@@ -142,20 +142,42 @@ def attributes_of(values: dict[str, Attribute]) -> dict[str, Attribute]:
     return out
 
 
-@contextlib.contextmanager
-def request_trace(incoming: TraceParent | None, **attributes: Attribute) -> Iterator[Span]:
+def request_trace(incoming: TraceParent | None, **attributes: Attribute) -> AbstractContextManager[Span]:
     """Within the block, the running request belongs to the client's trace (``incoming``), or a new
     one; with a backend, inside a server span named ``foldgate.request``."""
     backend = _backend
     if backend is None:
-        trace = incoming or TraceParent.new()
-        token = _REQUEST.set(trace)
+        return _UntracedRequest(incoming)
+    return _traced_request(backend, incoming, attributes)
+
+
+class _UntracedRequest:
+    """A request's trace with no backend: the trace id set for the block, no span (a class, not a
+    generator: every request enters one)."""
+
+    __slots__ = ("_incoming", "_request", "_trace_id")
+
+    def __init__(self, incoming: TraceParent | None) -> None:
+        self._incoming = incoming
+
+    def __enter__(self) -> Span:
+        trace = self._incoming or TraceParent.new()
+        self._request = _REQUEST.set(trace)
+        self._trace_id = in_trace(trace.trace_id)
+        self._trace_id.__enter__()
+        return NULL_SPAN
+
+    def __exit__(self, *exc: object) -> None:
         try:
-            with in_trace(trace.trace_id):
-                yield NULL_SPAN
+            self._trace_id.__exit__(*exc)
         finally:
-            _REQUEST.reset(token)
-        return
+            _REQUEST.reset(self._request)
+
+
+@contextlib.contextmanager
+def _traced_request(
+    backend: Backend, incoming: TraceParent | None, attributes: dict[str, Attribute]
+) -> Iterator[Span]:
     with (
         backend.request_span("foldgate.request", incoming, attributes_of(attributes)) as (
             recorded,

@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from foldgate.errors import UpstreamError, UpstreamInputError
+from foldgate.model.scoped import scoped
 
 __all__ = [
     "INPUT_METHODS",
@@ -356,14 +357,9 @@ def describe_request(method: str, params: Mapping[str, Any]) -> str:
 _RELAY: ContextVar[Relay | None] = ContextVar("foldgate_relay", default=None)
 
 
-@contextlib.contextmanager
-def relaying(relay: Relay | None) -> Iterator[Relay | None]:
+def relaying(relay: Relay | None) -> scoped[Relay | None]:
     """Within the block, upstream calls relay through ``relay`` (None: through nothing)."""
-    token = _RELAY.set(relay)
-    try:
-        yield relay
-    finally:
-        _RELAY.reset(token)
+    return scoped(_RELAY, relay)
 
 
 @contextlib.contextmanager

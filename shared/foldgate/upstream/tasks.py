@@ -28,13 +28,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Final, Protocol
 
 from foldgate.errors import UpstreamError
 from foldgate.model.bounded import bounded
+from foldgate.model.scoped import scoped
 from foldgate.upstream.plain_session import PlainSession, RpcError
 from foldgate.upstream.relay import (
     INPUT_METHODS,
@@ -110,14 +111,9 @@ class TaskLink:
 _LINK: ContextVar[TaskLink | None] = ContextVar("foldgate_task_link", default=None)
 
 
-@contextlib.contextmanager
-def linked(link: TaskLink | None) -> Iterator[None]:
+def linked(link: TaskLink | None) -> scoped[TaskLink | None]:
     """Within the block, tool calls follow ``link`` (None: plain calls only)."""
-    token = _LINK.set(link)
-    try:
-        yield
-    finally:
-        _LINK.reset(token)
+    return scoped(_LINK, link)
 
 
 def current_link() -> TaskLink | None:
