@@ -12,6 +12,7 @@ served with the credential nor with content the client would reject.
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING, Any, Final
 
 from foldgate.config.tenant import TenantConfig
@@ -30,6 +31,7 @@ from foldgate.serve.results import error_result
 from foldgate.upstream.relay import WITHHELD, Screen
 
 if TYPE_CHECKING:
+    from foldgate.guard.scorer import TextScorer
     from foldgate.model.catalog import IndexedTool
     from foldgate.serve.validation import ValidatorCache
 
@@ -52,13 +54,20 @@ def guard_for(config: TenantConfig, server: str, name: str, source: str) -> Text
     """The guard for one answer of ``server``'s ``name``, None when the tenant turned both sides off."""
     settings = config.guard
     secrets, injection = settings.policy(server)
-    policy = GuardPolicy(secrets, injection, settings.allowed(server, name))
-    if policy.off:
+    if secrets == "off" and injection == "off":
         return None
+    return TextGuard(
+        GuardPolicy(secrets, injection, settings.allowed(server, name)), source, _result_scorer()
+    )
+
+
+@functools.cache
+def _result_scorer() -> TextScorer | None:
+    """The result guard's scorer (an import statement on every guarded answer cost more than this)."""
     # The learned scorer's module loads on the first guarded answer (it answers None until trained).
     from foldgate.guard.scorer import load_result_scorer
 
-    return TextGuard(policy, source, load_result_scorer())
+    return load_result_scorer()
 
 
 def _record(guard: TextGuard) -> None:
