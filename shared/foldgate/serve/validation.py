@@ -261,13 +261,14 @@ def _evolving_bounded(evolve: Any) -> Any:
     below it ran unbounded: ``re`` backtracking without a budget, no deadline, pairwise uniqueItems."""
 
     def evolved(self: Any, **changes: Any) -> Any:
-        # attrs (jsonschema's dependency) loads with jsonschema.
-        import attrs
-
         made = evolve(self, **changes)
         cls = type(made)
         if cls in _BOUNDED_CLASSES:  # the common case: a subschema without $schema
             return made
+        # attrs (jsonschema's dependency) loads with jsonschema; imported past the common case, which
+        # runs for every subschema of every call's arguments.
+        import attrs
+
         return _bounded(cls)(**{f.alias: getattr(made, f.name) for f in attrs.fields(cls) if f.init})
 
     return evolved
