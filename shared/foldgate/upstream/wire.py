@@ -76,38 +76,41 @@ class _Event:
             raise WireError(f"SSE event larger than {MAX_MESSAGE_BYTES} bytes")
 
 
-async def _lines(chunks: AsyncIterator[bytes]) -> AsyncIterator[str]:
-    """Lines of an event stream (``\\n``, ``\\r\\n`` or ``\\r`` ends one), each bounded in size."""
-    buffer = bytearray()
-    scanned = 0  # no line end before this offset of ``buffer``: big lines are not rescanned per chunk
-    total = 0
-    async for chunk in chunks:
-        total += len(chunk)
-        if total > MAX_STREAM_BYTES:
+class _Lines:
+    """Lines of an event stream fed chunk by chunk (``\\n``, ``\\r\\n`` or ``\\r`` ends one), each bounded
+    in size: the complete lines of each chunk split at once, the rest held for the next."""
+
+    __slots__ = ("_buffer", "_scanned", "_total")
+
+    def __init__(self) -> None:
+        self._buffer = bytearray()
+        self._scanned = 0  # no line end before this offset of the buffer: big lines are not rescanned
+        self._total = 0
+
+    def feed(self, chunk: bytes) -> list[str]:
+        """The lines ``chunk`` completes."""
+        self._total += len(chunk)
+        if self._total > MAX_STREAM_BYTES:
             raise WireError(f"SSE stream longer than {MAX_STREAM_BYTES} bytes")
+        buffer = self._buffer
         buffer += chunk
-        start = 0
-        while True:
-            ends = [i for i in (buffer.find(b"\n", scanned), buffer.find(b"\r", scanned)) if i >= 0]
-            if not ends:
-                scanned = len(buffer)
-                break
-            cut = min(ends)
-            end = cut + 1
-            if buffer[cut] == 0x0D:
-                if end == len(buffer):
-                    scanned = cut
-                    break  # a \r at the end of a chunk may be the first half of \r\n: wait for more
-                if buffer[end] == 0x0A:
-                    end += 1
-            yield buffer[start:cut].decode("utf-8", errors="replace")
-            start = scanned = end
-        del buffer[:start]
-        scanned = max(0, scanned - start)
+        scanned = self._scanned
+        cut = max(buffer.rfind(b"\n", scanned), buffer.rfind(b"\r", scanned))
+        if cut == len(buffer) - 1 and buffer[cut] == 0x0D:
+            # A \r at the end of a chunk may be the first half of \r\n: what precedes it waits for more.
+            cut = max(buffer.rfind(b"\n", scanned, cut), buffer.rfind(b"\r", scanned, cut))
+        lines: list[str] = []
+        if cut >= 0:
+            lines = [line.decode("utf-8", errors="replace") for line in buffer[: cut + 1].splitlines()]
+            del buffer[: cut + 1]
+        self._scanned = len(buffer) - 1 if buffer.endswith(b"\r") else len(buffer)
         if len(buffer) > MAX_MESSAGE_BYTES:
             raise WireError(f"SSE line longer than {MAX_MESSAGE_BYTES} bytes")
-    if buffer:
-        yield buffer.decode("utf-8", errors="replace")
+        return lines
+
+    def rest(self) -> list[str]:
+        """What the stream ended with after its last line end, as one line (none when nothing)."""
+        return [self._buffer.decode("utf-8", errors="replace")] if self._buffer else []
 
 
 async def sse_messages(chunks: AsyncIterator[bytes]) -> AsyncIterator[dict[str, Any]]:
@@ -115,28 +118,49 @@ async def sse_messages(chunks: AsyncIterator[bytes]) -> AsyncIterator[dict[str, 
 
     Comments, ``id``/``retry`` fields, priming events without data and events of other types are
     skipped, as the SDK's transport does; a ``message`` event whose data is not a JSON object is a
-    WireError (the SDK answers it with a parse error too).
+    WireError (the SDK answers it with a parse error too). Lines are read chunk by chunk, with no
+    iterator of their own in between (one per line cost more than the parsing).
     """
-    event = _Event()
-    count = 0
-    async for line in _lines(chunks):
+    lines = _Lines()
+    events = _Events()
+    async for chunk in chunks:
+        for line in lines.feed(chunk):
+            message = events.line(line)
+            if message is not None:
+                yield message
+    for line in lines.rest():
+        events.line(line)  # an event the stream ended inside is dropped, as the SSE spec says
+
+
+class _Events:
+    """The events of a stream's lines, as they complete."""
+
+    __slots__ = ("count", "event")
+
+    def __init__(self) -> None:
+        self.event = _Event()
+        self.count = 0
+
+    def line(self, line: str) -> dict[str, Any] | None:
+        """The message ``line`` completes (a blank line ends an event), else None."""
+        event = self.event
         if not line:
+            self.event = _Event()
             if event.data is not None and event.kind == "message" and any(event.data):
-                count += 1
-                if count > MAX_EVENTS:
+                self.count += 1
+                if self.count > MAX_EVENTS:
                     raise WireError(f"SSE stream with more than {MAX_EVENTS} events")
-                yield parse_message("\n".join(event.data), "SSE event")
-            event = _Event()
-            continue
+                return parse_message("\n".join(event.data), "SSE event")
+            return None
         if line.startswith(":"):
-            continue
+            return None
         field, _, value = line.partition(":")
         value = value[1:] if value.startswith(" ") else value
         if field == "data":
             event.add(value)
         elif field == "event":
             event.kind = value
-    # An event the stream ended inside (no blank line after it) is dropped, as the SSE spec says.
+        return None
 
 
 def keep_alive(transport: Any) -> Any:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from collections.abc import AsyncIterator
 
 import pytest
@@ -23,6 +24,25 @@ async def test_events_split_anywhere_across_chunks_and_line_endings_are_read_who
     stream = b'event: message\r\nid: 7\r\ndata: {"a":\r\ndata: 1}\r\n\r\ndata: {"b": 2}\r\r: comment\n\n'
     for cut in range(1, len(stream)):
         assert await messages(stream[:cut], stream[cut:]) == [{"a": 1}, {"b": 2}], cut
+
+
+@pytest.mark.parametrize("seed", range(30))
+async def test_any_line_endings_cut_into_any_chunks_read_the_same(seed: int) -> None:
+    rng = random.Random(seed)
+    sent, stream = [], b""
+    for i in range(rng.randrange(1, 6)):
+        end = rng.choice([b"\n", b"\r", b"\r\n"])
+        lines = [b": note", b"event: message", b"id: %d" % i] if rng.random() < 0.5 else []
+        text = "x" * rng.randrange(0, 50)
+        lines += [b'data: {"n": %d,' % i, b'data: "s": "%s"}' % text.encode()]
+        sent.append({"n": i, "s": text})
+        stream += b"".join(line + end for line in lines) + end
+    # A lone \r at the very end may be half of a \r\n that never came: the stream is held to end on \n.
+    stream += b"\n" if stream.endswith(b"\r") else b""
+    cuts = sorted(rng.sample(range(1, len(stream)), min(len(stream) - 1, rng.randrange(1, 12))))
+    parts = [stream[a:b] for a, b in zip([0, *cuts], [*cuts, len(stream)], strict=True)]
+    assert await messages(*parts) == await messages(stream) == sent
+    assert await messages(*(stream[i : i + 1] for i in range(len(stream)))) == sent
 
 
 async def test_priming_events_comments_and_other_event_types_are_skipped() -> None:
