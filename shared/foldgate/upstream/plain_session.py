@@ -41,7 +41,8 @@ import contextlib
 import itertools
 import json
 import logging
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from foldgate import __version__
@@ -49,7 +50,7 @@ from foldgate.errors import UpstreamError
 from foldgate.model.deadline import time_left
 from foldgate.telemetry.tracing import outgoing_traceparent
 from foldgate.upstream.relay import Relay, current_relay
-from foldgate.upstream.wire import MAX_MESSAGE_BYTES, WireError, parse_message, sse_messages
+from foldgate.upstream.wire import DRAIN_SECONDS, MAX_MESSAGE_BYTES, WireError, parse_message, sse_messages
 
 if TYPE_CHECKING:
     import httpx2
@@ -117,14 +118,38 @@ def _notice_done(notice: asyncio.Future[Any]) -> None:
         log.debug("a cancel notice was not delivered: %s", type(notice.exception()).__name__)
 
 
-def _close_after(response: httpx2.Response) -> None:
-    """Close an answered response once its answer is on its way: closing reads the rest of the body
-    (the event stream's end, which returns the connection to the pool, see
-    :func:`foldgate.upstream.wire.keep_alive`), a wait for the upstream's last bytes that the answer
-    need not make. Only where the request has no deadline (:func:`foldgate.model.deadline.time_left`:
-    the local server's long-lived loop); an MCP Lambda's request has its invocation's, and there the
-    loop freezes once the answer is out, so the connection is returned to the pool before it."""
-    closing = asyncio.ensure_future(response.aclose())
+@dataclass(slots=True)
+class _Exchange:
+    """One request's response, and the answer stream it was read from up to its answer (``rest``)."""
+
+    response: httpx2.Response
+    rest: AsyncGenerator[dict[str, Any], None] | None = None
+
+
+async def _finish(exchange: _Exchange) -> None:
+    """Close an answered response. An answer stream read up to its answer is first read on to its
+    end, briefly (its end follows the answer): every iterator under it (the SSE parser, httpx2's
+    byte and raw iterators, the transport's body) then ends by itself, where one dropped mid-stream
+    is finalized by the event loop, a cross-thread wake-up and a task per iterator on every call."""
+    rest = exchange.rest
+    if rest is not None:
+        with contextlib.suppress(Exception):
+            async with asyncio.timeout(DRAIN_SECONDS):
+                async for _ in rest:
+                    pass  # what follows the answer is not ours to act on (as before, unread)
+        with contextlib.suppress(Exception):
+            await rest.aclose()
+    await exchange.response.aclose()
+
+
+def _close_after(exchange: _Exchange) -> None:
+    """Close an answered response once its answer is on its way (:func:`_finish`: reading the rest of
+    the body, the event stream's end, returns the connection to the pool), a wait for the upstream's
+    last bytes that the answer need not make. Only where the request has no deadline
+    (:func:`foldgate.model.deadline.time_left`: the local server's long-lived loop); an MCP Lambda's
+    request has its invocation's, and there the loop freezes once the answer is out, so the
+    connection is returned to the pool before it."""
+    closing = asyncio.ensure_future(_finish(exchange))
     _NOTICES.add(closing)
     closing.add_done_callback(_closed)
 
@@ -426,7 +451,7 @@ class PlainSession:
     @contextlib.asynccontextmanager
     async def _send(
         self, method: str, headers: dict[str, str], body: bytes, *, close_after: bool = False
-    ) -> AsyncIterator[httpx2.Response]:
+    ) -> AsyncIterator[_Exchange]:
         """One HTTP request and its streamed response, closed when the block ends. ``close_after``: a
         response the block read its answer from is closed after the answer is handed on (see
         :func:`_close_after`), not before it."""
@@ -446,15 +471,16 @@ class PlainSession:
                 break
             await response.aclose()
             request = follow
+        exchange = _Exchange(response)
         try:
-            yield response
+            yield exchange
         except BaseException:
             await response.aclose()
             raise
         if close_after and time_left() is None:
-            _close_after(response)
+            _close_after(exchange)
         else:
-            await response.aclose()
+            await _finish(exchange)
 
     async def _post(
         self, message: dict[str, Any], headers: dict[str, str], rid: int | None, relay: Relay | None = None
@@ -467,7 +493,8 @@ class PlainSession:
             traceparent = outgoing_traceparent()
             if traceparent is not None:
                 headers = {**headers, "traceparent": traceparent}
-        async with self._send("POST", headers, body, close_after=True) as response:
+        async with self._send("POST", headers, body, close_after=True) as exchange:
+            response = exchange.response
             status = response.status_code
             if status >= 300:
                 await self._refused(response, what, "mcp-session-id" in headers)
@@ -482,9 +509,11 @@ class PlainSession:
                 return _answer(parse_message(await _read(response, MAX_MESSAGE_BYTES, what), what), rid, what)
             if not kind.startswith("text/event-stream"):
                 raise WireError(f"{what}: unexpected content type {kind[:60]!r}")
+            messages = sse_messages(response.aiter_bytes())
             try:
-                async for msg in sse_messages(response.aiter_bytes()):
+                async for msg in messages:
                     if msg.get("id") == rid and not isinstance(msg.get("id"), bool) and "method" not in msg:
+                        exchange.rest = messages  # read on to the stream's end once answered (_finish)
                         return _answer(msg, rid, what)
                     if "method" in msg and "id" in msg:
                         await self._reply(msg, relay)

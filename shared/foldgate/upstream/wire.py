@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -113,7 +113,7 @@ class _Lines:
         return [self._buffer.decode("utf-8", errors="replace")] if self._buffer else []
 
 
-async def sse_messages(chunks: AsyncIterator[bytes]) -> AsyncIterator[dict[str, Any]]:
+async def sse_messages(chunks: AsyncIterator[bytes]) -> AsyncGenerator[dict[str, Any], None]:
     """The JSON-RPC messages of an event stream, in order (``message`` events with data only).
 
     Comments, ``id``/``retry`` fields, priming events without data and events of other types are

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import json
+import sys
 import time
 from collections.abc import Callable
 from typing import Any
@@ -470,5 +471,49 @@ async def test_an_answer_is_handed_on_before_its_response_is_closed_where_no_dea
         result = await session.request("tools/call", {"name": "t", "arguments": {}})
     assert result == {"content": [], "isError": False}
     assert streams[0].closed is deadline
-    await asyncio.sleep(0)
+    # Locally the rest is read on in the background (briefly: this stream's end never comes).
+    for _ in range(100):
+        if streams[0].closed:
+            break
+        await asyncio.sleep(0.01)
     assert streams[0].closed
+
+
+async def test_an_answered_stream_is_read_to_its_end_so_no_iterator_is_left_to_the_loop() -> None:
+    """An SSE answer read up to its answer is read on to its end when closed: every async iterator
+    under it ends by itself instead of being finalized by the event loop (a cross-thread wake-up and
+    a task per dropped iterator, on every call)."""
+    up = Upstream()
+
+    def ended(msg: dict[str, Any], request: httpx2.Request) -> httpx2.Response:
+        answer = {"jsonrpc": "2.0", "id": msg["id"], "result": {"content": [], "isError": False}}
+        event = b"event: message\ndata: " + json.dumps(answer).encode() + b"\n\n"
+        kind = {"content-type": "text/event-stream"}
+        return httpx2.Response(200, headers=kind, content=event + b": end\n\n")
+
+    up.answers["tools/call"] = ended
+    session = up.session()
+    await session.open()
+    finalized: list[Any] = []
+    hooks = sys.get_asyncgen_hooks()
+    assert hooks.finalizer is not None
+
+    def finalizer(agen: Any) -> None:
+        finalized.append(agen)
+        hooks.finalizer(agen)  # type: ignore[misc]
+
+    # An async generator takes the finalizer current when it is first iterated.
+    sys.set_asyncgen_hooks(firstiter=hooks.firstiter, finalizer=finalizer)
+    try:
+        for deadline in (None, time.monotonic() + 30):
+            with answering_by(deadline):
+                assert await session.request("tools/call", {"name": "t", "arguments": {}}) == {
+                    "content": [],
+                    "isError": False,
+                }
+            await asyncio.sleep(0.1)
+            gc.collect()
+    finally:
+        sys.set_asyncgen_hooks(firstiter=hooks.firstiter, finalizer=hooks.finalizer)
+        await session.aclose()
+    assert [getattr(agen, "__qualname__", agen) for agen in finalized] == []
