@@ -120,7 +120,9 @@ def _cmd_bench_call(args: argparse.Namespace) -> int:
         # Loaded only when asked: the two-gateway comparison.
         from foldgate.dev.bench.call_versus import format_versus, run_versus
 
-        versus = run_versus(args.versus, calls=args.calls, callers=min(args.callers, 16))
+        versus = run_versus(
+            args.versus, calls=args.calls, callers=min(args.callers, 16), per_caller=args.per_caller
+        )
         print(json.dumps(versus) if args.json else format_versus(versus))
         return 0
     report = run_call_bench(

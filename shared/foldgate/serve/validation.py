@@ -54,6 +54,7 @@ from foldgate.model.lru import MemoryBudget
 from foldgate.model.pattern_probe import MAX_PATTERN, backtracks, patterns_of, schema_items, unsafe_patterns
 from foldgate.serve.brief import brief_copy
 from foldgate.serve.number_keywords import bounded_by_numbers
+from foldgate.serve.quick_check import Check, quick_check
 from foldgate.serve.unique import duplicate_pair
 from foldgate.serve.validation_time import (
     INLINE_SCHEMA_WEIGHT,
@@ -331,6 +332,11 @@ def validator_bytes(schema_weight: int) -> int:
     return _BYTES_PER_WEIGHT * schema_weight + 8192
 
 
+# A cached schema: its validator (None: skipped), whether it is light enough to validate inline, and
+# its shortcut for valid arguments (None: outside quick_check's subset).
+_Entry = tuple["Validator | None", bool, Check | None]
+
+
 class ValidatorCache:
     """Compiled validators keyed by the tool's content hash, on the instance's memory budget (least
     recently used evicted first; a validator evicted is compiled again on its tool's next call)."""
@@ -344,14 +350,16 @@ class ValidatorCache:
         """The validator for a schema, None when it cannot be compiled."""
         return self._entry(key, schema)[0]
 
-    def _entry(self, key: str, schema: Any) -> tuple[Validator | None, bool]:
-        found: tuple[Validator | None, bool] | None = self._cache.get(key)
+    def _entry(self, key: str, schema: Any) -> _Entry:
+        found: _Entry | None = self._cache.get(key)
         if found is not None:
             return found
         # One keyword over a heavy schema (an enum of 200,000 values, as many properties) runs whole
         # between two deadline checks: such schemas are validated off the event loop only.
         heft = weight(schema, _SIZE_WEIGHT)
-        entry = (self._compile(schema), heft <= INLINE_SCHEMA_WEIGHT)
+        validator = self._compile(schema)
+        quick = quick_check(schema) if validator is not None else None
+        entry = (validator, heft <= INLINE_SCHEMA_WEIGHT, quick)
         self._cache.put(key, entry, validator_bytes(heft))
         return entry
 
@@ -360,7 +368,7 @@ class ValidatorCache:
         return self._cache.get(key) is not None
 
     def _inline(self, key: str) -> bool:
-        entry: tuple[Validator | None, bool] | None = self._cache.get(key)
+        entry: _Entry | None = self._cache.get(key)
         return entry is not None and entry[1]
 
     def _compile(self, schema: Any) -> Validator | None:
@@ -414,6 +422,9 @@ class ValidatorCache:
         loop = asyncio.get_running_loop()
         if not self.compiled(key):
             await loop.run_in_executor(_compiling(), self.get, key, schema)
+        entry: _Entry | None = self._cache.get(key)
+        if entry is not None and entry[2] is not None and entry[2](arguments):
+            return []  # valid under a plain schema (foldgate.serve.quick_check): no walk needed
         if self._inline(key) and weight(arguments, INLINE_WEIGHT) <= INLINE_WEIGHT:
             try:
                 return self._errors(key, schema, arguments, INLINE_SECONDS)

@@ -243,7 +243,8 @@ class ThreadNotingValidators(ValidatorCache):
         return threading.main_thread().ident or 0
 
 
-SMALL = {"type": "object", "properties": {"n": {"type": "integer"}}}
+SMALL = {"type": "object", "properties": {"n": {"type": "integer", "minimum": 0}}}
+PLAIN = {"type": "object", "properties": {"n": {"type": "integer"}}}
 
 
 async def test_small_arguments_are_validated_inline_and_heavy_ones_on_a_worker_thread() -> None:
@@ -252,6 +253,15 @@ async def test_small_arguments_are_validated_inline_and_heavy_ones_on_a_worker_t
     assert cache.threads == ["loop"]  # no thread hop for a small call
     assert await cache.errors_async("small", SMALL, {"n": 1, "xs": list(range(5000))}) == []
     assert cache.threads == ["loop", "foldgate-validate"]  # heavy: straight to a worker thread
+
+
+async def test_valid_arguments_of_a_plain_schema_need_no_validator_walk() -> None:
+    cache = ThreadNotingValidators()
+    assert await cache.errors_async("plain", PLAIN, {"n": 1, "xs": list(range(5000))}) == []
+    assert cache.threads == []  # foldgate.serve.quick_check: one look per top-level key
+    worded = await cache.errors_async("plain", PLAIN, {"n": "one"})
+    assert worded == ["at 'n': 'one' is not of type 'integer'"]
+    assert cache.threads == ["loop"]  # an invalid call is worded by the validator
 
 
 async def test_a_slow_validation_moves_off_the_event_loop_and_other_calls_are_answered() -> None:
