@@ -294,7 +294,8 @@ class _Connection(asyncio.Protocol):
             return False  # no socket to ask (or no poll here): not trusted with a request
 
     def reusable(self) -> bool:
-        return self.complete and self.keep_alive and not self.lost and self._error is None
+        # A paused reader (an answer left unread past the high-water mark) would never hear the next one.
+        return self.complete and self.keep_alive and not self.paused and not self.lost and self._error is None
 
     def close(self) -> None:
         self.lost = True

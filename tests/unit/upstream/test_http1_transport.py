@@ -458,3 +458,13 @@ async def test_a_compressed_answer_is_decoded_above_the_transport(serve: Any) ->
     async with client() as http:
         response = await http.post(server.url(), content=b"{}")
     assert response.json() == {"ok": "compressed"}
+
+
+async def test_an_answer_left_unread_past_the_high_water_mark_does_not_stall_the_next(serve: Any) -> None:
+    answers = iter([ok(b"x" * (300 * 1024)), ok()])
+    server = await serve(lambda _: next(answers))
+    async with client() as http:
+        async with http.stream("POST", server.url(), content=b"{}"):
+            await asyncio.sleep(0.2)  # the whole answer arrives, past the high-water mark: reading pauses
+        response = await asyncio.wait_for(http.post(server.url(), content=b"{}"), 5)
+        assert response.json() == {"ok": True}
