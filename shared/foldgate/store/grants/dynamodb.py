@@ -326,6 +326,11 @@ class DynamoGrantStore(GrantStore):
     def add_key(self, tenant: str, name: str, pem: str) -> bool:
         """One PutItem under ``attribute_not_exists(pk)``: of any number of instances, one key wins."""
         item = {**self._key_key(tenant, name), "sealed": {"B": seal_key(self._cipher, tenant, name, pem)}}
+        return self._put_once(item, f"store the {name} key of {tenant}")
+
+    def _put_once(self, item: dict[str, Any], what: str) -> bool:
+        """One PutItem under ``attribute_not_exists(pk)``: False when the key is taken already (of any
+        number of instances, one wins); StoreError naming ``what`` on any other failure."""
         try:
             self.client.put_item(
                 TableName=self.table_name, Item=item, ConditionExpression="attribute_not_exists(pk)"
@@ -333,7 +338,7 @@ class DynamoGrantStore(GrantStore):
         except self._errors as exc:
             if _code(exc) == "ConditionalCheckFailedException":
                 return False
-            raise StoreError(f"cannot store the {name} key of {tenant}: {_describe(exc)}") from exc
+            raise StoreError(f"cannot {what}: {_describe(exc)}") from exc
         return True
 
     def put_pending(self, pending: PendingConsent) -> None:
@@ -345,14 +350,8 @@ class DynamoGrantStore(GrantStore):
             "expires_at": {"N": str(math.ceil(pending.expires_at))},
             "sealed": {"B": seal_pending(self._cipher, pending)},
         }
-        try:
-            self.client.put_item(
-                TableName=self.table_name, Item=item, ConditionExpression="attribute_not_exists(pk)"
-            )
-        except self._errors as exc:
-            if _code(exc) == "ConditionalCheckFailedException":
-                raise ConflictError("a pending consent with this state exists") from exc
-            raise StoreError(f"cannot store a pending consent: {_describe(exc)}") from exc
+        if not self._put_once(item, "store a pending consent"):
+            raise ConflictError("a pending consent with this state exists")
 
     def take_pending(self, state: str) -> PendingConsent | None:
         """One DeleteItem returning the old item: of two racing callbacks only one gets it."""
@@ -378,15 +377,7 @@ class DynamoGrantStore(GrantStore):
             "sk": {"S": _LINK_SK},
             "expires_at": {"N": str(math.ceil(expires_at))},
         }
-        try:
-            self.client.put_item(
-                TableName=self.table_name, Item=item, ConditionExpression="attribute_not_exists(pk)"
-            )
-        except self._errors as exc:
-            if _code(exc) == "ConditionalCheckFailedException":
-                return False
-            raise StoreError(f"cannot mark a connect link used: {_describe(exc)}") from exc
-        return True
+        return self._put_once(item, "mark a connect link used")
 
     def link_used(self, nonce: str) -> bool:
         """A strongly consistent GetItem (a use on another instance a moment ago shows)."""
