@@ -5,10 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import json
-import os
-import subprocess
-import sys
 import weakref
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,6 +17,7 @@ from foldgate.config.settings import Settings
 from foldgate.config.source import StaticConfigSource
 from foldgate.config.tenant import parse_tenant_config
 from foldgate.index.indexer import IndexReport
+from tests.unit.app.function_init import after_init
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -64,23 +61,8 @@ def test_settling_with_a_collection_frees_cyclic_garbage_instead_of_freezing_it(
 
 @pytest.mark.parametrize("name", ["mcp", "code"])
 def test_the_agent_functions_settle_at_the_end_of_init(name: str, tmp_path: Path) -> None:
-    config = tmp_path / "cfg.json"
-    config.write_text(json.dumps({"servers": []}))
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("FOLDGATE_", "OTEL_", "AWS_"))}
-    env.update(
-        PYTHONPATH=str(REPO / "shared"),
-        FOLDGATE_SQLITE_PATH=str(tmp_path / "s.sqlite3"),
-        FOLDGATE_CONFIG_FILE=str(config),
-    )
-    app = REPO / "functions" / name / "app.py"
-    code = (
-        f"import gc, runpy; runpy.run_path({str(app)!r}); print(gc.get_freeze_count(), len(gc.get_objects()))"
-    )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120, check=False
-    )
-    assert out.returncode == 0, out.stderr[-2000:]
-    frozen, walked = map(int, out.stdout.split()[-2:])
+    out = after_init(name, tmp_path, "import gc; print(gc.get_freeze_count(), len(gc.get_objects()))")
+    frozen, walked = map(int, out.split())
     # Init's objects are frozen; a full collection walks only what came after (a handful here).
     assert frozen > 10_000
     assert walked < frozen / 10

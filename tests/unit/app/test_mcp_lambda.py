@@ -9,14 +9,11 @@ SQLite store and a config file; the modules it leaves in ``sys.modules`` are che
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO
+from tests.unit.app.function_init import after_init
 
 # Never at an agents-only function's init: the admin API and console (AdminFunction's), FastAPI and
 # its OpenAPI models (the agents app is Starlette; the OAuth client routes load on first use), the SDK
@@ -59,24 +56,11 @@ INIT_PACKAGES = {
 
 def _init_modules(name: str, tmp: Path) -> dict[str, str | None]:
     """Each module in ``sys.modules`` after ``functions/<name>/app.py`` ran, with its file."""
-    config = tmp / "cfg.json"
-    config.write_text(json.dumps({"servers": []}))
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("FOLDGATE_", "OTEL_", "AWS_"))}
-    env.update(
-        PYTHONPATH=str(REPO / "shared"),
-        FOLDGATE_SQLITE_PATH=str(tmp / "s.sqlite3"),
-        FOLDGATE_CONFIG_FILE=str(config),
-    )
-    app = REPO / "functions" / name / "app.py"
     code = (
-        f"import runpy, sys, json; runpy.run_path({str(app)!r}); "
+        "import sys, json; "
         "print(json.dumps({n: getattr(m, '__file__', None) for n, m in list(sys.modules.items())}))"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120, check=False
-    )
-    assert out.returncode == 0, out.stderr[-2000:]
-    modules: dict[str, str | None] = json.loads(out.stdout.strip().splitlines()[-1])
+    modules: dict[str, str | None] = json.loads(after_init(name, tmp, code))
     return modules
 
 
