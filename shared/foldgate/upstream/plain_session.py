@@ -4,7 +4,8 @@ Importing the SDK's client (``mcp`` with its model graph) costs several times wh
 Lambda does, and the pool pays it on the first proxied call. A pooled session needs only a small part
 of the client: POST one JSON-RPC request, read its answer (JSON or an SSE stream, see ``wire``),
 negotiate the era once and keep the session's headers. That part is written out here over the same
-pinned httpx2 client (``net_guard.guarded_http_client``); a differential test holds it to the SDK.
+pinned httpx2 client the pool gives it (``http1_transport.session_http_client``); a differential test
+holds it to the SDK.
 
 * **Era.** As the SDK's ``mode="auto"``: a ``server/discover`` probe at the newest modern version (one
   retry at a version a ``-32022`` answer names); positive modern evidence adopts it, anything else

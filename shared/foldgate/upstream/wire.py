@@ -1,5 +1,6 @@
 """Reading one JSON-RPC answer off a Streamable HTTP response body: plain JSON or a bounded SSE stream
-(and keeping the connection under a closed answer reusable: ``keep_alive``).
+(and, for httpcore clients, keeping the connection under a closed answer reusable: ``keep_alive``;
+the pooled sessions' own transport, ``http1_transport``, does that itself).
 
 The upstream is hostile input. A POST's answer is either ``application/json`` (one message) or
 ``text/event-stream``: any number of events -- progress and logging notifications, requests the server
